@@ -1,0 +1,31 @@
+# Everything runs from a virtual environment made here; nothing assumes packages
+# installed by hand. `make run` and `make test` are the README's two commands.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install run test bench lint clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	$(BIN)/python -m server
+
+test: install
+	$(BIN)/python -m pytest
+
+bench: install
+	$(BIN)/python benchmarks/engine.py
+
+lint: install
+	$(BIN)/ruff check framework server tests benchmarks
+	$(BIN)/ruff format --check framework server tests benchmarks
+
+clean:
+	rm -rf $(VENV) build *.egg-info

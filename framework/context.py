@@ -1,0 +1,99 @@
+"""Device contexts: ``mx.cpu(i)``, ``mx.gpu(i)`` and the default-context stack.
+
+A context names where data lives and where work runs. Several ``cpu(i)`` are distinct
+devices as far as MXLab is concerned (each gets its own engine worker pool and memory
+pool), which makes multi-device logic testable on a machine without a GPU.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import ClassVar
+
+from .base import ContextError
+
+
+class Context:
+    """A device: ``device_type`` is ``"cpu"`` or ``"gpu"``, ``device_id`` a non-negative int.
+
+    Contexts compare and hash by value, print as MXNet does (``cpu(0)``), and work as
+    ``with`` blocks that make them the default for array creation.
+    """
+
+    devtype2str: ClassVar[dict[int, str]] = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
+    devstr2type: ClassVar[dict[str, int]] = {name: code for code, name in devtype2str.items()}
+    __slots__ = ("device_type", "device_id")
+
+    def __init__(self, device_type: str | Context, device_id: int = 0) -> None:
+        if isinstance(device_type, Context):
+            device_type, device_id = device_type.device_type, device_type.device_id
+        if device_type not in ("cpu", "gpu"):
+            raise ContextError(f"Context: device_type must be 'cpu' or 'gpu', got {device_type!r}")
+        if isinstance(device_id, bool) or not isinstance(device_id, int) or device_id < 0:
+            raise ContextError(f"Context: device_id must be a non-negative int, got {device_id!r}")
+        self.device_type = device_type
+        self.device_id = device_id
+
+    @property
+    def device_typeid(self) -> int:
+        """MXNet's numeric device type (1 = cpu, 2 = gpu), as stored in .params files."""
+        return self.devstr2type[self.device_type]
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Context) and self.device_type == other.device_type and self.device_id == other.device_id
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.device_type, self.device_id))
+
+    def __repr__(self) -> str:
+        return f"{self.device_type}({self.device_id})"
+
+    __str__ = __repr__
+
+    def __enter__(self) -> Context:
+        _default_stack().append(self)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        _default_stack().pop()
+
+    def empty_cache(self) -> None:
+        """Return this device's pooled blocks to the system (MXNet's ``Context.empty_cache``)."""
+        from . import storage
+
+        storage.release_all(self)
+
+
+_local = threading.local()
+
+
+def _default_stack() -> list[Context]:
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    return stack
+
+
+def cpu(device_id: int = 0) -> Context:
+    """The CPU device ``device_id``; distinct ids are distinct devices to the engine."""
+    return Context("cpu", device_id)
+
+
+def gpu(device_id: int = 0) -> Context:
+    """The GPU ``device_id``. Creating it always works; using it needs CUDA (see backend)."""
+    return Context("gpu", device_id)
+
+
+def current_context() -> Context:
+    """The innermost context of the ``with ctx:`` blocks of this thread, else ``cpu(0)``."""
+    stack = _default_stack()
+    return stack[-1] if stack else Context("cpu", 0)
+
+
+def num_gpus() -> int:
+    """How many CUDA devices CuPy sees; 0 when CuPy or CUDA is absent."""
+    from . import backend
+
+    return backend.num_gpus()

@@ -1,0 +1,83 @@
+"""The dependency engine (seed 000, "Execution Engine"): ``mx.engine``.
+
+``Engine.get()`` returns the process-wide engine chosen by ``MXLAB_ENGINE_TYPE``:
+``NaiveEngine`` (synchronous), ``ThreadedEngine`` (one shared pool) or
+``ThreadedEnginePerDevice`` (the default: pools per device). ``create`` builds a separate
+instance, which is how tests and demos compare engine types side by side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from ..base import EngineError, env_choice
+from .base import Completion, Engine
+from .naive import NaiveEngine
+from .operation import FnProperty, Operation, OperatorHandle, RunContext
+from .per_device import ThreadedEnginePerDevice
+from .threaded import ThreadedEngine
+from .var import Var
+
+ENGINE_TYPES: dict[str, type[Engine]] = {
+    "NaiveEngine": NaiveEngine,
+    "ThreadedEngine": ThreadedEngine,
+    "ThreadedEnginePerDevice": ThreadedEnginePerDevice,
+}
+
+
+def create(engine_type: str | None = None, num_workers: int | None = None) -> Engine:
+    """A new engine of ``engine_type`` (default: ``MXLAB_ENGINE_TYPE`` or the per-device one)."""
+    if engine_type is None:
+        engine_type = env_choice("MXLAB_ENGINE_TYPE", "ThreadedEnginePerDevice", tuple(ENGINE_TYPES))
+    cls = ENGINE_TYPES.get(engine_type)
+    if cls is None:
+        raise EngineError(f"unknown engine type {engine_type!r}; choose one of {', '.join(ENGINE_TYPES)}")
+    if cls is NaiveEngine:
+        if num_workers not in (None, 1):
+            raise EngineError(f"NaiveEngine runs in the pushing thread; num_workers={num_workers} makes no sense")
+        return NaiveEngine()
+    if num_workers is not None and (
+        isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1
+    ):
+        raise EngineError(f"num_workers must be an int >= 1, got {num_workers!r}")
+    return cls(num_workers)
+
+
+@contextmanager
+def use(engine: Engine) -> Iterator[Engine]:
+    """Make ``engine`` the process-wide engine inside the block (restores the old one)."""
+    previous = Engine.set(engine)
+    try:
+        yield engine
+    finally:
+        Engine.set(previous)
+
+
+def bulk(size: int) -> object:
+    """``with mx.engine.bulk(n):`` fuses up to n pushes of the default engine."""
+    return Engine.get().bulk(size)
+
+
+def set_bulk_size(size: int) -> int:
+    """Set the default engine's bulk size; returns the previous one (MXNet's API)."""
+    return Engine.get().set_bulk_size(size)
+
+
+__all__ = [
+    "ENGINE_TYPES",
+    "Completion",
+    "Engine",
+    "FnProperty",
+    "NaiveEngine",
+    "Operation",
+    "OperatorHandle",
+    "RunContext",
+    "ThreadedEngine",
+    "ThreadedEnginePerDevice",
+    "Var",
+    "bulk",
+    "create",
+    "set_bulk_size",
+    "use",
+]

@@ -1,0 +1,558 @@
+"""The engine interface and the machinery every engine type shares.
+
+An engine receives functions with the variables they read and write and promises one
+rule: two functions that share a variable, at least one of them writing it, run in push
+order; everything else may overlap. Subclasses decide *how* operations wait and where they
+run (``_schedule``, ``_release_dependencies``); this class owns the rest: argument checks,
+exception propagation, waiting, operator handles, deletion, bulking and events.
+
+Exceptions (MXNet 1.x semantics): a function that raises poisons every variable it writes;
+later operations touching a poisoned variable are skipped and inherit the same error;
+``wait_for_var`` / ``throw`` re-raise it once (clearing it for every variable sharing it),
+``wait_for_all`` re-raises the first unreported one and clears them all.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, ClassVar
+
+from .. import backend, events
+from ..base import EngineError, EngineTimeoutError
+from ..context import Context
+from .bulk import BulkCollector, fuse_segment
+from .operation import FnProperty, Operation, OperatorHandle, RunContext
+from .var import ExceptionRecord, Var
+
+_engine_ids = itertools.count(1)
+_log = logging.getLogger("framework.engine")
+_CPU0 = Context("cpu", 0)
+
+SyncFn = Callable[[RunContext], Any]
+AsyncFn = Callable[[RunContext, Callable[..., None]], Any]
+
+
+class Completion:
+    """The ``on_complete`` callback handed to async functions; call it exactly once.
+
+    ``on_complete()`` reports success, ``on_complete(error)`` reports failure with an
+    exception that is then propagated like one raised by a synchronous function.
+    """
+
+    __slots__ = ("_engine", "_op", "_worker", "_stream", "_called")
+
+    def __init__(self, engine: Engine, op: Operation, worker: str, stream: Any) -> None:
+        self._engine = engine
+        self._op = op
+        self._worker = worker
+        self._stream = stream
+        self._called = False
+
+    def __call__(self, error: BaseException | None = None) -> None:
+        if self._called:
+            raise EngineError(f"on_complete of operation {self._op.name!r} was called twice")
+        if error is not None and not isinstance(error, BaseException):
+            raise EngineError(f"on_complete of {self._op.name!r} takes an exception or nothing, got {error!r}")
+        self._called = True
+        self._engine._complete(self._op, error, self._worker, self._stream)
+
+    @property
+    def called(self) -> bool:
+        return self._called
+
+
+class Engine:
+    """Base class of NaiveEngine, ThreadedEngine and ThreadedEnginePerDevice."""
+
+    #: The engine type name, as accepted by ``MXLAB_ENGINE_TYPE``.
+    type_name: ClassVar[str] = "Engine"
+    #: Whether pushes may be fused into bulk segments (the naive engine runs each at once).
+    supports_bulk: ClassVar[bool] = True
+
+    _default: ClassVar[Engine | None] = None
+    _default_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self) -> None:
+        self.id = next(_engine_ids)
+        self._stopped = False
+        self._shutdown = False
+        # Operations pushed and not yet completed, by id: the engine's pending count.
+        self._inflight: dict[int, Operation] = {}
+        self._idle = threading.Condition(threading.Lock())
+        self._exceptions: list[ExceptionRecord] = []
+        self._exceptions_lock = threading.Lock()
+        # Held while an operation appends itself to its variables' queues, so that two
+        # threads pushing at once give every variable the same relative order (otherwise
+        # A-before-B on one variable and B-before-A on another would deadlock).
+        self._push_lock = threading.Lock()
+        self._checked_contexts: set[Context] = set()
+        self._bulk = BulkCollector()
+        self._bulk_size = 1
+
+    # ----------------------------------------------------------------- the default engine
+    @staticmethod
+    def get() -> Engine:
+        """The process-wide engine, created on first use from ``MXLAB_ENGINE_TYPE``."""
+        engine = Engine._default
+        if engine is None:
+            with Engine._default_lock:
+                if Engine._default is None:
+                    from . import create
+
+                    Engine._default = create()
+                engine = Engine._default
+        return engine
+
+    @staticmethod
+    def set(engine: Engine | None) -> Engine | None:
+        """Replace the process-wide engine (used by tests and demos); returns the old one."""
+        if engine is not None and not isinstance(engine, Engine):
+            raise EngineError(f"Engine.set expects an Engine or None, got {type(engine).__name__}")
+        with Engine._default_lock:
+            previous, Engine._default = Engine._default, engine
+        return previous
+
+    # ----------------------------------------------------------------- variables
+    def new_variable(self, name: str | None = None) -> Var:
+        """A fresh dependency token; ``name`` appears in events, traces and error messages."""
+        if name is not None and not isinstance(name, str):
+            raise EngineError(f"new_variable: name must be a str, got {type(name).__name__}")
+        var = Var(self.id, name)
+        if events.enabled:
+            events.publish("engine.var_new", var=var.id, name=var.name)
+        return var
+
+    def delete_variable(self, fn: SyncFn | None, ctx: Context, var: Var) -> None:
+        """Run ``fn`` (may be None) after every operation pushed on ``var``, then retire it.
+
+        The variable is unusable from this call on: pushing it again raises.
+        """
+        if fn is not None:
+            self._check_fn(fn, "delete_variable")
+        self._check_vars((), (var,), "delete_variable", "delete_variable")
+        self._check_context(ctx, "delete_variable")
+        self._flush_all_bulk()
+        var.deleted = True
+
+        def retire(run_ctx: RunContext) -> None:
+            try:
+                if fn is not None:
+                    fn(run_ctx)
+            finally:
+                if events.enabled:
+                    events.publish("engine.var_delete", var=var.id, name=var.name)
+
+        self._submit(
+            Operation(retire, False, ctx, (), (var,), FnProperty.DELETE_VAR, 0, f"delete_variable({var.name})")
+        )
+
+    # ----------------------------------------------------------------- pushing
+    def push_sync(
+        self,
+        fn: SyncFn,
+        ctx: Context,
+        const_vars: Iterable[Var] = (),
+        mutable_vars: Iterable[Var] = (),
+        prop: FnProperty = FnProperty.NORMAL,
+        priority: int = 0,
+        name: str | None = None,
+    ) -> None:
+        """Schedule ``fn(run_ctx)``; it is complete when it returns. Returns at once."""
+        self._check_fn(fn, "push_sync")
+        name = name or getattr(fn, "__name__", "fn")
+        reads, writes = self._check_vars(const_vars, mutable_vars, "push_sync", name)
+        self._check_context(ctx, "push_sync")
+        self._check_prop(prop, priority, "push_sync")
+        if self._bulk_size > 1 and self.supports_bulk and prop is FnProperty.NORMAL and priority == 0:
+            segment = self._bulk.add(fn, ctx, reads, writes, name, self._bulk_size)
+            if segment is not None:
+                self._submit(fuse_segment(self, segment))
+            return
+        self._flush_own_bulk()
+        self._submit(Operation(fn, False, ctx, reads, writes, prop, priority, name))
+
+    def push_async(
+        self,
+        fn: AsyncFn,
+        ctx: Context,
+        const_vars: Iterable[Var] = (),
+        mutable_vars: Iterable[Var] = (),
+        prop: FnProperty = FnProperty.NORMAL,
+        priority: int = 0,
+        name: str | None = None,
+    ) -> None:
+        """Schedule ``fn(run_ctx, on_complete)``; it is complete when it calls ``on_complete``."""
+        self._check_fn(fn, "push_async")
+        name = name or getattr(fn, "__name__", "fn")
+        reads, writes = self._check_vars(const_vars, mutable_vars, "push_async", name)
+        self._check_context(ctx, "push_async")
+        self._check_prop(prop, priority, "push_async")
+        self._flush_own_bulk()
+        self._submit(Operation(fn, True, ctx, reads, writes, prop, priority, name))
+
+    def new_operator(
+        self,
+        fn: SyncFn | AsyncFn,
+        const_vars: Iterable[Var] = (),
+        mutable_vars: Iterable[Var] = (),
+        prop: FnProperty = FnProperty.NORMAL,
+        name: str | None = None,
+        is_async: bool = False,
+    ) -> OperatorHandle:
+        """Declare an operation once and push it many times with :meth:`push`.
+
+        ``fn`` takes ``(run_ctx)``, or ``(run_ctx, on_complete)`` when ``is_async``.
+        """
+        self._check_fn(fn, "new_operator")
+        name = name or getattr(fn, "__name__", "fn")
+        reads, writes = self._check_vars(const_vars, mutable_vars, "new_operator", name)
+        self._check_prop(prop, 0, "new_operator")
+        return OperatorHandle(fn, bool(is_async), reads, writes, prop, name, self.id)
+
+    def push(self, op: OperatorHandle, ctx: Context, priority: int = 0, profiling: bool = True) -> None:
+        """Push a handle from :meth:`new_operator`. ``profiling=False`` keeps it out of events."""
+        if not isinstance(op, OperatorHandle):
+            raise EngineError(f"push: expected a handle from new_operator, got {type(op).__name__}")
+        if op.engine_id != self.id:
+            raise EngineError(f"push: operator {op.name!r} belongs to another engine instance")
+        if op.deleted:
+            raise EngineError(f"push: operator {op.name!r} was deleted by delete_operator")
+        for var in op.reads + op.writes:
+            if var.deleted:
+                raise EngineError(f"push: operator {op.name!r} uses variable {var.name!r}, which was deleted")
+        self._check_context(ctx, "push")
+        self._check_prop(op.prop, priority, "push")
+        self._flush_own_bulk()
+        operation = Operation(op.fn, op.is_async, ctx, op.reads, op.writes, op.prop, priority, op.name)
+        operation.profiled = bool(profiling)
+        self._submit(operation)
+
+    def delete_operator(self, op: OperatorHandle) -> None:
+        """Retire a handle once the pushes already made with it have run."""
+        if not isinstance(op, OperatorHandle) or op.engine_id != self.id:
+            raise EngineError(f"delete_operator: expected a handle of this engine, got {op!r}")
+        if op.deleted:
+            raise EngineError(f"delete_operator: operator {op.name!r} was already deleted")
+        op.deleted = True
+        self._flush_all_bulk()
+        live = tuple(dict.fromkeys(v for v in op.reads + op.writes if not v.deleted))
+
+        def release_handle(run_ctx: RunContext) -> None:
+            op.fn = None  # drop the closure (and whatever it keeps alive)
+
+        self._submit(
+            Operation(release_handle, False, _CPU0, (), live, FnProperty.DELETE_VAR, 0, f"delete_operator({op.name})")
+        )
+
+    # ----------------------------------------------------------------- waiting
+    def wait_for_var(self, var: Var, timeout: float | None = None) -> None:
+        """Block until every operation pushed so far that writes ``var`` has finished.
+
+        Re-raises (once) the exception ``var`` carries. With ``timeout`` (seconds), raises
+        EngineTimeoutError naming the operations still pending on ``var``, which is how an
+        async function that never calls ``on_complete`` is found.
+        """
+        self._check_vars((var,), (), "wait_for_var", "wait_for_var")
+        self._flush_all_bulk()
+        reached = threading.Event()
+        waiter = Operation(
+            lambda run_ctx: reached.set(), False, _CPU0, (var,), (), FnProperty.NO_SKIP, 0, f"wait_for_var({var.name})"
+        )
+        waiter.inline = True
+        waiter.profiled = False
+        if events.enabled:
+            events.publish("engine.wait_begin", var=var.id)
+        try:
+            self._submit(waiter)
+            if not reached.wait(timeout):
+                raise EngineTimeoutError(
+                    f"wait_for_var({var.name!r}) timed out after {timeout}s; pending operations on it: "
+                    + self._describe_pending(lambda o: var in o.reads or var in o.writes, exclude=waiter)
+                )
+        finally:
+            if events.enabled:
+                events.publish("engine.wait_end", var=var.id)
+        self.throw(var)
+
+    def wait_for_all(self, timeout: float | None = None) -> None:
+        """Block until every pushed operation has finished; re-raise the first unreported error."""
+        self._flush_all_bulk()
+        if events.enabled:
+            events.publish("engine.wait_begin", var="all")
+        try:
+            if not self._wait_idle(timeout):
+                raise EngineTimeoutError(
+                    f"wait_for_all timed out after {timeout}s; pending operations: "
+                    + self._describe_pending(lambda o: True)
+                )
+        finally:
+            if events.enabled:
+                events.publish("engine.wait_end", var="all")
+        with self._exceptions_lock:
+            records, self._exceptions = self._exceptions, []
+        first = None
+        for record in records:
+            if record.error is not None:
+                first = first or record.error
+                record.error = None
+        if first is not None:
+            raise first
+
+    def throw(self, var: Var) -> None:
+        """Raise (once) the exception ``var`` carries, without waiting; no-op if it has none."""
+        if not isinstance(var, Var):
+            raise EngineError(f"throw: expected an engine variable, got {type(var).__name__}")
+        record = var.exception_record
+        if record is not None and record.error is not None:
+            error, record.error = record.error, None
+            raise error
+
+    def pending_operations(self) -> list[Operation]:
+        """The operations pushed and not yet finished (a snapshot, for diagnosis)."""
+        return list(self._inflight.values())
+
+    # ----------------------------------------------------------------- lifecycle
+    def stop(self) -> None:
+        """Finish all pending work and stop the worker threads; pushing then raises."""
+        self._flush_all_bulk()
+        self._wait_idle(None)
+        self._stopped = True
+        self._stop_workers()
+
+    def start(self) -> None:
+        """Restart after :meth:`stop`."""
+        self._stopped = False
+
+    def notify_shutdown(self) -> None:
+        """Tell the engine the process is exiting: unreported errors are then not warned about."""
+        self._shutdown = True
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
+    # ----------------------------------------------------------------- bulking
+    def bulk_size(self) -> int:
+        """How many consecutive small pushes are fused into one engine operation (1 = off)."""
+        return self._bulk_size
+
+    def set_bulk_size(self, size: int) -> int:
+        """Set the bulk size (0 or 1 turns bulking off); returns the previous size."""
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise EngineError(f"set_bulk_size: size must be an int >= 0, got {size!r}")
+        self._flush_all_bulk()
+        previous, self._bulk_size = self._bulk_size, max(size, 1)
+        return previous
+
+    @contextmanager
+    def bulk(self, size: int) -> Iterator[None]:
+        """``with engine.bulk(64):`` fuses pushes inside the block (MXNet's ``mx.engine.bulk``)."""
+        previous = self.set_bulk_size(size)
+        try:
+            yield
+        finally:
+            self.set_bulk_size(previous)
+
+    def _flush_own_bulk(self) -> None:
+        if self._bulk_size > 1:
+            segment = self._bulk.take_own()
+            if segment is not None:
+                self._submit(fuse_segment(self, segment))
+
+    def _flush_all_bulk(self) -> None:
+        for segment in self._bulk.take_all():
+            self._submit(fuse_segment(self, segment))
+
+    # ----------------------------------------------------------------- execution core
+    def _submit(self, op: Operation) -> None:
+        """Register a validated operation: count it pending, publish it, schedule it."""
+        if self._stopped:
+            raise EngineError(f"cannot push {op.name!r}: the engine is stopped (call start())")
+        self._inflight[op.id] = op
+        if events.enabled and op.profiled:
+            events.publish(
+                "engine.push",
+                op=op.id,
+                name=op.name,
+                ctx=str(op.ctx),
+                reads=[v.id for v in op.reads],
+                writes=[v.id for v in op.writes],
+                priority=op.priority,
+                prop=op.prop.value,
+            )
+        self._schedule(op)
+
+    def _execute(self, op: Operation, worker: str, stream: Any) -> None:
+        """Run one ready operation on the calling thread (a worker, or inline)."""
+        op.state = "running"
+        if events.enabled and op.profiled:
+            events.publish("engine.start", op=op.id, worker=worker, stream=backend.stream_name(stream))
+        if not (op.no_skip or op.handles_exceptions):
+            for var in op.reads + op.writes:
+                record = var.exception_record
+                if record is not None and record.error is not None:
+                    op.exception_record = record  # skipped: inherit the upstream error
+                    self._complete(op, None, worker, stream)
+                    return
+        run_ctx = RunContext(op.ctx, stream, worker)
+        if op.is_async:
+            on_complete = Completion(self, op, worker, stream)
+            try:
+                op.fn(run_ctx, on_complete)
+            except BaseException as err:
+                if on_complete.called:
+                    _log.error("async operation %r raised after calling on_complete: %r", op.name, err)
+                else:
+                    on_complete(err)
+            return
+        error = None
+        try:
+            if stream is None:
+                op.fn(run_ctx)
+            else:
+                with backend.use_stream(op.ctx, stream):
+                    op.fn(run_ctx)
+                backend.synchronize_stream(stream)
+        except BaseException as err:
+            error = err
+        self._complete(op, error, worker, stream)
+
+    def _record_exception(
+        self, error: BaseException, op_name: str, op_id: int, ctx: Context, worker: str
+    ) -> ExceptionRecord:
+        """Wrap a raised error so it can travel with variables; say where it came from."""
+        try:
+            error.add_note(f"(raised in engine operation {op_name!r}, op #{op_id}, on {ctx}, worker {worker})")
+        except AttributeError:
+            pass
+        record = ExceptionRecord(error, op_name)
+        with self._exceptions_lock:
+            self._exceptions.append(record)
+        return record
+
+    def _complete(self, op: Operation, error: BaseException | None, worker: str, stream: Any) -> None:
+        """Bookkeeping after an operation ran (or was skipped): errors, dependants, counters."""
+        if error is not None:
+            op.exception_record = self._record_exception(error, op.name, op.id, op.ctx, worker)
+        record = op.exception_record
+        if record is not None:
+            for var in op.writes:
+                var.exception_record = record
+        op.state = "done"
+        if events.enabled and op.profiled:
+            message = None
+            if record is not None and record.error is not None:
+                cause = record.error
+                message = f"{type(cause).__name__}: {cause}"
+                if error is None:
+                    message = f"skipped after error in {record.op_name!r}: {message}"
+            events.publish("engine.end", op=op.id, worker=worker, stream=backend.stream_name(stream), error=message)
+        self._release_dependencies(op)
+        del self._inflight[op.id]
+        if op.done is not None:
+            op.done.set()
+        if not self._inflight:
+            with self._idle:
+                self._idle.notify_all()
+
+    def _wait_idle(self, timeout: float | None) -> bool:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._idle:
+            while self._inflight:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return False
+                self._idle.wait(remaining if remaining is not None else 1.0)
+        return True
+
+    def _describe_pending(self, match: Callable[[Operation], bool], exclude: Operation | None = None) -> str:
+        found = [o for o in list(self._inflight.values()) if o is not exclude and match(o)]
+        if not found:
+            return "none"
+        shown = ", ".join(f"{o.name!r} (op #{o.id}, {o.state})" for o in found[:10])
+        return shown + (f" and {len(found) - 10} more" if len(found) > 10 else "")
+
+    # ----------------------------------------------------------------- subclass hooks
+    def _schedule(self, op: Operation) -> None:
+        raise NotImplementedError
+
+    def _release_dependencies(self, op: Operation) -> None:
+        raise NotImplementedError
+
+    def _stop_workers(self) -> None:
+        raise NotImplementedError
+
+    # ----------------------------------------------------------------- argument checks
+    def _check_fn(self, fn: Any, api: str) -> None:
+        if not callable(fn):
+            raise EngineError(f"{api}: fn must be callable, got {type(fn).__name__} {fn!r:.60}")
+
+    def _check_vars(
+        self, const_vars: Iterable[Var], mutable_vars: Iterable[Var], api: str, name: str
+    ) -> tuple[tuple[Var, ...], tuple[Var, ...]]:
+        reads = tuple(const_vars)
+        writes = tuple(mutable_vars)
+        for var in reads + writes:
+            if type(var) is not Var:
+                raise EngineError(
+                    f"{api}({name!r}): expected engine variables from new_variable(), got {type(var).__name__}"
+                )
+            if var.engine_id != self.id:
+                raise EngineError(f"{api}({name!r}): variable {var.name!r} belongs to another engine instance")
+            if var.deleted:
+                raise EngineError(f"{api}({name!r}): variable {var.name!r} was deleted by delete_variable")
+        if len(reads) > 1 and len(set(reads)) != len(reads):
+            raise EngineError(f"{api}({name!r}): a variable appears twice in const_vars")
+        if len(writes) > 1 and len(set(writes)) != len(writes):
+            raise EngineError(f"{api}({name!r}): a variable appears twice in mutable_vars")
+        if reads and writes and not set(reads).isdisjoint(writes):
+            both = ", ".join(repr(v.name) for v in set(reads) & set(writes))
+            raise EngineError(
+                f"{api}({name!r}): variable(s) {both} listed as both read (const_vars) and mutated "
+                "(mutable_vars); list a variable you modify only in mutable_vars"
+            )
+        return reads, writes
+
+    def _check_context(self, ctx: Any, api: str) -> None:
+        if type(ctx) is not Context or ctx not in self._checked_contexts:
+            try:
+                backend.check_context(ctx)
+            except Exception as err:
+                raise type(err)(f"{api}: {err}") from None
+            self._checked_contexts.add(ctx)
+
+    def _check_prop(self, prop: Any, priority: Any, api: str) -> None:
+        if type(prop) is not FnProperty:
+            raise EngineError(f"{api}: prop must be a FnProperty, got {prop!r}")
+        if type(priority) is not int:
+            raise EngineError(f"{api}: priority must be an int, got {priority!r}")
+
+    def __repr__(self) -> str:
+        return f"<{self.type_name} #{self.id}{' stopped' if self._stopped else ''}>"
+
+
+def _warn_unreported_at_exit() -> None:
+    engine = Engine._default
+    if engine is None or engine._stopped:
+        return
+    engine._flush_all_bulk()
+    engine._wait_idle(5.0)
+    if engine._shutdown:
+        return
+    pending = [r for r in engine._exceptions if r.error is not None]
+    if pending:
+        _log.warning(
+            "%d engine error(s) were never reported by a wait; the first, from %r: %r",
+            len(pending),
+            pending[0].op_name,
+            pending[0].error,
+        )
+
+
+atexit.register(_warn_unreported_at_exit)

@@ -1,0 +1,114 @@
+"""Bulking: fusing consecutive small pushes into one engine operation.
+
+Each push costs a fixed dispatch overhead, which dominates for tiny functions. With a bulk
+size above 1, consecutive NORMAL, priority-0 ``push_sync`` calls from one thread on one
+context are collected into a segment and pushed as a single operation that reads the union
+of their reads and writes the union of their writes. Running the collected functions in
+order inside that operation keeps every dependency the separate pushes would have had.
+
+A segment is flushed when it is full, when the context changes, when its thread pushes
+anything that cannot be bulked, and on every wait. Exceptions keep their per-function
+meaning: a function whose variables are poisoned (before or inside the segment) is
+skipped, and an error poisons only the variables its own function writes.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+from ..context import Context
+from .operation import FnProperty, Operation, RunContext
+from .var import ExceptionRecord, Var
+
+if TYPE_CHECKING:
+    from .base import Engine
+
+Item = tuple[Any, tuple[Var, ...], tuple[Var, ...], str]
+
+
+class Segment:
+    """Functions collected by one thread for one context, in push order."""
+
+    __slots__ = ("ctx", "items")
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.items: list[Item] = []
+
+
+class BulkCollector:
+    """One open segment per pushing thread; waits flush every thread's segment."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: dict[int, Segment] = {}
+
+    def add(
+        self, fn: Any, ctx: Context, reads: tuple[Var, ...], writes: tuple[Var, ...], name: str, size: int
+    ) -> Segment | None:
+        """Append a push to this thread's segment; return a segment that must be pushed now."""
+        key = threading.get_ident()
+        full = None
+        with self._lock:
+            segment = self._open.get(key)
+            if segment is not None and segment.ctx != ctx:
+                full = self._open.pop(key)  # context changed: the old segment goes first
+                segment = None
+            if segment is None:
+                segment = self._open[key] = Segment(ctx)
+            segment.items.append((fn, reads, writes, name))
+            if full is None and len(segment.items) >= size:
+                full = self._open.pop(key)
+        return full
+
+    def take_own(self) -> Segment | None:
+        """Remove and return the calling thread's open segment, if any."""
+        with self._lock:
+            return self._open.pop(threading.get_ident(), None)
+
+    def take_all(self) -> list[Segment]:
+        """Remove and return every thread's open segment."""
+        with self._lock:
+            segments = list(self._open.values())
+            self._open.clear()
+        return segments
+
+
+def fuse_segment(engine: Engine, segment: Segment) -> Operation:
+    """One Operation that runs a segment's functions in order with per-function errors."""
+    items = segment.items
+    writes = tuple(dict.fromkeys(v for _, _, w, _ in items for v in w))
+    written = set(writes)
+    reads = tuple(dict.fromkeys(v for _, r, _, _ in items for v in r if v not in written))
+    if len(items) == 1:
+        name = items[0][3]
+    else:
+        shown = ", ".join(item[3] for item in items[:3])
+        name = f"bulk[{len(items)}]: {shown}{', ...' if len(items) > 3 else ''}"
+    op = Operation(None, False, segment.ctx, reads, writes, FnProperty.NORMAL, 0, name)
+
+    def run_segment(run_ctx: RunContext) -> None:
+        poisoned: dict[Var, ExceptionRecord] = {}
+        for fn, item_reads, item_writes, item_name in items:
+            record = None
+            for var in item_reads + item_writes:
+                record = poisoned.get(var) or var.exception_record
+                if record is not None and record.error is not None:
+                    break
+                record = None
+            if record is None:
+                try:
+                    fn(run_ctx)
+                except BaseException as err:
+                    record = engine._record_exception(err, item_name, op.id, run_ctx.ctx, run_ctx.worker)
+            if record is not None:
+                for var in item_writes:
+                    poisoned[var] = record
+        # The segment holds write access to all of these, so setting them here is safe.
+        for var, record in poisoned.items():
+            var.exception_record = record
+
+    op.fn = run_segment
+    op.handles_exceptions = True
+    return op

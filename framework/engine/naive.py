@@ -1,0 +1,52 @@
+"""NaiveEngine: runs every pushed function at once, in the pushing thread.
+
+Push order is execution order, so there is nothing to schedule: the easiest engine to
+debug with (MXNet recommends ``MXNET_ENGINE_TYPE=NaiveEngine`` for the same reason).
+Exceptions still travel through variables exactly as in the threaded engines, so a
+program behaves the same on every engine type. Bulking is accepted and ignored.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from .. import backend
+from ..context import Context
+from .base import Engine
+from .operation import Operation
+
+
+class NaiveEngine(Engine):
+    """Synchronous engine: ``push_*`` returns after the function has completed."""
+
+    type_name = "NaiveEngine"
+    supports_bulk = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        # One function at a time even when several threads push; re-entrant so that a
+        # function may itself push (it then runs nested, immediately).
+        self._run_lock = threading.RLock()
+        self._streams: dict[Context, Any] = {}
+
+    def _schedule(self, op: Operation) -> None:
+        with self._run_lock:
+            if op.is_async:
+                op.done = threading.Event()
+            stream = None
+            if op.ctx.device_type == "gpu":
+                stream = self._streams.get(op.ctx)
+                if stream is None:
+                    stream = self._streams[op.ctx] = backend.new_stream(op.ctx)
+            self._execute(op, "naive", stream)
+            if op.done is not None:
+                op.done.wait()
+
+    def _release_dependencies(self, op: Operation) -> None:
+        """Nothing waits in a naive engine: every operation ran before the next was pushed."""
+        for var in op.writes:
+            var.version += 1
+
+    def _stop_workers(self) -> None:
+        """The naive engine has no workers."""

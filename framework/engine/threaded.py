@@ -1,0 +1,114 @@
+"""ThreadedEngine: dependency-driven scheduling onto worker threads.
+
+Pushing an operation appends it to the queue of every variable it touches (``Var``); each
+variable that can grant access at once counts the operation's pending counter down by
+one, and the last grant dispatches it to a worker. When an operation completes, its
+variables grant the operations queued behind it, which may dispatch them in turn. No lock
+is held while functions run: the only engine-wide lock orders the *appending* of
+dependencies, so that concurrent pushes from several threads stay consistent.
+
+``ThreadedEngine`` sends everything to one shared pool; ``ThreadedEnginePerDevice``
+(per_device.py) chooses a pool per device and kind of work.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+
+from ..base import env_int
+from .base import Engine
+from .operation import Operation
+from .workers import WorkerPool
+
+
+class ThreadedEngineBase(Engine):
+    """Scheduling shared by the threaded engines; subclasses choose the pool (``_pool_for``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._inline = threading.local()
+        self._pools: dict[object, WorkerPool] = {}
+        self._pools_lock = threading.Lock()
+
+    def _schedule(self, op: Operation) -> None:
+        granted = 0
+        with self._push_lock:
+            for var in op.reads:
+                granted += var.append_read(op)
+            for var in op.writes:
+                granted += var.append_write(op)
+        # Releasing the extra 1 only now means no completion can dispatch `op` before
+        # all its dependencies were appended.
+        if op.release(granted + 1):
+            self._dispatch(op)
+
+    def _release_dependencies(self, op: Operation) -> None:
+        for var in op.reads:
+            for ready in var.complete_read():
+                if ready.release(1):
+                    self._dispatch(ready)
+        for var in op.writes:
+            for ready in var.complete_write():
+                if ready.release(1):
+                    self._dispatch(ready)
+
+    def _dispatch(self, op: Operation) -> None:
+        if op.inline:
+            self._run_inline(op)
+        else:
+            self._pool_for(op).enqueue(op)
+
+    def _run_inline(self, op: Operation) -> None:
+        """Run ``op`` in this thread; nested inline work is queued, not recursed into.
+
+        An inline operation that completes at once may make another inline operation
+        ready, and so on down a long chain: the trampoline keeps the stack flat.
+        """
+        pending = getattr(self._inline, "pending", None)
+        if pending is not None:
+            pending.append(op)
+            return
+        self._inline.pending = pending = deque([op])
+        try:
+            while pending:
+                self._execute(pending.popleft(), "inline", None)
+        finally:
+            self._inline.pending = None
+
+    def _pool_for(self, op: Operation) -> WorkerPool:
+        raise NotImplementedError
+
+    def _make_pool(self, key: object, name: str, num_workers: int) -> WorkerPool:
+        with self._pools_lock:
+            pool = self._pools.get(key)
+            if pool is None:
+                pool = self._pools[key] = WorkerPool(name, num_workers, self._execute)
+            return pool
+
+    def _stop_workers(self) -> None:
+        with self._pools_lock:
+            pools = list(self._pools.values())
+            self._pools.clear()
+        for pool in pools:
+            pool.stop()
+
+    def workers(self) -> list[str]:
+        """Names of the worker threads started so far (pools start on first use)."""
+        return [w for pool in list(self._pools.values()) for w in pool.workers]
+
+
+class ThreadedEngine(ThreadedEngineBase):
+    """One shared pool of ``num_workers`` threads for every device and kind of work."""
+
+    type_name = "ThreadedEngine"
+
+    def __init__(self, num_workers: int | None = None) -> None:
+        super().__init__()
+        self.num_workers = num_workers or env_int("MXLAB_CPU_WORKER_NTHREADS", 2, minimum=1)
+        if self.num_workers < 1:
+            raise ValueError(f"ThreadedEngine: num_workers must be >= 1, got {self.num_workers}")
+
+    def _pool_for(self, op: Operation) -> WorkerPool:
+        pool = self._pools.get("shared")
+        return pool if pool is not None else self._make_pool("shared", "shared", self.num_workers)

@@ -1,0 +1,127 @@
+"""An engine variable and its queue of pending operations (MXNet's ``ThreadedVar``).
+
+A variable is a token that stands for some resource (an array's memory, a random
+generator). Operations declare which variables they read and which they write; the
+variable's queue turns those declarations into an order:
+
+* consecutive reads run together;
+* a write waits for every earlier read and write;
+* reads after a write wait for that write.
+
+State: ``_queue`` holds operations not yet granted, in push order; ``_running_reads``
+counts granted reads not yet completed; ``_write_granted`` says a write holds the
+variable. Each ``append_*`` returns True when the operation may proceed at once; each
+``complete_*`` returns the operations that the completion unblocked. The caller (the
+engine) turns a grant into one decrement of the operation's pending counter.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections import deque
+from typing import Any
+
+_var_ids = itertools.count(1)
+
+
+class ExceptionRecord:
+    """An exception raised by one operation, shared by every variable it poisoned.
+
+    Sharing one record is what lets ``wait_for_var`` clear an error for all the variables
+    that inherited it at once (MXNet shares one ``exception_ptr`` the same way).
+    """
+
+    __slots__ = ("error", "op_name")
+
+    def __init__(self, error: BaseException, op_name: str) -> None:
+        self.error: BaseException | None = error
+        self.op_name = op_name
+
+
+class Var:
+    """A dependency token created by ``Engine.new_variable``; never build one directly."""
+
+    __slots__ = (
+        "id",
+        "name",
+        "engine_id",
+        "version",
+        "deleted",
+        "exception_record",
+        "_lock",
+        "_queue",
+        "_running_reads",
+        "_write_granted",
+    )
+
+    def __init__(self, engine_id: int, name: str | None = None) -> None:
+        self.id = next(_var_ids)
+        self.name = name or f"var{self.id}"
+        self.engine_id = engine_id
+        #: Number of writes completed so far: each write makes a new version.
+        self.version = 0
+        self.deleted = False
+        self.exception_record: ExceptionRecord | None = None
+        self._lock = threading.Lock()
+        self._queue: deque[tuple[Any, bool]] = deque()
+        self._running_reads = 0
+        self._write_granted = False
+
+    @property
+    def exception(self) -> BaseException | None:
+        """The error this variable carries from a failed writer, if not yet reported."""
+        record = self.exception_record
+        return None if record is None else record.error
+
+    def append_read(self, op: Any) -> bool:
+        """Queue a read by ``op``; True if it may start now (no write pending before it)."""
+        with self._lock:
+            if not self._queue and not self._write_granted:
+                self._running_reads += 1
+                return True
+            self._queue.append((op, False))
+            return False
+
+    def append_write(self, op: Any) -> bool:
+        """Queue a write by ``op``; True if it may start now (nothing else pending or running)."""
+        with self._lock:
+            if not self._queue and not self._write_granted and self._running_reads == 0:
+                self._write_granted = True
+                return True
+            self._queue.append((op, True))
+            return False
+
+    def complete_read(self) -> list[Any]:
+        """A granted read finished; the write queued behind the last read may now start."""
+        with self._lock:
+            self._running_reads -= 1
+            if self._running_reads == 0 and self._queue:
+                # Reads are only ever queued behind a write, so the head here is a write.
+                op, _is_write = self._queue.popleft()
+                self._write_granted = True
+                return [op]
+            return []
+
+    def complete_write(self) -> list[Any]:
+        """The granted write finished: grant every read up to the next write, or that write."""
+        with self._lock:
+            self.version += 1
+            self._write_granted = False
+            queue = self._queue
+            granted = []
+            while queue and not queue[0][1]:
+                granted.append(queue.popleft()[0])
+            self._running_reads += len(granted)
+            if not granted and queue:
+                granted.append(queue.popleft()[0])
+                self._write_granted = True
+            return granted
+
+    def idle(self) -> bool:
+        """True when no operation holds or waits for this variable."""
+        with self._lock:
+            return not self._queue and not self._write_granted and self._running_reads == 0
+
+    def __repr__(self) -> str:
+        return f"<Var {self.id} {self.name!r} v{self.version}>"

@@ -1,0 +1,375 @@
+"""The pooled storage allocator: where every array's memory comes from (MXNet's ``storage``).
+
+Why a pool
+    Asking the system (or the CUDA driver) for memory is slow compared with the small
+    operators a network runs thousands of times per second, and a training loop asks for
+    the same sizes again and again. So a freed block is not given back: it is kept in a
+    pool, and the next request of the same size takes it from there. Taking a block from
+    the pool is a *hit*; going to the system is a *miss*. After the first iteration almost
+    every allocation is a hit.
+
+Why round
+    A pool keyed by exact byte counts would rarely match (a 1000-byte request would never
+    reuse a 1001-byte block). Rounding every request up to one of a few sizes makes blocks
+    interchangeable, at the price of some wasted bytes. Three strategies, as in MXNet
+    (``MXNET_GPU_MEM_POOL_TYPE``):
+
+    * ``Round`` (MXLab's default): the next power of two up to ``2**cutoff`` bytes, then a
+      multiple of the large-allocation size. Few distinct sizes, so many hits; up to half of
+      a small block may be wasted.
+    * ``Naive``: a multiple of the page size (4 KiB), above 2 MiB a multiple of 2 MiB. Little
+      waste; only blocks of exactly the same rounded size are reused.
+    * ``Unpooled``: no rounding, no pool: every free goes straight back to the system. The
+      baseline against which the other two are measured.
+
+The API
+    ``alloc(nbytes, ctx)`` returns a :class:`Handle` whose ``buffer`` is a 1-D ``uint8``
+    array of the rounded length on the device; an NDArray is a view (shape, dtype, offset)
+    of it. ``free(handle)`` returns the block to its pool; ``release_all(ctx)`` (MXNet's
+    ``Context.empty_cache()``) hands the pooled blocks back to the system. ``stats(ctx)``
+    reports bytes in use and pooled, the peak, hits and misses.
+
+    Each context has its own manager, created on first use, with one lock: engine worker
+    threads allocate and free concurrently. When the device runs out of memory, the manager
+    releases its pool and retries once before giving up with a :class:`StorageError`.
+
+Settings (read when a context's manager is created):
+
+=====================================  ==========  ==========================================
+variable                               default     meaning
+=====================================  ==========  ==========================================
+MXLAB_MEM_POOL_TYPE                    Round       Round, Naive or Unpooled, for every device
+MXLAB_CPU_MEM_POOL_TYPE                (above)     overrides it for CPU contexts
+MXLAB_GPU_MEM_POOL_TYPE                (above)     overrides it for GPU contexts
+MXLAB_MEM_POOL_ROUND_LINEAR_CUTOFF     24          Round: powers of two up to 2**cutoff bytes
+MXLAB_MEM_LARGE_ALLOC_ROUND_SIZE       2097152     Round above the cutoff, Naive above it: the step
+MXLAB_MEM_POOL_PAGE_SIZE               4096        Naive: the step below the large size
+=====================================  ==========  ==========================================
+
+MXNet defaults its GPU pool to ``Naive``; MXLab defaults to ``Round`` on every device.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import Any
+
+from . import backend, events
+from .base import StorageError, env_choice, env_int
+from .context import Context, current_context
+
+POOL_TYPES = ("Round", "Naive", "Unpooled")
+_MAX_CUTOFF = 48  # 2**48 bytes = 256 TiB: larger cutoffs are certainly typos
+
+_handle_ids = itertools.count(1)
+
+
+# --------------------------------------------------------------------------- rounding
+def _round_up(nbytes: int, step: int) -> int:
+    """The smallest multiple of ``step`` that is >= ``nbytes``."""
+    return -(-nbytes // step) * step
+
+
+class RoundStrategy:
+    """``Round``: the next power of two up to ``2**cutoff`` bytes, multiples of ``large_round`` above."""
+
+    name = "Round"
+    pooled = True
+
+    def __init__(self, cutoff: int = 24, large_round: int = 2 << 20) -> None:
+        _check_setting("cutoff", cutoff, 0, _MAX_CUTOFF)
+        _check_setting("large_round", large_round, 1)
+        self.cutoff = cutoff
+        self.large_round = large_round
+
+    def round(self, nbytes: int) -> int:
+        """The pool size class of a request of ``nbytes`` bytes."""
+        if nbytes <= 1 << self.cutoff:
+            return 0 if nbytes == 0 else 1 << (nbytes - 1).bit_length()
+        return _round_up(nbytes, self.large_round)
+
+    def __repr__(self) -> str:
+        return f"RoundStrategy(cutoff={self.cutoff}, large_round={self.large_round})"
+
+
+class NaiveStrategy:
+    """``Naive``: a multiple of ``page_size``, and above ``large_round`` a multiple of ``large_round``."""
+
+    name = "Naive"
+    pooled = True
+
+    def __init__(self, page_size: int = 4096, large_round: int = 2 << 20) -> None:
+        _check_setting("page_size", page_size, 1)
+        _check_setting("large_round", large_round, 1)
+        self.page_size = page_size
+        self.large_round = large_round
+
+    def round(self, nbytes: int) -> int:
+        """The pool size class of a request of ``nbytes`` bytes."""
+        if nbytes > self.large_round:
+            return _round_up(nbytes, self.large_round)
+        return _round_up(nbytes, self.page_size)
+
+    def __repr__(self) -> str:
+        return f"NaiveStrategy(page_size={self.page_size}, large_round={self.large_round})"
+
+
+class UnpooledStrategy:
+    """``Unpooled``: exact sizes, and every free returns the block to the system."""
+
+    name = "Unpooled"
+    pooled = False
+
+    def round(self, nbytes: int) -> int:
+        """Requests are not rounded: there is no pool to share blocks with."""
+        return nbytes
+
+    def __repr__(self) -> str:
+        return "UnpooledStrategy()"
+
+
+Strategy = RoundStrategy | NaiveStrategy | UnpooledStrategy
+
+
+def _check_setting(name: str, value: Any, minimum: int, maximum: int | None = None) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise StorageError(f"storage: {name} must be an int >= {minimum}, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise StorageError(f"storage: {name} must be <= {maximum}, got {value!r}")
+
+
+def strategy_from_env(device_type: str) -> Strategy:
+    """The strategy the environment asks for on ``device_type`` ("cpu" or "gpu").
+
+    ``MXLAB_{CPU,GPU}_MEM_POOL_TYPE`` wins over ``MXLAB_MEM_POOL_TYPE``; malformed values
+    raise an error naming the variable.
+    """
+    overall = env_choice("MXLAB_MEM_POOL_TYPE", "Round", POOL_TYPES)
+    pool_type = env_choice(f"MXLAB_{device_type.upper()}_MEM_POOL_TYPE", overall, POOL_TYPES)
+    if pool_type == "Unpooled":
+        return UnpooledStrategy()
+    large_round = env_int("MXLAB_MEM_LARGE_ALLOC_ROUND_SIZE", 2 << 20, minimum=1)
+    if pool_type == "Naive":
+        return NaiveStrategy(env_int("MXLAB_MEM_POOL_PAGE_SIZE", 4096, minimum=1), large_round)
+    cutoff = env_int("MXLAB_MEM_POOL_ROUND_LINEAR_CUTOFF", 24, minimum=0)
+    if cutoff > _MAX_CUTOFF:
+        raise StorageError(
+            f"environment variable MXLAB_MEM_POOL_ROUND_LINEAR_CUTOFF must be <= {_MAX_CUTOFF}, got {cutoff}"
+        )
+    return RoundStrategy(cutoff, large_round)
+
+
+# --------------------------------------------------------------------------- handles
+class Handle:
+    """One allocated block: ``buffer`` is a 1-D uint8 array of ``rounded`` bytes on ``ctx``.
+
+    ``nbytes`` is what was asked for; the caller may use the first ``nbytes`` bytes of
+    ``buffer``. After :func:`free`, ``freed`` is True and ``buffer`` is None, so that a
+    use after free fails loudly instead of scribbling on a block somebody else now owns.
+    """
+
+    __slots__ = ("_manager", "buffer", "ctx", "freed", "id", "nbytes", "rounded")
+
+    def __init__(self, manager: PooledStorageManager, nbytes: int, rounded: int, buffer: Any) -> None:
+        self.id = next(_handle_ids)
+        self.ctx = manager.ctx
+        self.nbytes = nbytes
+        self.rounded = rounded
+        self.buffer = buffer
+        self.freed = False
+        self._manager = manager
+
+    def __repr__(self) -> str:
+        state = " freed" if self.freed else ""
+        return f"<Handle {self.id} {self.ctx} {self.nbytes}B (block {self.rounded}B){state}>"
+
+
+# --------------------------------------------------------------------------- the pool
+class PooledStorageManager:
+    """The allocator of one context: a pool of free blocks per rounded size, and counters.
+
+    Thread-safe: every method takes the manager's lock. Build one directly with a strategy
+    to experiment (``PooledStorageManager(cpu(0), NaiveStrategy())``); the module-level
+    functions use one manager per context configured from the environment.
+    """
+
+    def __init__(self, ctx: Context, strategy: Strategy | None = None) -> None:
+        backend.check_context(ctx)
+        self.ctx = ctx
+        self.strategy = strategy if strategy is not None else strategy_from_env(ctx.device_type)
+        if not hasattr(self.strategy, "round") or not hasattr(self.strategy, "pooled"):
+            raise StorageError(f"PooledStorageManager: strategy must be a rounding strategy, got {strategy!r}")
+        self._lock = threading.Lock()
+        self._pool: dict[int, list[Any]] = {}  # rounded size -> free buffers of that size
+        self._live: dict[int, Handle] = {}  # handle id -> handle not yet freed
+        self.bytes_in_use = 0
+        self.bytes_pooled = 0
+        self.reset_stats()
+
+    # ---- the mechanism
+    def alloc(self, nbytes: int) -> Handle:
+        """A block of at least ``nbytes`` bytes: from the pool if one fits, else from the system."""
+        if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
+            raise StorageError(f"storage.alloc: nbytes must be an int >= 0, got {nbytes!r}")
+        rounded = self.strategy.round(nbytes)
+        with self._lock:
+            free_blocks = self._pool.get(rounded)
+            hit = bool(free_blocks)
+            if hit:
+                buffer = free_blocks.pop()
+                self.bytes_pooled -= rounded
+                self.hits += 1
+            else:
+                buffer = self._allocate_from_system(nbytes, rounded)
+                self.misses += 1
+            handle = Handle(self, nbytes, rounded, buffer)
+            self._live[handle.id] = handle
+            self.allocs += 1
+            self.bytes_in_use += rounded
+            self.peak_bytes_in_use = max(self.peak_bytes_in_use, self.bytes_in_use)
+        if events.enabled:
+            events.publish(
+                "storage.alloc", handle=handle.id, ctx=str(self.ctx), nbytes=nbytes, rounded=rounded, pool_hit=hit
+            )
+        return handle
+
+    def free(self, handle: Handle) -> None:
+        """Give ``handle``'s block back: to the pool, or to the system when unpooled."""
+        if not isinstance(handle, Handle):
+            raise StorageError(f"storage.free: expected a Handle from storage.alloc, got {type(handle).__name__}")
+        with self._lock:
+            if handle.freed:
+                raise StorageError(f"storage.free: double free of {handle!r}")
+            if self._live.get(handle.id) is not handle:
+                raise StorageError(f"storage.free: {handle!r} was not allocated by the {self.ctx} manager")
+            del self._live[handle.id]
+            buffer, handle.buffer, handle.freed = handle.buffer, None, True
+            pooled = self.strategy.pooled
+            if pooled:
+                self._pool.setdefault(handle.rounded, []).append(buffer)
+                self.bytes_pooled += handle.rounded
+            self.frees += 1
+            self.bytes_in_use -= handle.rounded
+        if not pooled:
+            del buffer  # the last reference: the block goes back to the system now
+            backend.release_cached_memory(self.ctx)  # on a GPU, past CuPy's own cache too
+        if events.enabled:
+            events.publish(
+                "storage.free",
+                handle=handle.id,
+                ctx=str(self.ctx),
+                nbytes=handle.nbytes,
+                rounded=handle.rounded,
+                pooled=pooled,
+            )
+
+    def release_all(self) -> None:
+        """Hand every pooled block back to the system (blocks in use are not touched)."""
+        with self._lock:
+            self._release_locked()
+
+    def _release_locked(self) -> None:
+        self._pool.clear()
+        self.bytes_pooled = 0
+        self.releases += 1
+        backend.release_cached_memory(self.ctx)
+
+    def _allocate_from_system(self, nbytes: int, rounded: int) -> Any:
+        """A fresh buffer; on out-of-memory, empty the pool and try once more (lock held)."""
+        out_of_memory = backend.out_of_memory_errors()
+        try:
+            return backend.empty_buffer(self.ctx, rounded)
+        except out_of_memory:
+            pass  # retry below, outside the handler, so a second failure does not chain to this one
+        pooled_before = self.bytes_pooled
+        self._release_locked()
+        try:
+            return backend.empty_buffer(self.ctx, rounded)
+        except out_of_memory as err:
+            raise StorageError(
+                f"storage.alloc: out of memory on {self.ctx}: could not allocate {nbytes} bytes "
+                f"(a {rounded}-byte block, {self.strategy.name} pool), even after releasing the "
+                f"{pooled_before} pooled bytes; {self.bytes_in_use} bytes are in use"
+            ) from err
+
+    # ---- statistics
+    def stats(self) -> dict[str, Any]:
+        """A snapshot of the counters; byte counts are of rounded blocks (what the device holds)."""
+        with self._lock:
+            return {
+                "bytes_in_use": self.bytes_in_use,
+                "bytes_pooled": self.bytes_pooled,
+                "peak_bytes_in_use": self.peak_bytes_in_use,
+                "hits": self.hits,
+                "misses": self.misses,
+                "allocs": self.allocs,
+                "frees": self.frees,
+                "releases": self.releases,
+                "pool_type": self.strategy.name,
+            }
+
+    def reset_stats(self) -> None:
+        """Zero the event counters and set the peak to the current use; the pool is kept."""
+        with self._lock:
+            self.hits = self.misses = self.allocs = self.frees = self.releases = 0
+            self.peak_bytes_in_use = self.bytes_in_use
+
+    def __repr__(self) -> str:
+        return f"<PooledStorageManager {self.ctx} {self.strategy.name}>"
+
+
+# --------------------------------------------------------------------------- one manager per context
+_managers: dict[Context, PooledStorageManager] = {}
+_managers_lock = threading.Lock()
+
+
+def manager(ctx: Context | None = None) -> PooledStorageManager:
+    """The manager of ``ctx`` (default: the current context), created on first use."""
+    ctx = current_context() if ctx is None else ctx
+    found = _managers.get(ctx) if isinstance(ctx, Context) else None
+    if found is None:
+        backend.check_context(ctx)
+        with _managers_lock:
+            found = _managers.get(ctx)
+            if found is None:
+                found = _managers[ctx] = PooledStorageManager(ctx)
+    return found
+
+
+def alloc(nbytes: int, ctx: Context | None = None) -> Handle:
+    """Allocate a block of ``nbytes`` bytes on ``ctx`` (default: the current context)."""
+    return manager(ctx).alloc(nbytes)
+
+
+def free(handle: Handle) -> None:
+    """Return ``handle``'s block to its context's pool. Freeing twice raises StorageError."""
+    if not isinstance(handle, Handle):
+        raise StorageError(f"storage.free: expected a Handle from storage.alloc, got {type(handle).__name__}")
+    handle._manager.free(handle)
+
+
+def release_all(ctx: Context | None = None) -> None:
+    """Empty the pool of ``ctx``, or of every context when ``ctx`` is None (``Context.empty_cache``)."""
+    if ctx is not None:
+        backend.check_context(ctx)
+    with _managers_lock:
+        targets = list(_managers.values()) if ctx is None else [m for c, m in _managers.items() if c == ctx]
+    for target in targets:
+        target.release_all()
+
+
+def stats(ctx: Context | None = None) -> dict[str, Any]:
+    """Counters of ``ctx``'s pool (default: the current context): see PooledStorageManager.stats."""
+    return manager(ctx).stats()
+
+
+def reset_stats(ctx: Context | None = None) -> None:
+    """Zero the counters and peak of ``ctx``, or of every context when ``ctx`` is None."""
+    if ctx is not None:
+        manager(ctx).reset_stats()
+        return
+    with _managers_lock:
+        targets = list(_managers.values())
+    for target in targets:
+        target.reset_stats()

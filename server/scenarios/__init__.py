@@ -1,0 +1,1 @@
+"""Scenarios: small programs that put one mechanism of the framework on show."""

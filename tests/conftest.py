@@ -1,0 +1,73 @@
+"""Shared fixtures: engines of every type, stopped after each test."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import framework as mx
+from framework.engine import Engine, create
+
+# (engine type, worker count) pairs every engine-level behaviour is checked on.
+ENGINE_CONFIGS = [
+    ("NaiveEngine", None),
+    ("ThreadedEngine", 1),
+    ("ThreadedEngine", 2),
+    ("ThreadedEngine", 4),
+    ("ThreadedEnginePerDevice", 1),
+    ("ThreadedEnginePerDevice", 2),
+    ("ThreadedEnginePerDevice", 4),
+]
+THREADED_CONFIGS = [c for c in ENGINE_CONFIGS if c[0] != "NaiveEngine"]
+
+
+def config_id(config: tuple[str, int | None]) -> str:
+    kind, workers = config
+    return kind if workers is None else f"{kind}-{workers}w"
+
+
+@pytest.fixture
+def make_engine():
+    """Build engines on demand; every engine built is stopped when the test ends."""
+    built: list[Engine] = []
+
+    def build(kind: str = "ThreadedEnginePerDevice", workers: int | None = 2) -> Engine:
+        engine = create(kind, None if kind == "NaiveEngine" else workers)
+        built.append(engine)
+        return engine
+
+    yield build
+    for engine in built:
+        if not engine.stopped:
+            engine._flush_all_bulk()
+            engine._wait_idle(10)
+            engine.stop()
+
+
+@pytest.fixture(params=ENGINE_CONFIGS, ids=config_id)
+def engine(request, make_engine):
+    """One engine of each type and worker count."""
+    kind, workers = request.param
+    return make_engine(kind, workers)
+
+
+@pytest.fixture(params=THREADED_CONFIGS, ids=config_id)
+def threaded_engine(request, make_engine):
+    kind, workers = request.param
+    return make_engine(kind, workers)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip GPU tests without a GPU; under CI=true a browser/dist skip is a failure elsewhere."""
+    if mx.num_gpus() > 0:
+        return
+    skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU with CuPy (none on this machine)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip_gpu)
+
+
+@pytest.fixture(scope="session")
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() == "true"
