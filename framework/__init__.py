@@ -5,7 +5,8 @@ Use it as MXNet: ``import framework as mx``.
 
 from __future__ import annotations
 
-from . import base, engine, events, profiler, random, resource, storage
+from . import autograd, base, engine, events, ndarray, operator, profiler, random, resource, storage
+from . import ndarray as nd
 from .base import MXLabError
 from .context import Context, cpu, current_context, gpu, num_gpus
 
@@ -14,6 +15,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Context",
     "MXLabError",
+    "autograd",
     "base",
     "cpu",
     "current_context",
@@ -21,6 +23,9 @@ __all__ = [
     "events",
     "gpu",
     "num_gpus",
+    "nd",
+    "ndarray",
+    "operator",
     "profiler",
     "random",
     "resource",

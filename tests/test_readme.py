@@ -27,5 +27,6 @@ def test_readme_tour_runs(tmp_path, monkeypatch, make_engine):
             exec(compile(block, "README.md", "exec"), namespace)
     assert namespace["log"] == ["write a", "a -> b"]
     assert (tmp_path / "tour.trace.json").exists()
+    assert (tmp_path / "tour.params").exists()
     assert profiler.get_state() == "stop"
     assert Engine.get() is not engine

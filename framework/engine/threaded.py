@@ -56,8 +56,10 @@ class ThreadedEngineBase(Engine):
     def _dispatch(self, op: Operation) -> None:
         if op.inline:
             self._run_inline(op)
-        else:
-            self._pool_for(op).enqueue(op)
+            return
+        pool = self._pool_for(op)
+        if not pool.offer_continuation(op):
+            pool.enqueue(op)
 
     def _run_inline(self, op: Operation) -> None:
         """Run ``op`` in this thread; nested inline work is queued, not recursed into.

@@ -53,6 +53,7 @@ class Var:
         "_queue",
         "_running_reads",
         "_write_granted",
+        "_on_idle",
     )
 
     def __init__(self, engine_id: int, name: str | None = None) -> None:
@@ -67,6 +68,7 @@ class Var:
         self._queue: deque[tuple[Any, bool]] = deque()
         self._running_reads = 0
         self._write_granted = False
+        self._on_idle: Any = None
 
     @property
     def exception(self) -> BaseException | None:
@@ -101,7 +103,10 @@ class Var:
                 op, _is_write = self._queue.popleft()
                 self._write_granted = True
                 return [op]
-            return []
+            retired = self._take_on_idle()
+        if retired is not None:
+            retired()
+        return []
 
     def complete_write(self) -> list[Any]:
         """The granted write finished: grant every read up to the next write, or that write."""
@@ -116,7 +121,32 @@ class Var:
             if not granted and queue:
                 granted.append(queue.popleft()[0])
                 self._write_granted = True
-            return granted
+            retired = None if granted else self._take_on_idle()
+        if retired is not None:
+            retired()
+        return granted
+
+    def retire(self, callback: Any) -> None:
+        """Mark the variable deleted and call ``callback()`` once nothing holds or awaits it.
+
+        This is deletion without an engine push: the callback runs now if the variable is
+        idle, else in the thread that completes its last pending operation. The caller
+        guarantees nobody pushes on the variable again (NDArray chunks use it to return
+        their block to the pool).
+        """
+        with self._lock:
+            self.deleted = True
+            if self._queue or self._write_granted or self._running_reads:
+                self._on_idle = callback
+                return
+        callback()
+
+    def _take_on_idle(self) -> Any:
+        callback = self._on_idle
+        if callback is not None and not self._queue and not self._write_granted and self._running_reads == 0:
+            self._on_idle = None
+            return callback
+        return None
 
     def idle(self) -> bool:
         """True when no operation holds or waits for this variable."""

@@ -151,7 +151,9 @@ def test_push_with_profiling_false_is_not_published(threaded_engine):
         threaded_engine.push(handle, mx.cpu(), profiling=False)
         threaded_engine.push(handle, mx.cpu())
         threaded_engine.wait_for_all(timeout=10)
-    assert [e["kind"] for e in rec.events] == ["engine.push", "engine.start", "engine.end"]
+    pushed = [e["op"] for e in rec.events if e["kind"] == "engine.push" and e["name"] == "quiet"]
+    assert len(pushed) == 1
+    assert [e["kind"] for e in rec.events if e["op"] in pushed] == ["engine.push", "engine.start", "engine.end"]
 
 
 def test_async_functions_complete_when_they_call_back(engine):
@@ -242,7 +244,8 @@ def run_counter_program(engine, bulk_size):
             )
         engine.wait_for_all(timeout=10)
     engine.set_bulk_size(1)
-    return state, len(rec.events)
+    ids = {v.id for v in variables}
+    return state, len([e for e in rec.events if ids & set(e["writes"])])
 
 
 @pytest.mark.parametrize("kind", ["ThreadedEngine", "ThreadedEnginePerDevice"])
@@ -262,7 +265,8 @@ def test_bulk_segments_flush_on_wait_and_on_context_change(make_engine):
         engine.push_sync(lambda rc: log.append(0), mx.cpu(0), mutable_vars=[var0])
         engine.push_sync(lambda rc: log.append(1), mx.cpu(0), mutable_vars=[var0])
         engine.push_sync(lambda rc: log.append(rc.ctx.device_id), mx.cpu(1), mutable_vars=[var1])
-        assert len(rec.events) == 1  # the cpu(0) segment went out when the context changed
+        mine = [e for e in rec.events if {var0.id, var1.id} & set(e["writes"])]
+        assert len(mine) == 1  # the cpu(0) segment went out when the context changed
         engine.wait_for_var(var1, timeout=10)  # a wait flushes the open cpu(1) segment
         assert log == [0, 1, 1]
     assert engine.bulk_size() == 1
@@ -352,17 +356,19 @@ def test_engine_events_describe_every_operation(engine):
         engine.push_sync(lambda rc: None, mx.cpu(), mutable_vars=[a], name="make_a", priority=3)
         engine.push_sync(lambda rc: None, mx.cpu(), const_vars=[a], mutable_vars=[b], name="a_to_b")
         engine.wait_for_var(b, timeout=10)
-    pushes = rec.of_kind("engine.push")
+    pushes = [p for p in rec.of_kind("engine.push") if p["name"] in ("make_a", "a_to_b")]
     assert [(p["name"], p["reads"], p["writes"], p["priority"]) for p in pushes] == [
         ("make_a", [], [a.id], 3),
         ("a_to_b", [a.id], [b.id], 0),
     ]
     assert all(p["ctx"] == "cpu(0)" and p["prop"] == "normal" for p in pushes)
-    starts, ends = rec.of_kind("engine.start"), rec.of_kind("engine.end")
+    ours = {p["op"] for p in pushes}
+    starts = [e for e in rec.of_kind("engine.start") if e["op"] in ours]
+    ends = [e for e in rec.of_kind("engine.end") if e["op"] in ours]
     assert sorted(e["op"] for e in starts) == sorted(e["op"] for e in ends) == sorted(p["op"] for p in pushes)
     assert all(e["error"] is None and e["stream"] is None and e["worker"] for e in ends)
-    assert [e["var"] for e in rec.of_kind("engine.wait_begin")] == [b.id]
-    assert [e["var"] for e in rec.of_kind("engine.wait_end")] == [b.id]
+    assert b.id in [e["var"] for e in rec.of_kind("engine.wait_begin")]
+    assert b.id in [e["var"] for e in rec.of_kind("engine.wait_end")]
     t = [e["t_ns"] for e in rec.events]
     assert all(isinstance(x, int) for x in t)
 

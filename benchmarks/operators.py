@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""FullyConnected forward+backward for LeNet's layer shapes at batch 64, against plain NumPy.
+
+Usage::
+
+    python benchmarks/operators.py [--reps 30] [--quick]
+
+MXLab's side is the whole framework path a user takes: ``mx.nd.FullyConnected`` inside
+``autograd.record()``, then ``backward()``, then ``waitall()``: parameter parsing, shape
+inference, engine pushes, the gradient pass, and the compute functions. The baseline is
+hand-written NumPy doing the same math (``x @ w.T + b`` and its three gradients) in the
+same process, alternated rep by rep. Target (issue 3): within 1.2x of NumPy. Convolution and
+pooling have their own benchmark (``benchmarks/operators_conv.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import numpy as np
+
+import framework as mx
+
+LAYERS = {"lenet_fc1": (64, 800, 500), "lenet_fc2": (64, 500, 10), "mlp_fc": (128, 784, 512)}
+
+
+def run(reps: int) -> None:
+    rng = np.random.default_rng(0)
+    for name, (batch, n_in, n_out) in LAYERS.items():
+        measure(rng, name, batch, n_in, n_out, reps)
+
+
+def measure(rng: np.random.Generator, name: str, batch: int, n_in: int, n_out: int, reps: int) -> None:
+    """One layer: the framework path and the NumPy baseline, alternated rep by rep."""
+    x_np = rng.standard_normal((batch, n_in), dtype=np.float32)
+    w_np = rng.standard_normal((n_out, n_in), dtype=np.float32) * 0.01
+    b_np = np.zeros(n_out, dtype=np.float32)
+    dy_np = rng.standard_normal((batch, n_out), dtype=np.float32)
+    x, w, b, dy = (mx.nd.array(a) for a in (x_np, w_np, b_np, dy_np))
+    for array in (x, w, b):
+        array.attach_grad()
+
+    def ours() -> None:
+        with mx.autograd.record():
+            y = mx.nd.FullyConnected(x, w, b, num_hidden=n_out)
+        y.backward(dy)
+        mx.nd.waitall()
+
+    def numpy_same_math() -> None:
+        y = x_np @ w_np.T + b_np  # noqa: F841 - forward, as the framework computes it
+        dx = dy_np @ w_np  # noqa: F841
+        dw = dy_np.T @ x_np  # noqa: F841
+        db = dy_np.sum(axis=0)  # noqa: F841
+
+    ours()
+    numpy_same_math()
+    mine, base = [], []
+    for _ in range(reps):
+        start = time.perf_counter()
+        ours()
+        mine.append((time.perf_counter() - start) * 1e3)
+        start = time.perf_counter()
+        numpy_same_math()
+        base.append((time.perf_counter() - start) * 1e3)
+    ratio = statistics.median(m / n for m, n in zip(mine, base, strict=True))
+    print(
+        json.dumps(
+            {
+                "workload": "FullyConnected forward+backward",
+                "case": name,
+                "shape": {"batch": batch, "in": n_in, "out": n_out},
+                "unit": "ms",
+                "median": statistics.median(mine),
+                "min": min(mine),
+                "max": max(mine),
+                "numpy_median": statistics.median(base),
+                "ratios": {"ours_over_numpy_paired_median": ratio},
+                "targets": {"ours_over_numpy_at_most": 1.2},
+            }
+        ),
+        flush=True,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=30)
+    parser.add_argument("--quick", action="store_true", help="3 reps")
+    args = parser.parse_args()
+    run(3 if args.quick else args.reps)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,276 @@
+"""``mx.autograd``: record imperative operations, then differentiate them.
+
+While ``record()`` is active, every operator call adds a node to a graph (the "tape"):
+the operator, its parameters, the input entries and the arrays involved. ``backward``
+runs the same gradient pass as the symbolic executor over that graph and executes the
+resulting backward nodes imperatively, through the engine like any other operation.
+Gradients land in the ``.grad`` of arrays marked with ``attach_grad`` according to their
+``grad_req`` (``write`` overwrites, ``add`` accumulates, ``null`` skips).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from .base import MXLabError
+from .executor.gradient import build_gradient
+from .ndarray import imperative
+from .ndarray.ndarray import NDArray, _push_copy
+from .operator.kernel import Req
+from .operator.node import Entry, Node, NodeAttrs, topo_sort, variable
+from .operator.registry import OpDef
+
+_names = itertools.count()
+#: Left in a tape node's ``info`` once backward() has released its arrays.
+_FREED = object()
+
+
+class AutogradError(MXLabError):
+    """Differentiation was asked for something that was not recorded (or already freed)."""
+
+
+class _Recorded:
+    """What a tape node remembers: the arrays it read and produced."""
+
+    __slots__ = ("inputs", "outputs")
+
+    def __init__(self, inputs: list[NDArray], outputs: list[NDArray]) -> None:
+        self.inputs = inputs
+        self.outputs = outputs
+
+
+# ---------------------------------------------------------------------- scopes
+def is_recording() -> bool:
+    return imperative.STATE.recording
+
+
+def is_training() -> bool:
+    return imperative.STATE.training
+
+
+def set_recording(flag: bool) -> bool:
+    """Turn recording on or off; returns the previous state."""
+    previous, imperative.STATE.recording = imperative.STATE.recording, bool(flag)
+    return previous
+
+
+def set_training(flag: bool) -> bool:
+    """Set training mode (Dropout, BatchNorm behave accordingly); returns the previous state."""
+    previous, imperative.STATE.training = imperative.STATE.training, bool(flag)
+    return previous
+
+
+@contextlib.contextmanager
+def _scope(recording: bool | None, training: bool | None) -> Iterator[None]:
+    old_recording = set_recording(recording) if recording is not None else None
+    old_training = set_training(training) if training is not None else None
+    try:
+        yield
+    finally:
+        if old_recording is not None:
+            set_recording(old_recording)
+        if old_training is not None:
+            set_training(old_training)
+
+
+def record(train_mode: bool = True) -> contextlib.AbstractContextManager[None]:
+    """``with autograd.record():`` records operations for differentiation."""
+    return _scope(True, train_mode)
+
+
+def pause(train_mode: bool = False) -> contextlib.AbstractContextManager[None]:
+    """``with autograd.pause():`` stops recording inside a ``record`` block."""
+    return _scope(False, train_mode)
+
+
+def train_mode() -> contextlib.AbstractContextManager[None]:
+    """Training behaviour (Dropout active, BatchNorm batch statistics) without recording."""
+    return _scope(None, True)
+
+
+def predict_mode() -> contextlib.AbstractContextManager[None]:
+    """Inference behaviour inside a ``record`` block."""
+    return _scope(None, False)
+
+
+# ---------------------------------------------------------------------- the tape
+def _entry_of(array: NDArray) -> Entry:
+    """The graph entry of ``array``, making it a constant leaf if it has none."""
+    if array._entry is None:
+        leaf = variable(f"const{next(_names)}")
+        leaf.info = array
+        return Entry(leaf, 0)
+    return array._entry
+
+
+def _record(op: OpDef, attrs: NodeAttrs, inputs: list[NDArray], outputs: list[NDArray]) -> None:
+    node = Node(
+        op, NodeAttrs(f"{op.name.lower()}{next(_names)}", op, attrs.parsed, attrs.extra), [_entry_of(a) for a in inputs]
+    )
+    node.info = _Recorded(list(inputs), list(outputs))
+    for i, out in enumerate(outputs):
+        out._entry = Entry(node, i)
+
+
+imperative.tape_hook = _record
+
+
+def mark_variables(
+    variables: Sequence[NDArray], gradients: Sequence[NDArray], grad_reqs: str | Sequence[str] = "write"
+) -> None:
+    """Make ``variables`` differentiable, with ``gradients`` as their ``.grad`` buffers."""
+    if isinstance(grad_reqs, str):
+        grad_reqs = [grad_reqs] * len(variables)
+    if not (len(variables) == len(gradients) == len(grad_reqs)):
+        raise AutogradError("mark_variables: variables, gradients and grad_reqs must have the same length")
+    for array, grad, req in zip(variables, gradients, grad_reqs, strict=True):
+        Req.parse(req)
+        if grad.shape != array.shape:
+            raise AutogradError(
+                f"mark_variables: gradient shape {grad.shape} differs from variable shape {array.shape}"
+            )
+        leaf = variable(f"var{next(_names)}")
+        leaf.info = array
+        array._entry = Entry(leaf, 0)
+        array._grad = grad
+        array._grad_req = req
+
+
+# ---------------------------------------------------------------------- differentiation
+def _heads_and_grads(heads: Any, head_grads: Any) -> tuple[list[NDArray], list[NDArray]]:
+    from . import ndarray as nd
+
+    heads = [heads] if isinstance(heads, NDArray) else list(heads)
+    if head_grads is None:
+        head_grads = [None] * len(heads)
+    elif isinstance(head_grads, NDArray):
+        head_grads = [head_grads]
+    if len(head_grads) != len(heads):
+        raise AutogradError(f"backward: {len(heads)} heads but {len(head_grads)} head gradients")
+    filled = []
+    for head, grad in zip(heads, head_grads, strict=True):
+        if not isinstance(head, NDArray):
+            raise AutogradError(f"backward: heads must be NDArrays, got {type(head).__name__}")
+        if head._entry is None or head._entry.node.is_variable:
+            raise AutogradError(
+                "cannot differentiate: the array was not computed inside autograd.record() "
+                "from arrays marked with attach_grad()"
+            )
+        if head._entry.node.info is _FREED:
+            raise AutogradError(
+                "the graph behind this array was freed by an earlier backward(); "
+                "pass retain_graph=True to differentiate twice"
+            )
+        if grad is None:
+            grad = nd.ones(head.shape, head.context, head.dtype)  # noqa: PLW2901 - the default head gradient
+        elif grad.shape != head.shape:
+            raise AutogradError(f"backward: head gradient shape {grad.shape} differs from head shape {head.shape}")
+        filled.append(grad)
+    return heads, filled
+
+
+def _run_gradient_graph(
+    heads: list[NDArray], head_grads: list[NDArray], wrt: list[Entry], train: bool, create_graph: bool
+) -> list[NDArray | None]:
+    """Build the backward graph and execute it imperatively; one array (or None) per ``wrt``."""
+    head_grad_nodes = []
+    values: dict[tuple[int, int], NDArray] = {}
+    for grad in head_grads:
+        leaf = variable(f"head_grad{next(_names)}")
+        values[(leaf.id, 0)] = grad
+        head_grad_nodes.append(Entry(leaf, 0))
+    grad_entries = build_gradient([h._entry for h in heads], head_grad_nodes, wrt)
+    targets = [e for e in grad_entries if e is not None]
+
+    def value_of(entry: Entry) -> NDArray:
+        key = (entry.node.id, entry.index)
+        found = values.get(key)
+        if found is not None:
+            return found
+        info = entry.node.info
+        if entry.node.is_variable and isinstance(info, NDArray):
+            return info
+        if isinstance(info, _Recorded):
+            return info.outputs[entry.index]
+        raise AutogradError(
+            f"the graph behind this gradient was freed by an earlier backward(); "
+            f"pass retain_graph=True to differentiate twice (missing value of {entry.node.name!r})"
+        )
+
+    with _scope(create_graph, train):
+        for node in topo_sort(targets):
+            if node.is_variable or node.info is not None:  # recorded forward nodes already ran
+                continue
+            outputs = imperative.invoke(node.op, [value_of(e) for e in node.inputs], attrs=node.attrs)
+            for i, out in enumerate(outputs):
+                values[(node.id, i)] = out
+    return [None if e is None else value_of(e) for e in grad_entries]
+
+
+def _free_graph(heads: list[NDArray]) -> None:
+    for node in topo_sort([h._entry for h in heads]):
+        if isinstance(node.info, _Recorded):
+            node.info = _FREED
+
+
+def backward(heads: Any, head_grads: Any = None, retain_graph: bool = False, train_mode: bool = True) -> None:
+    """Compute gradients of ``heads`` into the ``.grad`` of every marked array they depend on."""
+    from . import ndarray as nd
+
+    heads, head_grads = _heads_and_grads(heads, head_grads)
+    leaves = [
+        node
+        for node in topo_sort([h._entry for h in heads])
+        if node.is_variable
+        and isinstance(node.info, NDArray)
+        and node.info._grad is not None
+        and node.info._grad_req != "null"
+    ]
+    if not leaves:
+        raise AutogradError("backward: no array marked with attach_grad() contributes to these heads")
+    grads = _run_gradient_graph(heads, head_grads, [Entry(n, 0) for n in leaves], train_mode, create_graph=False)
+    for node, grad in zip(leaves, grads, strict=True):
+        array = node.info
+        if grad is None:
+            if array._grad_req == "write":
+                array._grad[:] = 0
+            continue
+        if array._grad_req == "add":
+            nd.op.broadcast_add(array._grad, grad, out=array._grad)
+        else:
+            _push_copy(grad, array._grad)
+    if not retain_graph:
+        _free_graph(heads)
+
+
+def grad(
+    heads: Any,
+    variables: Any,
+    head_grads: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    train_mode: bool = True,
+) -> list[NDArray]:
+    """Gradients of ``heads`` with respect to ``variables``, returned (``.grad`` is untouched).
+
+    With ``create_graph=True`` the gradient computation is itself recorded, so it can be
+    differentiated again.
+    """
+    from . import ndarray as nd
+
+    single = isinstance(variables, NDArray)
+    variables = [variables] if single else list(variables)
+    for array in variables:
+        if array._entry is None:
+            raise AutogradError("grad: every variable must be marked with attach_grad() before recording")
+    heads, head_grads = _heads_and_grads(heads, head_grads)
+    grads = _run_gradient_graph(heads, head_grads, [a._entry for a in variables], train_mode, create_graph)
+    results = [
+        g if g is not None else nd.zeros(v.shape, v.context, v.dtype) for g, v in zip(grads, variables, strict=True)
+    ]
+    if not (create_graph if retain_graph is None else retain_graph):
+        _free_graph(heads)
+    return results

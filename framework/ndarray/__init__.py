@@ -1,0 +1,88 @@
+"""``mx.nd``: asynchronous arrays and the imperative operator functions.
+
+``mx.nd.<operator>`` is generated from the operator registry on first use; operators whose
+names start with ``_contrib_`` or ``_linalg_`` live in ``mx.nd.contrib`` and
+``mx.nd.linalg``; the samplers are wrapped by ``mx.nd.random`` (``uniform``, ``normal``, ...);
+the remaining ``_``-prefixed operators (scalar helpers, backward operators) are in
+``mx.nd._internal``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import operator as _operators  # noqa: F401 - registers the built-in operators
+from ..operator import registry as _registry
+from . import op, random
+from .imperative import invoke
+from .io import load, load_frombuffer, save, save_tobuffer
+from .namespace import OperatorNamespace
+from .ndarray import NDArray, arange, array, empty, full, normalize_dtype, ones, waitall, zeros
+from .ufunc import (
+    add,
+    divide,
+    equal,
+    greater,
+    greater_equal,
+    lesser,
+    lesser_equal,
+    maximum,
+    minimum,
+    modulo,
+    multiply,
+    not_equal,
+    power,
+    subtract,
+    true_divide,
+)
+
+contrib = OperatorNamespace("mx.nd.contrib", "_contrib_")
+linalg = OperatorNamespace("mx.nd.linalg", "_linalg_")
+_internal = OperatorNamespace("mx.nd._internal", "")
+
+
+def __getattr__(name: str) -> Any:
+    if not name.startswith("_") and _registry.exists(name):
+        return getattr(op, name)
+    raise AttributeError(f"module 'mx.nd' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | {n for n in _registry.list_operators() if not n.startswith("_")})
+
+
+__all__ = [
+    "NDArray",
+    "add",
+    "divide",
+    "equal",
+    "greater",
+    "greater_equal",
+    "lesser",
+    "lesser_equal",
+    "maximum",
+    "minimum",
+    "modulo",
+    "multiply",
+    "not_equal",
+    "power",
+    "subtract",
+    "true_divide",
+    "arange",
+    "array",
+    "contrib",
+    "empty",
+    "full",
+    "invoke",
+    "linalg",
+    "load",
+    "load_frombuffer",
+    "normalize_dtype",
+    "ones",
+    "op",
+    "random",
+    "save",
+    "save_tobuffer",
+    "waitall",
+    "zeros",
+]

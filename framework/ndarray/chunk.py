@@ -1,0 +1,63 @@
+"""A chunk: one storage block plus the engine variable that guards it.
+
+An NDArray and all its views share one chunk. Writing through any of them mutates the
+chunk's variable, so the engine orders every access to the same memory.
+
+When the last array using a chunk disappears, its variable is retired (``Var.retire``):
+the block returns to the pool at once if no operation is pending on it, otherwise as soon
+as the last pending operation completes — the effect of MXNet's ``delete_variable`` push,
+without the cost of one push per temporary array.
+
+``__del__`` itself only appends to a *graveyard*: finalizers may run at any allocation
+(arrays recorded by autograd live in reference cycles, which the cyclic garbage collector
+frees), possibly while this very thread holds an engine or storage lock. Taking a lock
+there could deadlock, so the retirement happens later, at a safe point: the next
+allocation or wait (:func:`bury_the_dead`).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from .. import storage
+from ..context import Context
+from ..engine import Engine, Var
+
+# (engine, variable, storage handle) of chunks that died; deque appends/pops are atomic.
+_graveyard: deque[tuple[Engine, Var, Any]] = deque()
+
+
+def bury_the_dead() -> None:
+    """Retire the variables of dead chunks so their blocks go back to the pool."""
+    while _graveyard:
+        try:
+            engine, var, handle = _graveyard.popleft()
+        except IndexError:  # another thread emptied it first
+            return
+        if engine.bulk_size() > 1:
+            engine._flush_all_bulk()  # a bulk segment not yet pushed may still use the block
+        var.retire(lambda handle=handle: storage.free(handle))
+
+
+class Chunk:
+    """Storage handle + engine variable + the engine they belong to."""
+
+    __slots__ = ("handle", "var", "ctx", "engine", "__weakref__")
+
+    def __init__(self, nbytes: int, ctx: Context, engine: Engine | None = None, name: str | None = None) -> None:
+        if _graveyard:
+            bury_the_dead()
+        self.engine = engine or Engine.get()
+        self.ctx = ctx
+        self.handle = storage.alloc(nbytes, ctx)
+        self.var: Var = self.engine.new_variable(name)
+
+    @property
+    def buffer(self) -> Any:
+        return self.handle.buffer
+
+    def __del__(self) -> None:
+        var = getattr(self, "var", None)
+        if var is not None and not var.deleted:
+            _graveyard.append((self.engine, var, self.handle))

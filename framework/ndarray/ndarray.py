@@ -1,0 +1,558 @@
+"""NDArray: an asynchronous n-dimensional array on a device (MXNet's ``mx.nd.NDArray``).
+
+An NDArray is a *view* (shape, dtype, offset, strides) of a storage block, and shares that
+block's engine variable with every other view of it. Every operation on it is pushed to
+the engine and returns at once; reading values (``asnumpy``, ``asscalar``, printing)
+waits for the writes pushed before. ``_data`` is the NumPy/CuPy view that engine functions
+compute on; user code never touches it directly.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import backend
+from ..base import MXLabError
+from ..context import Context, current_context
+from ..engine import Engine, FnProperty
+from .chunk import Chunk
+
+_DTYPES = ("float16", "float32", "float64", "uint8", "int8", "int32", "int64", "bool")
+
+
+def normalize_dtype(dtype: Any, what: str = "dtype") -> np.dtype:
+    """A NumPy dtype MXLab supports, or a clear error naming the supported ones."""
+    try:
+        resolved = np.dtype(dtype)
+    except TypeError:
+        raise MXLabError(f"{what}: unknown dtype {dtype!r}; supported: {', '.join(_DTYPES)}") from None
+    if resolved.name not in _DTYPES:
+        raise MXLabError(f"{what}: dtype {resolved.name} is not supported; supported: {', '.join(_DTYPES)}")
+    return resolved
+
+
+_DTYPE_OBJECTS: dict[str, np.dtype] = {name: np.dtype(name) for name in _DTYPES}
+
+
+def new_array(shape: tuple[int, ...], ctx: Context, dtype_name: str) -> NDArray:
+    """A fresh array for already-validated arguments: the allocation fast path of ``invoke``."""
+    dtype = _DTYPE_OBJECTS[dtype_name]
+    nbytes = math.prod(shape) * dtype.itemsize
+    chunk = Chunk(nbytes, ctx)
+    return NDArray(chunk, chunk.buffer[:nbytes].view(dtype).reshape(shape))
+
+
+class NDArray:
+    """An array whose operations run asynchronously on the dependency engine."""
+
+    __slots__ = ("_chunk", "_data", "_grad", "_grad_req", "_entry", "__weakref__")
+    # Make numpy defer to our reflected operators (np.float32(2) * nd).
+    __array_priority__ = 1000.0
+
+    def __init__(self, chunk: Chunk, data: Any) -> None:
+        self._chunk = chunk
+        self._data = data
+        self._grad: NDArray | None = None
+        self._grad_req = "null"
+        self._entry = None  # autograd: the recorded node entry that produced this array
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._data.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._data.dtype
+
+    @property
+    def size(self) -> int:
+        return int(self._data.size)
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def context(self) -> Context:
+        return self._chunk.ctx
+
+    ctx = context
+
+    @property
+    def stype(self) -> str:
+        """Storage type: MXLab has dense arrays only."""
+        return "default"
+
+    @property
+    def grad(self) -> NDArray | None:
+        """The gradient buffer attached by :meth:`attach_grad` (None before)."""
+        return self._grad
+
+    @property
+    def T(self) -> NDArray:
+        from . import op
+
+        return op.transpose(self)
+
+    # ------------------------------------------------------------------ synchronisation
+    def wait_to_read(self) -> None:
+        """Block until every pushed write to this array has finished (re-raises their errors)."""
+        self._chunk.engine.wait_for_var(self._chunk.var)
+
+    def asnumpy(self) -> np.ndarray:
+        """A NumPy copy of the values, after waiting for pending writes."""
+        self.wait_to_read()
+        data = self._data
+        if self._chunk.ctx.device_type == "gpu":
+            return data.get()
+        return np.array(data, copy=True)
+
+    def asscalar(self) -> Any:
+        """The single value of a one-element array."""
+        if self.size != 1:
+            raise MXLabError(f"asscalar: the array must hold exactly one element, shape is {self.shape}")
+        return self.asnumpy().reshape(()).item()
+
+    def item(self) -> Any:
+        return self.asscalar()
+
+    def __repr__(self) -> str:
+        shape = "x".join(str(d) for d in self.shape) or "scalar"
+        return f"\n{self.asnumpy()}\n<NDArray {shape} @{self.context}>"
+
+    def __str__(self) -> str:
+        return repr(self)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d NDArray")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator[NDArray]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError(
+                f"the truth value of an NDArray with {self.size} elements is ambiguous; use .asnumpy().any() or .all()"
+            )
+        return bool(self.asscalar())
+
+    def __float__(self) -> float:
+        return float(self.asscalar())
+
+    def __int__(self) -> int:
+        return int(self.asscalar())
+
+    def __index__(self) -> int:
+        if not np.issubdtype(self.dtype, np.integer):
+            raise TypeError(f"only integer NDArrays can be used as an index, not {self.dtype}")
+        return int(self.asscalar())
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        values = self.asnumpy()
+        return values if dtype is None else values.astype(dtype)
+
+    # ------------------------------------------------------------------ copies and views
+    def copy(self) -> NDArray:
+        """A new array with the same values on the same context."""
+        return self.copyto(self.context)
+
+    def copyto(self, other: NDArray | Context) -> NDArray:
+        """Copy into ``other`` (an array of the same shape) or onto a context; returns the copy."""
+        if isinstance(other, Context):
+            target = empty(self.shape, other, self.dtype)
+        elif isinstance(other, NDArray):
+            if other is self:
+                raise MXLabError("copyto: cannot copy an array onto itself")
+            if other.shape != self.shape:
+                raise MXLabError(f"copyto: shape mismatch, source {self.shape} vs target {other.shape}")
+            target = other
+        else:
+            raise MXLabError(f"copyto: expected an NDArray or a Context, got {type(other).__name__}")
+        _push_copy(self, target)
+        return target
+
+    def as_in_context(self, ctx: Context) -> NDArray:
+        """This array if it already lives on ``ctx``, else a copy there."""
+        return self if ctx == self.context else self.copyto(ctx)
+
+    def astype(self, dtype: Any, copy: bool = True) -> NDArray:
+        dtype = normalize_dtype(dtype, "astype")
+        if not copy and dtype == self.dtype:
+            return self
+        from . import op
+
+        return op.cast(self, dtype=dtype.name)
+
+    def reshape(self, *shape: Any, **kwargs: Any) -> NDArray:
+        """A view with a new shape; accepts MXNet's special codes (0, -1, -2, -3, -4)."""
+        from ..operator.tensor.shape_ops import reshape_shape
+
+        if len(shape) == 1 and isinstance(shape[0], list | tuple):
+            shape = tuple(shape[0])
+        if "shape" in kwargs:
+            shape = tuple(kwargs.pop("shape"))
+        reverse = bool(kwargs.pop("reverse", False))
+        if kwargs:
+            raise MXLabError(f"reshape: unknown argument(s) {sorted(kwargs)}")
+        new_shape = reshape_shape(self.shape, shape, reverse)
+        if self._data.flags.c_contiguous and self._entry is None:
+            return NDArray(self._chunk, self._data.reshape(new_shape))
+        from . import op
+
+        return op.reshape(self, shape=new_shape)
+
+    def reshape_like(self, other: NDArray) -> NDArray:
+        return self.reshape(other.shape)
+
+    def detach(self) -> NDArray:
+        """The same values, cut off from the autograd graph."""
+        return NDArray(self._chunk, self._data)
+
+    # ------------------------------------------------------------------ indexing
+    def __getitem__(self, key: Any) -> NDArray:
+        if _is_basic_index(key):
+            view = self._data[_view_key(key)]
+            if self._entry is not None:
+                from ..operator.tensor.shape_ops import encode_index
+                from . import op
+
+                return op._basic_index(self, key=encode_index(key))  # recorded: an operator
+            return NDArray(self._chunk, view)
+        return _advanced_get(self, key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if not _is_basic_index(key):
+            raise MXLabError(f"NDArray assignment supports basic indexing (ints, slices), got {key!r}")
+        target = NDArray(self._chunk, self._data[_view_key(key)])
+        if isinstance(value, NDArray):
+            if value.context != self.context:
+                value = value.as_in_context(self.context)
+            _push_copy(value, target, broadcast=True)
+        elif isinstance(value, numbers.Number | np.generic):
+            _push_fill(target, value)
+        else:
+            source = array(value, ctx=self.context, dtype=self.dtype)
+            _push_copy(source, target, broadcast=True)
+
+    # ------------------------------------------------------------------ autograd
+    def attach_grad(self, grad_req: str = "write", stype: str | None = None) -> None:
+        """Allocate ``.grad`` and mark this array as a variable to differentiate against."""
+        from .. import autograd
+
+        autograd.mark_variables([self], [zeros(self.shape, self.context, self.dtype)], grad_reqs=grad_req)
+
+    def backward(self, out_grad: NDArray | None = None, retain_graph: bool = False, train_mode: bool = True) -> None:
+        from .. import autograd
+
+        autograd.backward([self], [out_grad] if out_grad is not None else None, retain_graph, train_mode)
+
+    # ------------------------------------------------------------------ arithmetic (MXNet 1.x rules)
+    def _binary(self, other: Any, nd_op: str, scalar_op: str, rscalar_op: str | None, reverse: bool = False):
+        from . import op
+
+        if isinstance(other, NDArray):
+            lhs, rhs = (other, self) if reverse else (self, other)
+            return getattr(op, nd_op)(lhs, rhs)
+        if isinstance(other, numbers.Number | np.generic):
+            name = rscalar_op if reverse and rscalar_op else scalar_op
+            return getattr(op, name)(self, scalar=float(other))
+        return NotImplemented
+
+    def _inplace(self, other: Any, nd_op: str, scalar_op: str) -> NDArray:
+        from . import op
+
+        if isinstance(other, NDArray):
+            getattr(op, nd_op)(self, other, out=self)
+        elif isinstance(other, numbers.Number | np.generic):
+            getattr(op, scalar_op)(self, scalar=float(other), out=self)
+        else:
+            return NotImplemented
+        return self
+
+    def __add__(self, o):
+        return self._binary(o, "broadcast_add", "_plus_scalar", None)
+
+    def __radd__(self, o):
+        return self._binary(o, "broadcast_add", "_plus_scalar", None, reverse=True)
+
+    def __sub__(self, o):
+        return self._binary(o, "broadcast_sub", "_minus_scalar", None)
+
+    def __rsub__(self, o):
+        return self._binary(o, "broadcast_sub", "_minus_scalar", "_rminus_scalar", reverse=True)
+
+    def __mul__(self, o):
+        return self._binary(o, "broadcast_mul", "_mul_scalar", None)
+
+    def __rmul__(self, o):
+        return self._binary(o, "broadcast_mul", "_mul_scalar", None, reverse=True)
+
+    def __truediv__(self, o):
+        return self._binary(o, "broadcast_div", "_div_scalar", None)
+
+    def __rtruediv__(self, o):
+        return self._binary(o, "broadcast_div", "_div_scalar", "_rdiv_scalar", reverse=True)
+
+    def __mod__(self, o):
+        return self._binary(o, "broadcast_mod", "_mod_scalar", None)
+
+    def __rmod__(self, o):
+        return self._binary(o, "broadcast_mod", "_mod_scalar", "_rmod_scalar", reverse=True)
+
+    def __pow__(self, o):
+        return self._binary(o, "broadcast_power", "_power_scalar", None)
+
+    def __rpow__(self, o):
+        return self._binary(o, "broadcast_power", "_power_scalar", "_rpower_scalar", reverse=True)
+
+    def __eq__(self, o):  # type: ignore[override]
+        return self._binary(o, "broadcast_equal", "_equal_scalar", None)
+
+    def __ne__(self, o):  # type: ignore[override]
+        return self._binary(o, "broadcast_not_equal", "_not_equal_scalar", None)
+
+    def __gt__(self, o):
+        return self._binary(o, "broadcast_greater", "_greater_scalar", None)
+
+    def __ge__(self, o):
+        return self._binary(o, "broadcast_greater_equal", "_greater_equal_scalar", None)
+
+    def __lt__(self, o):
+        return self._binary(o, "broadcast_lesser", "_lesser_scalar", None)
+
+    def __le__(self, o):
+        return self._binary(o, "broadcast_lesser_equal", "_lesser_equal_scalar", None)
+
+    __hash__ = object.__hash__
+
+    def __neg__(self):
+        from . import op
+
+        return op.negative(self)
+
+    def __abs__(self):
+        from . import op
+
+        return op.abs(self)
+
+    def __iadd__(self, o):
+        return self._inplace(o, "broadcast_add", "_plus_scalar")
+
+    def __isub__(self, o):
+        return self._inplace(o, "broadcast_sub", "_minus_scalar")
+
+    def __imul__(self, o):
+        return self._inplace(o, "broadcast_mul", "_mul_scalar")
+
+    def __itruediv__(self, o):
+        return self._inplace(o, "broadcast_div", "_div_scalar")
+
+    def __getattr__(self, name: str) -> Any:
+        """Operators as methods (``x.sum(axis=1)``, ``x.exp()``): the array is the first input."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        from ..operator import registry
+
+        if name not in _METHOD_OPS or not registry.exists(name):
+            raise AttributeError(f"'NDArray' object has no attribute {name!r}")
+        from . import op
+
+        function = getattr(op, name)
+        return lambda *args, **kwargs: function(self, *args, **kwargs)
+
+
+# Operators reachable as NDArray methods (MXNet 1.x's NDArray methods).
+_METHOD_OPS = frozenset(
+    """abs sign exp log log1p expm1 sqrt rsqrt square reciprocal sin cos tan arcsin arccos arctan sinh cosh tanh
+    floor ceil round rint fix sigmoid relu softmax log_softmax sum mean prod max min argmax argmin norm nansum
+    transpose swapaxes flatten expand_dims squeeze clip tile repeat split slice slice_axis take pick one_hot topk
+    sort argsort broadcast_to broadcast_like zeros_like ones_like softsign dot""".split()
+)
+
+
+def _is_basic_index(key: Any) -> bool:
+    parts = key if isinstance(key, tuple) else (key,)
+    return all(
+        (isinstance(p, numbers.Integral) and not isinstance(p, bool))
+        or isinstance(p, slice)
+        or p is Ellipsis
+        or p is None
+        for p in parts
+    )
+
+
+def _view_key(key: Any) -> Any:
+    """A basic index that always yields a view: all-integer keys get a trailing Ellipsis
+    (``a[1, 2]`` is a NumPy scalar, ``a[1, 2, ...]`` a 0-d view of the same element)."""
+    parts = key if isinstance(key, tuple) else (key,)
+    if Ellipsis not in parts:
+        return (*parts, Ellipsis)
+    return key
+
+
+def _advanced_get(source: NDArray, key: Any) -> NDArray:
+    """Advanced indexing copies (as NumPy does): the index arrays are read inside the engine."""
+    parts = key if isinstance(key, tuple) else (key,)
+    index_arrays = [p for p in parts if isinstance(p, NDArray)]
+    host_parts = [p.asnumpy() if isinstance(p, NDArray) else p for p in parts]
+    try:
+        probe = np.empty(source.shape, dtype=np.bool_)[tuple(host_parts)]
+    except IndexError as err:
+        raise MXLabError(f"NDArray indexing: {err}") from None
+    result = empty(probe.shape, source.context, source.dtype)
+    xp = backend.array_module(source.context)
+    index = tuple(xp.asarray(p) if isinstance(p, np.ndarray) else p for p in host_parts)
+    src_data, dst_data = source._data, result._data
+
+    def gather(run_ctx: Any) -> None:
+        dst_data[...] = src_data[index]
+
+    reads = [source._chunk.var] + [a._chunk.var for a in index_arrays if a._chunk.var is not source._chunk.var]
+    source._chunk.engine.push_sync(gather, source.context, reads, [result._chunk.var], name="advanced_index")
+    return result
+
+
+def _push_copy(source: NDArray, target: NDArray, broadcast: bool = False) -> None:
+    """Copy values between arrays (across devices too) through the engine."""
+    engine = target._chunk.engine
+    src, dst = source._data, target._data
+    src_ctx, dst_ctx = source.context, target.context
+    if broadcast:
+        try:
+            np.broadcast_shapes(source.shape, target.shape)
+        except ValueError:
+            raise MXLabError(
+                f"cannot assign an array of shape {source.shape} to a slice of shape {target.shape}"
+            ) from None
+    if src_ctx == dst_ctx:
+        prop = FnProperty.NORMAL
+
+        def copy(run_ctx: Any) -> None:
+            dst[...] = src
+
+    else:
+        prop = FnProperty.COPY_FROM_GPU if src_ctx.device_type == "gpu" else FnProperty.COPY_TO_GPU
+        xp = backend.array_module(dst_ctx)
+
+        def copy(run_ctx: Any) -> None:
+            if src_ctx.device_type == "gpu" and dst_ctx.device_type == "cpu":
+                dst[...] = src.get(stream=run_ctx.stream)
+            else:
+                with backend.device(dst_ctx):
+                    dst[...] = xp.asarray(src)
+
+    run_ctx_device = dst_ctx if dst_ctx.device_type == "gpu" else src_ctx
+    if source._chunk.var is target._chunk.var:  # assigning a view of the array to another view of it
+        snapshot = source.copy()
+        _push_copy(snapshot, target, broadcast)
+        return
+    engine.push_sync(copy, run_ctx_device, [source._chunk.var], [target._chunk.var], prop=prop, name="copyto")
+
+
+def _push_fill(target: NDArray, value: Any) -> None:
+    data = target._data
+
+    def fill(run_ctx: Any) -> None:
+        data[...] = value
+
+    target._chunk.engine.push_sync(fill, target.context, [], [target._chunk.var], name="fill")
+
+
+# ---------------------------------------------------------------------- creation
+def empty(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = "float32") -> NDArray:
+    """An uninitialised array (its memory comes from the storage pool)."""
+    shape = _check_shape(shape, "empty")
+    ctx = ctx or current_context()
+    if not isinstance(ctx, Context):
+        raise MXLabError(f"ctx must be a Context such as mx.cpu(0), got {ctx!r}")
+    dtype = normalize_dtype(dtype)
+    backend.check_context(ctx)
+    return new_array(shape, ctx, dtype.name)
+
+
+def array(source: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
+    """An array holding a copy of ``source`` (list, NumPy array or NDArray).
+
+    The dtype defaults to the source's for arrays and to float32 for Python lists, as in
+    MXNet.
+    """
+    if isinstance(source, NDArray):
+        result = source.copyto(ctx or source.context)
+        return result if dtype is None else result.astype(dtype)
+    if dtype is None:
+        dtype = source.dtype if isinstance(source, np.ndarray) else np.float32
+    dtype = normalize_dtype(dtype, "array")
+    try:
+        values = np.array(source, dtype=dtype)
+    except (TypeError, ValueError) as err:
+        raise MXLabError(f"array: cannot convert {type(source).__name__} to an array of {dtype.name}: {err}") from None
+    result = empty(values.shape, ctx, dtype)
+    target = result._data
+    xp = backend.array_module(result.context)
+
+    def load(run_ctx: Any) -> None:
+        target[...] = values if xp is np else xp.asarray(values)
+
+    prop = FnProperty.NORMAL if result.context.device_type == "cpu" else FnProperty.COPY_TO_GPU
+    result._chunk.engine.push_sync(load, result.context, [], [result._chunk.var], prop=prop, name="array")
+    return result
+
+
+def zeros(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = "float32", **kwargs: Any) -> NDArray:
+    from . import op
+
+    return op._zeros(shape=_check_shape(shape, "zeros"), ctx=ctx, dtype=normalize_dtype(dtype).name, **kwargs)
+
+
+def ones(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = "float32", **kwargs: Any) -> NDArray:
+    from . import op
+
+    return op._ones(shape=_check_shape(shape, "ones"), ctx=ctx, dtype=normalize_dtype(dtype).name, **kwargs)
+
+
+def full(shape: int | Sequence[int], val: float, ctx: Context | None = None, dtype: Any = "float32") -> NDArray:
+    from . import op
+
+    return op._full(shape=_check_shape(shape, "full"), value=float(val), ctx=ctx, dtype=normalize_dtype(dtype).name)
+
+
+def arange(
+    start: float,
+    stop: float | None = None,
+    step: float = 1.0,
+    repeat: int = 1,
+    ctx: Context | None = None,
+    dtype: Any = "float32",
+) -> NDArray:
+    from . import op
+
+    return op._arange(start=start, stop=stop, step=step, repeat=repeat, ctx=ctx, dtype=normalize_dtype(dtype).name)
+
+
+def waitall() -> None:
+    """Block until every pushed operation has finished (re-raises the first unreported error)."""
+    from .chunk import bury_the_dead
+
+    bury_the_dead()
+    Engine.get().wait_for_all()
+
+
+def _check_shape(shape: Any, api: str) -> tuple[int, ...]:
+    if isinstance(shape, numbers.Integral) and not isinstance(shape, bool):
+        shape = (int(shape),)
+    try:
+        shape = tuple(int(d) for d in shape if not isinstance(d, bool) or False)
+    except TypeError:
+        raise MXLabError(f"{api}: shape must be an int or a tuple of ints, got {shape!r}") from None
+    if any(d < 0 for d in shape):
+        raise MXLabError(f"{api}: shape dimensions must be >= 0, got {shape}")
+    return shape

@@ -1,0 +1,142 @@
+"""Front-end generation: a Python function per registered operator (``mx.nd.<name>``).
+
+MXNet generates ``mx.nd.*`` from its operator registry when the library loads; MXLab
+generates each function the first time it is looked up, so operators registered later (in
+a tutorial, or loaded from a C library) get one too. The function's signature and
+docstring come from the operator's input names and parameters.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from ..base import MXLabError
+from ..context import Context
+from ..operator import registry
+from ..operator.params import REQUIRED, DType, OperatorParamError, Shape
+from ..operator.registry import OpDef
+from .imperative import invoke, parse_attrs
+from .ndarray import NDArray
+
+_PLACEHOLDERS = {float: 1.0, int: 1, bool: False, str: "", Shape: Shape((1,)), DType: "float32"}
+
+
+def _default_input_names(op: OpDef) -> list[str] | None:
+    """Input names for the defaults of every parameter; required ones get a placeholder
+    (input names depend on switches such as ``no_bias``, never on ``num_hidden``)."""
+    values = {}
+    for name, field in op.params.fields.items():
+        if field.default is REQUIRED:
+            values[name] = field.choices[0] if field.choices else _PLACEHOLDERS.get(field.type)
+    try:
+        return op.list_input_names(op.parse_attrs(values))
+    except (OperatorParamError, AttributeError, TypeError, ValueError):
+        return None
+
+
+def make_docstring(op: OpDef) -> str:
+    names = _default_input_names(op)
+    lines = [op.description or f"The {op.name} operator.", "", "Parameters", "----------"]
+    if op.key_var_num_args:
+        lines += ["*data : NDArray", "    The input arrays (any number)."]
+    else:
+        for name in names or ["data"]:
+            lines += [f"{name} : NDArray", "    An input array."]
+    described = op.params.describe()
+    if described:
+        lines.append(described)
+    lines += [
+        "out : NDArray, optional",
+        "    The output array to write into.",
+        "",
+        "Returns",
+        "-------",
+        "NDArray or list of NDArray",
+    ]
+    return "\n".join(lines)
+
+
+def make_signature(op: OpDef) -> inspect.Signature:
+    kind = inspect.Parameter
+    params = []
+    names = _default_input_names(op)
+    if op.key_var_num_args:
+        params.append(kind("data", kind.VAR_POSITIONAL))
+    else:
+        params += [kind(n, kind.POSITIONAL_OR_KEYWORD, default=None) for n in (names or ["data"])]
+    for name, field in op.params.fields.items():
+        if op.key_var_num_args == name:
+            continue
+        default = inspect.Parameter.empty if field.default is inspect.Parameter.empty else field.default
+        from ..operator.params import REQUIRED
+
+        params.append(kind(name, kind.KEYWORD_ONLY, default=kind.empty if default is REQUIRED else default))
+    params.append(kind("out", kind.KEYWORD_ONLY, default=None))
+    return inspect.Signature(params)
+
+
+def make_nd_function(op: OpDef) -> Callable[..., Any]:
+    """The imperative front-end function of ``op``."""
+    op_name = op.name
+
+    def function(*args: Any, out: Any = None, name: str | None = None, **kwargs: Any) -> Any:
+        op = registry.get(op_name)  # the current record, even after register(..., override=True)
+        inputs_by_name = {}
+        params = {}
+        for key, value in kwargs.items():
+            (inputs_by_name if isinstance(value, NDArray) else params)[key] = value
+        ctx = None
+        if "ctx" in params:
+            ctx = params["ctx"]
+            if ctx is None:
+                del params["ctx"]
+            elif isinstance(ctx, Context):
+                params["ctx"] = str(ctx)
+            else:
+                raise MXLabError(f"{op.name}: ctx must be a Context such as mx.cpu(0), got {ctx!r}")
+        if args and not op.key_var_num_args:
+            # Positional values after the input arrays are parameters in their declared
+            # order, as in MXNet's generated signatures (``clip(x, 0, 1)``).
+            static_names = op._input_names if isinstance(op._input_names, list | tuple) else None
+            if static_names is not None or op._num_inputs == 1:
+                count = len(static_names) if static_names is not None else 1
+            else:  # input names depend on parameters: the leading arrays are the inputs
+                count = 0
+                while count < len(args) and isinstance(args[count], NDArray):
+                    count += 1
+            extra, args = args[count:], args[:count]
+            if any(isinstance(value, NDArray) for value in extra):
+                raise MXLabError(f"{op.name}: takes {count} input array(s), got {count + len(extra)} arrays")
+            fields = [f for f in op.params.fields if f not in params]
+            if len(extra) > len(fields):
+                raise MXLabError(f"{op.name}: too many positional arguments ({len(extra)} after the input arrays)")
+            for field, value in zip(fields, extra, strict=False):
+                params[field] = value
+        if op.key_var_num_args and op.key_var_num_args not in params:
+            params[op.key_var_num_args] = len(args)
+        attrs = parse_attrs(op, params)
+        names = op.list_input_names(attrs)
+        if len(args) > len(names):
+            raise MXLabError(f"{op.name}: takes {len(names)} input array(s) ({', '.join(names)}), got {len(args)}")
+        inputs = list(args)
+        for input_name in names[len(args) :]:
+            if input_name not in inputs_by_name:
+                raise MXLabError(f"{op.name}: missing input '{input_name}' (inputs: {', '.join(names)})")
+            inputs.append(inputs_by_name.pop(input_name))
+        if inputs_by_name:
+            raise MXLabError(
+                f"{op.name}: unexpected array argument(s) {sorted(inputs_by_name)}; inputs are {', '.join(names)}"
+            )
+        outputs = invoke(op, inputs, out=out, ctx=ctx, attrs=attrs)
+        return outputs[0] if len(outputs) == 1 else outputs
+
+    function.__name__ = op.name
+    function.__qualname__ = op.name
+    function.__doc__ = make_docstring(op)
+    try:
+        function.__signature__ = make_signature(op)  # type: ignore[attr-defined]
+    except (ValueError, TypeError):
+        pass
+    return function

@@ -1,0 +1,62 @@
+"""Operators: one registry, several front doors (seed 004, seed 000 "Operators in MXNet").
+
+* ``register(name)``: the registration API of seed 004 (this package's ``registry``).
+* ``framework.operator.legacy``: the OperatorProperty front door (Forward/Backward classes).
+* ``framework.operator.simple_op``: the SimpleOp front door (unary/binary functions).
+
+Importing this package registers every built-in operator (``tensor/`` and ``nn/``).
+"""
+
+from __future__ import annotations
+
+from . import nn, registry, tensor
+from .grad import (
+    elemwise_grad_use_in,
+    elemwise_grad_use_in_out,
+    elemwise_grad_use_none,
+    elemwise_grad_use_out,
+    zero_grad,
+)
+from .infer import InferenceError, elemwise_shape, elemwise_type, shape_assign, type_assign
+from .kernel import ADD, INPLACE, NULL, WRITE, OpContext, Req, assign, assign_ufunc
+from .node import Entry, Node, NodeAttrs
+from .params import REQUIRED, DType, OperatorParamError, Param, ParamSet, Shape
+from .registry import OpDef, OperatorError, get, list_operators, register
+
+__all__ = [
+    "ADD",
+    "INPLACE",
+    "NULL",
+    "REQUIRED",
+    "WRITE",
+    "DType",
+    "Entry",
+    "InferenceError",
+    "Node",
+    "NodeAttrs",
+    "OpContext",
+    "OpDef",
+    "OperatorError",
+    "OperatorParamError",
+    "Param",
+    "ParamSet",
+    "Req",
+    "Shape",
+    "assign",
+    "assign_ufunc",
+    "elemwise_grad_use_in",
+    "elemwise_grad_use_in_out",
+    "elemwise_grad_use_none",
+    "elemwise_grad_use_out",
+    "elemwise_shape",
+    "elemwise_type",
+    "get",
+    "list_operators",
+    "nn",
+    "register",
+    "registry",
+    "shape_assign",
+    "tensor",
+    "type_assign",
+    "zero_grad",
+]

@@ -1,0 +1,160 @@
+"""FullyConnected: the dense layer ``out = data . weight^T + bias``.
+
+This is the layer that makes symbolic shape inference worth having: the user gives only
+``num_hidden`` and the data shape, and inference fills in the parameter shapes
+(``weight`` is ``(num_hidden, in_features)``, ``bias`` is ``(num_hidden,)``), which is how
+``sym.infer_shape(data=...)`` can allocate every parameter of a network.
+
+``flatten=True`` (the default) treats the data as ``(batch, everything else)``; with
+``flatten=False`` only the last axis is contracted, so ``(N, T, C)`` becomes
+``(N, T, num_hidden)``. ``no_bias=True`` removes the ``bias`` input: the input *names*
+depend on the parameters, so ``list_arguments`` of a symbol changes with them.
+
+The computation is one matrix product (BLAS through ``xp.dot``); the gradients are two
+more: ``d data = g . W``, ``d weight = g^T . x`` and ``d bias = sum(g, axis=0)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..grad import make_backward_node
+from ..infer import InferenceError, ShapeT, shape_assign, shape_known, type_assign
+from ..kernel import assign
+from ..node import Entry, Node, NodeAttrs
+from ..params import Param, ParamSet
+from ..registry import register
+
+
+class FullyConnectedParam(ParamSet):
+    num_hidden = Param(int, description="Number of hidden units (output features).", low=1)
+    no_bias = Param(bool, False, "Whether to leave out the bias input.")
+    flatten = Param(bool, True, "Whether to collapse all but the first axis of the data.")
+
+
+def _num_inputs(attrs: NodeAttrs) -> int:
+    return 2 if attrs.parsed.no_bias else 3
+
+
+def _input_names(attrs: NodeAttrs) -> list[str]:
+    return ["data", "weight"] if attrs.parsed.no_bias else ["data", "weight", "bias"]
+
+
+def _fc_shape(attrs: NodeAttrs, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
+    """Infer weight/bias/output from data, and the batch dimension back from the output."""
+    p, name = attrs.parsed, attrs.name
+    dshape = in_shapes[0]
+    if dshape is None:
+        return False
+    if len(dshape) == 0:
+        raise InferenceError(f"{name}: FullyConnected needs data with at least one dimension, got shape ()")
+    oshape = out_shapes[0]
+    if p.flatten:
+        in_features = math.prod(dshape[1:])
+        expected_out = (dshape[0], p.num_hidden)
+    else:
+        in_features = dshape[-1]
+        expected_out = (*dshape[:-1], p.num_hidden)
+    if oshape is not None and len(oshape) != len(expected_out):
+        raise InferenceError(f"{name}: shape inconsistent for output: expected {expected_out}, got {oshape}")
+    # the batch dimension(s) may come back from a known output (MXNet does this for dim 0)
+    if oshape is not None:
+        known_batch = oshape[:1] if p.flatten else oshape[:-1]
+        shape_assign(in_shapes, 0, (*known_batch, *in_shapes[0][len(known_batch) :]), name, "data")
+        dshape = in_shapes[0]
+        expected_out = (dshape[0], p.num_hidden) if p.flatten else (*dshape[:-1], p.num_hidden)
+    if in_features:
+        shape_assign(in_shapes, 1, (p.num_hidden, in_features), name, "weight")
+    elif in_shapes[1] is not None and len(in_shapes[1]) == 2 and (not p.flatten or len(dshape) == 2):
+        # the unknown feature dimension of the data comes from a known weight
+        shape_assign(in_shapes, 0, (*dshape[:-1], in_shapes[1][1]), name, "data")
+    if not p.no_bias:
+        bias = in_shapes[2]
+        if bias is not None and len(bias) == 2:
+            shape_assign(in_shapes, 2, (p.num_hidden, 1), name, "bias")
+        else:
+            shape_assign(in_shapes, 2, (p.num_hidden,), name, "bias")
+    shape_assign(out_shapes, 0, expected_out, name, "output")
+    return all(shape_known(s) for s in list(in_shapes) + list(out_shapes))
+
+
+def _same_type(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
+    """Every input and the output share one float type."""
+    name = attrs.name
+    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
+    if known is None:
+        return False
+    for i in range(len(in_types)):
+        type_assign(in_types, i, known, name, f"input {i}")
+    for i in range(len(out_types)):
+        type_assign(out_types, i, known, name, f"output {i}")
+    return True
+
+
+def _as_matrix(data, flatten: bool):
+    """The data as a 2-D matrix (rows = samples) for one BLAS call."""
+    if flatten:
+        return data.reshape(data.shape[0], -1)
+    return data.reshape(-1, data.shape[-1])
+
+
+def _fc_forward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None:
+    p, xp = attrs.parsed, op_ctx.xp
+    x = _as_matrix(inputs[0], p.flatten)
+    result = xp.dot(x, inputs[1].T)
+    if not p.no_bias:
+        result += inputs[2].reshape(1, -1)
+    assign(outputs[0], req[0], result.reshape(outputs[0].shape))
+
+
+def _fc_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
+    """Backward inputs: output gradient, data, weight (and bias, for its shape)."""
+    backward = make_backward_node(node, "_backward_FullyConnected", [out_grads[0], *node.inputs])
+    return [Entry(backward, i) for i in range(len(node.inputs))]
+
+
+def _fc_backward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None:
+    p, xp = attrs.parsed, op_ctx.xp
+    data, weight = inputs[1], inputs[2]
+    grad = inputs[0].reshape(-1, p.num_hidden)
+    x = _as_matrix(data, p.flatten)
+    assign(outputs[0], req[0], xp.dot(grad, weight).reshape(data.shape))
+    assign(outputs[1], req[1], xp.dot(grad.T, x))
+    if not p.no_bias:
+        assign(outputs[2], req[2], grad.sum(axis=0).reshape(outputs[2].shape))
+
+
+def _backward_shape(attrs: NodeAttrs, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
+    for i in range(len(out_shapes)):
+        shape_assign(out_shapes, i, in_shapes[i + 1], attrs.name, f"gradient {i}")
+    return all(shape_known(s) for s in out_shapes)
+
+
+def _backward_type(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
+    for i in range(len(out_types)):
+        type_assign(out_types, i, in_types[i + 1], attrs.name, f"gradient {i}")
+    return all(t is not None for t in out_types)
+
+
+(
+    register("FullyConnected")
+    .describe("Applies a linear transformation: out = data . weight^T + bias.")
+    .set_params(FullyConnectedParam)
+    .set_num_inputs(_num_inputs)
+    .set_num_outputs(1)
+    .set_input_names(_input_names)
+    .set_infer_shape(_fc_shape)
+    .set_infer_type(_same_type)
+    .set_compute(_fc_forward)
+    .set_gradient(_fc_gradient)
+)
+(
+    register("_backward_FullyConnected")
+    .set_params(FullyConnectedParam)
+    .set_num_inputs(lambda attrs: 1 + _num_inputs(attrs))
+    .set_num_outputs(_num_inputs)
+    .set_infer_shape(_backward_shape)
+    .set_infer_type(_backward_type)
+    .set_compute(_fc_backward)
+    .set_is_backward()
+)

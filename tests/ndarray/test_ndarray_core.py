@@ -1,0 +1,191 @@
+"""NDArray semantics: asynchrony, views, in-place writes, copies across contexts, creation."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import framework as mx
+from framework.engine import Engine
+from framework.operator.infer import InferenceError
+from framework.operator.tensor.shape_ops import reshape_shape
+
+
+def test_operations_return_before_they_run_and_reads_wait():
+    engine = Engine.get()
+    gate = threading.Event()
+    x = mx.nd.zeros((4,))
+    engine.push_sync(lambda rc: gate.wait(5), mx.cpu(), mutable_vars=[x._chunk.var], name="gate")
+    y = mx.nd.reshape(x, shape=(2, 2))  # queued behind the gate
+    assert y.shape == (2, 2)  # shape is known at once, values are not
+    gate.set()
+    assert y.asnumpy().tolist() == [[0, 0], [0, 0]]
+
+
+def test_creation_functions_and_dtypes():
+    assert mx.nd.ones((2, 3), dtype="int32").asnumpy().dtype == np.int32
+    assert mx.nd.full((2,), 7.5).asnumpy().tolist() == [7.5, 7.5]
+    assert mx.nd.arange(1, 7, 2).asnumpy().tolist() == [1, 3, 5]
+    assert mx.nd.arange(3, repeat=2).asnumpy().tolist() == [0, 0, 1, 1, 2, 2]
+    assert mx.nd.array([1, 2]).dtype == np.float32  # lists default to float32, like MXNet
+    assert mx.nd.array(np.arange(3, dtype=np.int64)).dtype == np.int64  # arrays keep their dtype
+    assert mx.nd.empty((0, 3)).shape == (0, 3)
+    for dtype in ("float16", "float32", "float64", "int8", "int32", "int64", "uint8", "bool"):
+        assert mx.nd.zeros((2,), dtype=dtype).dtype == np.dtype(dtype)
+    with pytest.raises(mx.MXLabError, match="dtype complex64 is not supported"):
+        mx.nd.zeros((2,), dtype="complex64")
+    with pytest.raises(mx.MXLabError, match="shape dimensions must be >= 0"):
+        mx.nd.zeros((2, -1))
+    with pytest.raises(mx.MXLabError, match="cannot convert str"):
+        mx.nd.array("abc", dtype="float32")
+
+
+def test_basic_slices_are_views_that_share_writes():
+    x = mx.nd.zeros((3, 4))
+    row = x[1]
+    block = x[:, 1:3]
+    row[:] = 5
+    block[:] = 1
+    expected = np.zeros((3, 4), dtype=np.float32)
+    expected[1] = 5
+    expected[:, 1:3] = 1
+    assert np.array_equal(x.asnumpy(), expected)
+    assert row._chunk is x._chunk  # one storage block, one engine variable
+
+
+def test_setitem_forms_and_advanced_indexing_copies():
+    x = mx.nd.zeros((2, 3))
+    x[0] = mx.nd.array([1, 2, 3])
+    x[1, 2] = 9
+    x[1, 0:2] = np.array([4, 5])
+    assert x.asnumpy().tolist() == [[1, 2, 3], [4, 5, 9]]
+    picked = x[mx.nd.array([1, 0], dtype="int64")]
+    assert picked.asnumpy().tolist() == [[4, 5, 9], [1, 2, 3]]
+    picked[0] = 0
+    assert x.asnumpy()[1].tolist() == [4, 5, 9]  # advanced indexing copied
+    with pytest.raises(mx.MXLabError, match="cannot assign an array of shape \\(2,\\) to a slice of shape \\(3,\\)"):
+        x[0] = mx.nd.array([1, 2])
+        x.wait_to_read()
+
+
+def test_reshape_view_and_special_codes():
+    x = mx.nd.array(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    assert x.reshape((4, -1)).shape == (4, 6)
+    assert x.reshape(0, -1).shape == (2, 12)
+    cases = {  # the examples of MXNet's Reshape documentation
+        ((2, 3, 4), (4, 0, 2)): (4, 3, 2),
+        ((2, 3, 4), (2, 0, 0)): (2, 3, 4),
+        ((2, 3, 4), (6, 1, -1)): (6, 1, 4),
+        ((2, 3, 4), (3, -1, 8)): (3, 1, 8),
+        ((2, 3, 4), (-1,)): (24,),
+        ((2, 3, 4), (-2,)): (2, 3, 4),
+        ((2, 3, 4), (2, -2)): (2, 3, 4),
+        ((2, 3, 4), (-2, 1, 1)): (2, 3, 4, 1, 1),
+        ((2, 3, 4), (-3, 4)): (6, 4),
+        ((2, 3, 4, 5), (-3, -3)): (6, 20),
+        ((2, 3, 4), (0, -3)): (2, 12),
+        ((2, 3, 4), (-3, -2)): (6, 4),
+        ((2, 3, 4), (-4, 1, 2, -2)): (1, 2, 3, 4),
+        ((2, 3, 4), (2, -4, -1, 3, -2)): (2, 1, 3, 4),
+        ((10, 5, 4), (-1, 0)): (40, 5),
+    }
+    for (src, spec), expected in cases.items():
+        assert reshape_shape(src, spec) == expected, (src, spec)
+    assert reshape_shape((10, 5, 4), (-1, 0), reverse=True) == (50, 4)
+    with pytest.raises(InferenceError, match="size differs"):
+        reshape_shape((2, 3), (4, 2))
+    with pytest.raises(InferenceError, match="only one dimension can be -1"):
+        reshape_shape((2, 3), (-1, -1))
+    view = x.reshape((6, 4))
+    view[0] = -1
+    assert x.asnumpy()[0, 0].tolist() == [-1, -1, -1, -1]
+
+
+def test_copies_across_cpu_devices_use_copy_workers():
+    x = mx.nd.array([1.0, 2.0], ctx=mx.cpu(0))
+    with mx.events.record(["engine.push"]) as rec:
+        y = x.as_in_context(mx.cpu(1))
+        y.wait_to_read()
+    assert y.context == mx.cpu(1) and y.asnumpy().tolist() == [1.0, 2.0]
+    assert x.as_in_context(mx.cpu(0)) is x
+    assert any(e["name"] == "copyto" and e["prop"] == "copy_to_gpu" for e in rec.events)
+    z = mx.nd.zeros((2,), ctx=mx.cpu(2))
+    x.copyto(z)
+    assert z.asnumpy().tolist() == [1.0, 2.0]
+    with pytest.raises(mx.MXLabError, match="copyto: shape mismatch"):
+        x.copyto(mx.nd.zeros((3,)))
+    with pytest.raises(mx.MXLabError, match="Reshape: out= array is on cpu\\(1\\), inputs are on cpu\\(0\\)"):
+        mx.nd.reshape(x, shape=(2,), out=mx.nd.zeros((2,), ctx=mx.cpu(1)))
+
+
+def test_scalars_printing_and_truthiness():
+    x = mx.nd.array([3.5])
+    assert x.asscalar() == 3.5 and float(x) == 3.5 and bool(x)
+    assert "<NDArray 1 @cpu(0)>" in repr(x)
+    with pytest.raises(mx.MXLabError, match="exactly one element"):
+        mx.nd.zeros((2,)).asscalar()
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(mx.nd.zeros((2,)))
+    assert len(mx.nd.zeros((5, 2))) == 5
+    assert [a.shape for a in mx.nd.zeros((3, 2))] == [(2,)] * 3
+
+
+def test_errors_inside_operations_surface_on_read():
+    x = mx.nd.array([1.0, 2.0])
+    y = mx.nd.zeros((2,))
+    engine = Engine.get()
+
+    def broken(rc):
+        raise FloatingPointError("kernel failed")
+
+    engine.push_sync(broken, mx.cpu(), mutable_vars=[y._chunk.var], name="broken_kernel")
+    z = mx.nd.reshape(y, shape=(2,))  # depends on y: skipped, inherits the error
+    with pytest.raises(FloatingPointError, match="kernel failed"):
+        z.asnumpy()
+    assert x.asnumpy().tolist() == [1.0, 2.0]  # independent arrays are fine
+    mx.nd.waitall()
+
+
+def test_memory_returns_to_the_pool_when_arrays_die():
+    import gc
+
+    ctx = mx.cpu(3)
+    mx.nd.waitall()
+    before = mx.storage.stats(ctx)["bytes_in_use"]
+    x = mx.nd.zeros((1000,), ctx=ctx)
+    x.wait_to_read()
+    assert mx.storage.stats(ctx)["bytes_in_use"] >= before + 4000
+    del x
+    gc.collect()
+    mx.nd.waitall()
+    assert mx.storage.stats(ctx)["bytes_in_use"] == before
+
+
+def test_chunk_finalizer_takes_no_lock():
+    """Finalizers may run inside the garbage collector while this thread holds engine locks."""
+    x = mx.nd.zeros((8,))
+    x.wait_to_read()
+    chunk = x._chunk
+    with chunk.var._lock:  # as if a collection struck inside Var.complete_write
+        chunk.__del__()  # must return at once (a lock here would deadlock)
+    mx.nd.waitall()  # the next safe point retires the variable
+    assert chunk.var.deleted and chunk.handle.freed
+
+
+def test_arrays_in_autograd_cycles_return_their_memory():
+    import gc
+
+    ctx = mx.cpu(4)
+    mx.nd.waitall()
+    before = mx.storage.stats(ctx)["bytes_in_use"]
+    x = mx.nd.ones((256,), ctx=ctx)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.reshape(x, shape=(16, 16))
+    del y  # the tape keeps y's node, and the node keeps y: a cycle
+    del x
+    gc.collect()
+    mx.nd.waitall()
+    assert mx.storage.stats(ctx)["bytes_in_use"] == before

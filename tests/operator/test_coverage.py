@@ -1,0 +1,53 @@
+"""Every registered operator is exercised by the operator tests (as MXNet checks its tutorials).
+
+A forward operator must be named in a test file under tests/operator or tests/ndarray that
+calls ``check_req``; one with a (non-zero) gradient must also be named in a file that calls
+``check_numeric_gradient``. Backward operators are covered through their forward operator.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import framework  # noqa: F401 - registers the built-in operators
+from framework.operator import registry
+from framework.operator.grad import no_gradient, zero_grad
+
+TESTS = Path(__file__).resolve().parents[1]
+
+
+def _sources(marker: str) -> str:
+    files = list((TESTS / "operator").glob("test_*.py")) + list((TESTS / "ndarray").glob("test_*.py"))
+    return "\n".join(text for f in files if marker in (text := f.read_text()))
+
+
+def _named(name: str, text: str) -> bool:
+    return re.search(rf"""["']{re.escape(name)}["']""", text) is not None or f"mx.nd.{name}(" in text
+
+
+def _forward_operators() -> list[str]:
+    names = []
+    for name in registry.list_operators():
+        op = registry.get(name)
+        if op.name != name or op.is_backward or name.startswith("_test_"):
+            continue
+        names.append(name)
+    return names
+
+
+def test_every_operator_is_checked_for_req_add_and_null():
+    text = _sources("check_req(")
+    missing = [n for n in _forward_operators() if not any(_named(a, text) for a in [n, *registry.aliases_of(n)])]
+    assert not missing, f"operators never passed to check_req in the tests: {missing}"
+
+
+def test_every_differentiable_operator_has_a_numeric_gradient_test():
+    text = _sources("check_numeric_gradient(")
+    missing = [
+        n
+        for n in _forward_operators()
+        if registry.get(n).gradient not in (None, zero_grad, no_gradient)
+        and not any(_named(a, text) for a in [n, *registry.aliases_of(n)])
+    ]
+    assert not missing, f"differentiable operators without a numeric gradient test: {missing}"
