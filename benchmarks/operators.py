@@ -9,8 +9,10 @@ MXLab's side is the whole framework path a user takes: ``mx.nd.FullyConnected`` 
 ``autograd.record()``, then ``backward()``, then ``waitall()``: parameter parsing, shape
 inference, engine pushes, the gradient pass, and the compute functions. The baseline is
 hand-written NumPy doing the same math (``x @ w.T + b`` and its three gradients) in the
-same process, alternated rep by rep. Target (issue 3): within 1.2x of NumPy. Convolution and
-pooling have their own benchmark (``benchmarks/operators_conv.py``).
+same process, alternated rep by rep. Target (issue 3): within 1.2x of NumPy. With
+``--mxnet-python mxvenv/bin/python`` MXNet 1.9.1 runs the same layers (peers/mxnet_layers.py)
+and the ratio is reported. Convolution and pooling have their own benchmark
+(``benchmarks/operators_conv.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -31,13 +34,27 @@ import framework as mx
 LAYERS = {"lenet_fc1": (64, 800, 500), "lenet_fc2": (64, 500, 10), "mlp_fc": (128, 784, 512)}
 
 
-def run(reps: int) -> None:
+def mxnet_figures(python: str | None, reps: int) -> dict[str, float]:
+    """Medians (ms) from MXNet 1.9.1 itself, run by ``benchmarks/peers/mxnet_layers.py``."""
+    if not python:
+        return {}
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers", "mxnet_layers.py")
+    result = subprocess.run([python, script, "--reps", str(reps)], capture_output=True, text=True, timeout=600)
+    if result.returncode != 0:
+        raise SystemExit(f"the MXNet peer failed: {result.stderr[-2000:]}")
+    return {row["case"]: row["median"] for row in map(json.loads, result.stdout.splitlines())}
+
+
+def run(reps: int, mxnet_python: str | None = None) -> None:
     rng = np.random.default_rng(0)
+    peers = mxnet_figures(mxnet_python, reps)
     for name, (batch, n_in, n_out) in LAYERS.items():
-        measure(rng, name, batch, n_in, n_out, reps)
+        measure(rng, name, batch, n_in, n_out, reps, peers.get(name))
 
 
-def measure(rng: np.random.Generator, name: str, batch: int, n_in: int, n_out: int, reps: int) -> None:
+def measure(
+    rng: np.random.Generator, name: str, batch: int, n_in: int, n_out: int, reps: int, mxnet_ms: float | None
+) -> None:
     """One layer: the framework path and the NumPy baseline, alternated rep by rep."""
     x_np = rng.standard_normal((batch, n_in), dtype=np.float32)
     w_np = rng.standard_normal((n_out, n_in), dtype=np.float32) * 0.01
@@ -81,7 +98,11 @@ def measure(rng: np.random.Generator, name: str, batch: int, n_in: int, n_out: i
                 "min": min(mine),
                 "max": max(mine),
                 "numpy_median": statistics.median(base),
-                "ratios": {"ours_over_numpy_paired_median": ratio},
+                "mxnet_median": mxnet_ms,
+                "ratios": {
+                    "ours_over_numpy_paired_median": ratio,
+                    "ours_over_mxnet": None if mxnet_ms is None else statistics.median(mine) / mxnet_ms,
+                },
                 "targets": {"ours_over_numpy_at_most": 1.2},
             }
         ),
@@ -93,8 +114,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--quick", action="store_true", help="3 reps")
+    parser.add_argument("--mxnet-python", help="an interpreter with mxnet 1.9.1, to measure it in the same run")
     args = parser.parse_args()
-    run(3 if args.quick else args.reps)
+    run(3 if args.quick else args.reps, args.mxnet_python)
 
 
 if __name__ == "__main__":

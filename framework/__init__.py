@@ -5,10 +5,33 @@ Use it as MXNet: ``import framework as mx``.
 
 from __future__ import annotations
 
-from . import autograd, base, engine, events, ndarray, operator, profiler, random, resource, storage
+from . import (
+    autograd,
+    base,
+    callback,
+    engine,
+    events,
+    initializer,
+    lr_scheduler,
+    metric,
+    ndarray,
+    operator,
+    optimizer,
+    profiler,
+    random,
+    resource,
+    storage,
+    symbol,
+    test_utils,
+    visualization,
+)
+from . import initializer as init
 from . import ndarray as nd
+from . import symbol as sym
+from . import visualization as viz
 from .base import MXLabError
 from .context import Context, cpu, current_context, gpu, num_gpus
+from .symbol import naming as name
 
 __version__ = "0.1.0"
 
@@ -17,17 +40,34 @@ __all__ = [
     "MXLabError",
     "autograd",
     "base",
+    "callback",
     "cpu",
     "current_context",
     "engine",
     "events",
     "gpu",
+    "init",
+    "io",
+    "initializer",
+    "lr_scheduler",
+    "metric",
+    "mod",
+    "model",
+    "module",
     "num_gpus",
     "nd",
     "ndarray",
     "operator",
+    "optimizer",
     "profiler",
     "random",
+    "recordio",
     "resource",
+    "sym",
+    "test_utils",
+    "visualization",
+    "viz",
+    "symbol",
+    "name",
     "storage",
 ]

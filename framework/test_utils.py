@@ -68,7 +68,8 @@ def assert_almost_equal(
     where = np.unravel_index(int(np.argmax(excess)), a.shape) if a.shape else ()
     raise AssertionError(
         f"{names[0]} and {names[1]} differ beyond rtol={rtol:g}, atol={atol:g}: "
-        f"worst at index {tuple(int(i) for i in where)}: {names[0]}={a64[where]!r}, {names[1]}={b64[where]!r} "
+        f"worst at index {tuple(int(i) for i in where)}: {names[0]}={float(a64[where])!r}, "
+        f"{names[1]}={float(b64[where])!r} "
         f"({int(np.sum(excess > 0))} of {a.size} elements out of tolerance)"
     )
 
@@ -82,8 +83,10 @@ def almost_equal(a: Any, b: Any, rtol: float | None = None, atol: float | None =
 
 
 def rand_shape_nd(ndim: int, dim: int = 5, rng: np.random.Generator | None = None) -> tuple[int, ...]:
-    """A random shape of ``ndim`` dimensions, each in [1, dim]."""
-    rng = rng or np.random.default_rng()
+    """A random shape of ``ndim`` dimensions, each in [1, dim] (NumPy's global generator by
+    default, so ``np.random.seed`` reproduces it, as in MXNet)."""
+    if rng is None:
+        return tuple(int(d) for d in np.random.randint(1, dim + 1, size=ndim))
     return tuple(int(d) for d in rng.integers(1, dim + 1, size=ndim))
 
 
@@ -95,24 +98,48 @@ def _outputs_list(result: Any, what: str) -> list[NDArray]:
 
 
 def check_numeric_gradient(
-    fn: Callable[..., Any],
-    location: Sequence[np.ndarray],
+    fn: Callable[..., Any] | Any,
+    location: Sequence[np.ndarray] | Any,
+    aux_states: Any = None,
+    numeric_eps: float | None = None,
     rtol: float | None = None,
     atol: float | None = None,
-    numeric_eps: float | None = None,
-    dtype: Any = np.float64,
-    grad_nodes: Sequence[int] | None = None,
+    grad_nodes: Sequence[int] | Any = None,
+    use_forward_train: bool = True,
     ctx: Context | None = None,
+    grad_stype_dict: Any = None,
+    dtype: Any = np.float64,
     seed: int = 0,
 ) -> None:
     """Compare autograd's gradients of ``fn`` with central finite differences.
 
     ``fn`` takes one NDArray per entry of ``location`` and returns an NDArray (or a list).
     The outputs are projected onto random weights in [0.1, 1.1) to make a scalar loss, as
-    MXNet does; then each input element is nudged by +/- eps.
+    MXNet does; then each input element is nudged by +/- eps. Given a Symbol instead (the
+    arguments follow MXNet's signature), the symbolic checker of symbol_test_utils runs.
     """
+    from .symbol import Symbol
+
+    if isinstance(fn, Symbol):  # the symbolic checker (seed 004's usage)
+        from . import symbol_test_utils
+
+        return symbol_test_utils.check_numeric_gradient(
+            fn,
+            location,
+            aux_states,
+            numeric_eps,
+            rtol,
+            atol,
+            grad_nodes,
+            use_forward_train,
+            ctx,
+            grad_stype_dict,
+            dtype,
+        )
     if not callable(fn):
         raise MXLabError(f"check_numeric_gradient: expected a function of NDArrays, got {type(fn).__name__}")
+    if aux_states is not None or grad_stype_dict is not None:
+        raise MXLabError("check_numeric_gradient: aux_states and grad_stype_dict apply to symbols only")
     dtype = np.dtype(dtype)
     ctx = ctx or default_context()
     eps = numeric_eps or NUMERIC_EPS.get(dtype, 2.0**-14)
@@ -223,3 +250,12 @@ def check_req(
         for i, (init, got) in enumerate(zip(initial, untouched, strict=True)):
             if not np.array_equal(got, init, equal_nan=True):
                 raise AssertionError(f"check_req: {node.op.name} output {i} was modified although req='null'")
+
+
+def __getattr__(name: str) -> Any:
+    """The symbolic checkers live in framework/symbol_test_utils.py (they need symbols)."""
+    if name in ("check_symbolic_forward", "check_symbolic_backward", "simple_forward"):
+        from . import symbol_test_utils
+
+        return getattr(symbol_test_utils, name)
+    raise AttributeError(f"module 'framework.test_utils' has no attribute {name!r}")

@@ -20,6 +20,8 @@ from .. import backend
 from ..base import MXLabError
 from ..context import Context, current_context
 from ..engine import Engine, FnProperty
+from ..operator import registry as _registry
+from . import imperative as _imperative
 from .chunk import Chunk
 
 _DTYPES = ("float16", "float32", "float64", "uint8", "int8", "int32", "int64", "bool")
@@ -156,6 +158,11 @@ class NDArray:
             raise TypeError(f"only integer NDArrays can be used as an index, not {self.dtype}")
         return int(self.asscalar())
 
+    def __reduce__(self) -> tuple:
+        """Pickle the values and the context (as MXNet's NDArray pickles), not the engine state."""
+        ctx = self.context
+        return _unpickle, (self.asnumpy(), ctx.device_type, ctx.device_id)
+
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         values = self.asnumpy()
         return values if dtype is None else values.astype(dtype)
@@ -257,23 +264,19 @@ class NDArray:
 
     # ------------------------------------------------------------------ arithmetic (MXNet 1.x rules)
     def _binary(self, other: Any, nd_op: str, scalar_op: str, rscalar_op: str | None, reverse: bool = False):
-        from . import op
-
         if isinstance(other, NDArray):
             lhs, rhs = (other, self) if reverse else (self, other)
-            return getattr(op, nd_op)(lhs, rhs)
+            return _call(nd_op, [lhs, rhs], {})
         if isinstance(other, numbers.Number | np.generic):
             name = rscalar_op if reverse and rscalar_op else scalar_op
-            return getattr(op, name)(self, scalar=float(other))
+            return _call(name, [self], {"scalar": float(other)})
         return NotImplemented
 
     def _inplace(self, other: Any, nd_op: str, scalar_op: str) -> NDArray:
-        from . import op
-
         if isinstance(other, NDArray):
-            getattr(op, nd_op)(self, other, out=self)
+            _call(nd_op, [self, other], {}, out=self)
         elif isinstance(other, numbers.Number | np.generic):
-            getattr(op, scalar_op)(self, scalar=float(other), out=self)
+            _call(scalar_op, [self], {"scalar": float(other)}, out=self)
         else:
             return NotImplemented
         return self
@@ -368,6 +371,17 @@ class NDArray:
 
         function = getattr(op, name)
         return lambda *args, **kwargs: function(self, *args, **kwargs)
+
+
+def _unpickle(values: np.ndarray, device_type: str, device_id: int) -> NDArray:
+    return array(values, ctx=Context(device_type, device_id), dtype=values.dtype)
+
+
+def _call(name: str, inputs: list[NDArray], params: dict[str, Any], out: NDArray | None = None) -> NDArray:
+    """Python operators' short path to ``invoke`` (skips the generated function's argument
+    handling: the arguments of ``a + 1`` need no sorting out)."""
+    op = _registry.get(name)
+    return _imperative.invoke(op, inputs, out=out, attrs=_imperative.parse_attrs(op, params))[0]
 
 
 # Operators reachable as NDArray methods (MXNet 1.x's NDArray methods).
@@ -482,8 +496,8 @@ def empty(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = "
 def array(source: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
     """An array holding a copy of ``source`` (list, NumPy array or NDArray).
 
-    The dtype defaults to the source's for arrays and to float32 for Python lists, as in
-    MXNet.
+    The dtype defaults to the source's for NDArrays and NumPy arrays, and to float32 for
+    Python lists (MXNet 1.x also turns NumPy arrays into float32: see docs/differences.md).
     """
     if isinstance(source, NDArray):
         result = source.copyto(ctx or source.context)

@@ -189,3 +189,13 @@ def test_arrays_in_autograd_cycles_return_their_memory():
     gc.collect()
     mx.nd.waitall()
     assert mx.storage.stats(ctx)["bytes_in_use"] == before
+
+
+def test_arrays_pickle_by_value_and_context():
+    import pickle
+
+    x = mx.nd.array(np.arange(6, dtype=np.int32).reshape(2, 3), ctx=mx.cpu(1))
+    y = pickle.loads(pickle.dumps(x))
+    assert y.context == mx.cpu(1) and y.dtype == np.int32
+    assert y.asnumpy().tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert y._chunk is not x._chunk

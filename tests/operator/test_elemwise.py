@@ -277,8 +277,8 @@ ALIASES = {
     "_Greater_Equal": "_greater_equal",
     "_Lesser": "_lesser",
     "_Lesser_Equal": "_lesser_equal",
-    "add_n": "ElementWiseSum",
-    "_ElementWiseSum": "ElementWiseSum",
+    "ElementWiseSum": "add_n",
+    "_ElementWiseSum": "add_n",
     "identity": "_copy",
     "stop_gradient": "BlockGrad",
     "_PlusScalar": "_plus_scalar",
@@ -565,9 +565,9 @@ def test_add_n_inference_and_errors():
     assert op.get_num_inputs(attrs) == 3
     ins, outs = [None, (0, 4), None], [(3, 0)]
     assert op.run_infer_shape(attrs, ins, outs) and ins == [(3, 4)] * 3
-    with pytest.raises(OperatorParamError, match=r"ElementWiseSum: parameter 'num_args' expects a value >= 1"):
+    with pytest.raises(OperatorParamError, match=r"add_n: parameter 'num_args' expects a value >= 1"):
         op.parse_attrs({"num_args": 0})
-    with pytest.raises(OperatorParamError, match=r"ElementWiseSum: required parameter 'num_args'"):
+    with pytest.raises(OperatorParamError, match=r"add_n: required parameter 'num_args'"):
         op.parse_attrs({})
-    with pytest.raises(InferenceError, match=r"ElementWiseSum.*shape inconsistent.*\(2,\).*\(3,\)"):
+    with pytest.raises(InferenceError, match=r"add_n.*shape inconsistent.*\(2,\).*\(3,\)"):
         mx.nd.add_n(mx.nd.ones((2,)), mx.nd.ones((3,)))

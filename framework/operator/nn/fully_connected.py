@@ -17,10 +17,11 @@ more: ``d data = g . W``, ``d weight = g^T . x`` and ``d bias = sum(g, axis=0)``
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ..grad import make_backward_node
 from ..infer import InferenceError, ShapeT, shape_assign, shape_known, type_assign
-from ..kernel import assign
+from ..kernel import NULL, WRITE, Req, assign
 from ..node import Entry, Node, NodeAttrs
 from ..params import Param, ParamSet
 from ..registry import register
@@ -98,13 +99,36 @@ def _as_matrix(data, flatten: bool):
     return data.reshape(-1, data.shape[-1])
 
 
+def _writable(out: Any, req: Req, dtype: Any) -> bool:
+    """True when BLAS may write a product straight into ``out`` (no temporary, no copy)."""
+    return req is WRITE and out.flags.c_contiguous and out.dtype == dtype
+
+
+def _dot_into(xp: Any, a: Any, b: Any, out: Any, req: Req) -> None:
+    """``a . b`` written into ``out`` (of the product's size) as ``req`` says."""
+    if req is NULL:
+        return
+    if _writable(out, req, a.dtype) and b.dtype == a.dtype:
+        xp.dot(a, b, out=out.reshape(a.shape[0], b.shape[1]))
+    else:
+        assign(out, req, xp.dot(a, b).reshape(out.shape))
+
+
 def _fc_forward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None:
     p, xp = attrs.parsed, op_ctx.xp
-    x = _as_matrix(inputs[0], p.flatten)
-    result = xp.dot(x, inputs[1].T)
+    x, weight, out = _as_matrix(inputs[0], p.flatten), inputs[1], outputs[0]
+    if req[0] is NULL:
+        return
+    if _writable(out, req[0], x.dtype) and weight.dtype == x.dtype:
+        target = out.reshape(x.shape[0], p.num_hidden)
+        xp.dot(x, weight.T, out=target)
+        if not p.no_bias:
+            target += inputs[2].reshape(1, -1)
+        return
+    result = xp.dot(x, weight.T)
     if not p.no_bias:
         result += inputs[2].reshape(1, -1)
-    assign(outputs[0], req[0], result.reshape(outputs[0].shape))
+    assign(out, req[0], result.reshape(out.shape))
 
 
 def _fc_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
@@ -118,9 +142,9 @@ def _fc_backward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None:
     data, weight = inputs[1], inputs[2]
     grad = inputs[0].reshape(-1, p.num_hidden)
     x = _as_matrix(data, p.flatten)
-    assign(outputs[0], req[0], xp.dot(grad, weight).reshape(data.shape))
-    assign(outputs[1], req[1], xp.dot(grad.T, x))
-    if not p.no_bias:
+    _dot_into(xp, grad, weight, outputs[0], req[0])  # skipped when req is null (the input layer)
+    _dot_into(xp, grad.T, x, outputs[1], req[1])
+    if not p.no_bias and req[2] is not NULL:
         assign(outputs[2], req[2], grad.sum(axis=0).reshape(outputs[2].shape))
 
 

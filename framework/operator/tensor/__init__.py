@@ -8,6 +8,7 @@ from . import (  # noqa: F401
     indexing,
     init_ops,
     matrix,
+    optimizer_ops,
     ordering,
     random_ops,
     reduce,

@@ -281,7 +281,7 @@ def _sum_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
 
 
 (
-    register("ElementWiseSum")
+    register("add_n")  # MXNet's canonical name; ElementWiseSum is its alias
     .describe("Adds all input arguments element-wise: add_n(a1, ..., an) = a1 + ... + an; all shapes equal.")
     .set_params(ElementWiseSumParam)
     .set_num_inputs(lambda attrs: attrs.parsed.num_args)
@@ -294,8 +294,8 @@ def _sum_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
     .set_gradient(_sum_gradient)
     .set_inplace_option(_inplace_first)
 )
-alias("add_n", "ElementWiseSum")
-alias("_ElementWiseSum", "ElementWiseSum")
+alias("ElementWiseSum", "add_n")
+alias("_ElementWiseSum", "add_n")
 
 
 # ---------------------------------------------------------------------------- scalar ops

@@ -33,6 +33,7 @@ class ArangeParam(ParamSet):
     stop = Param(float, None, "End of the interval (exclusive); None means [0, start).")
     step = Param(float, 1.0, "Spacing between values.")
     repeat = Param(int, 1, "Times each value is repeated.", low=1)
+    infer_range = Param(bool, False, "Infer stop from the output shape (not supported by MXLab: must be False).")
     ctx = Param(str, "", "Context of the output (set by the front end).")
     dtype = Param(DType, "float32", "Data type of the output.")
 
@@ -74,6 +75,8 @@ for _name, _param, _value in (
 
 
 def arange_length(p) -> int:
+    if p.infer_range:
+        raise InferenceError("_arange: infer_range=True is not supported by MXLab; give stop explicitly")
     start, stop = (0.0, p.start) if p.stop is None else (p.start, p.stop)
     if p.step == 0:
         raise ValueError("_arange: step must not be 0")

@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""Image pipeline benchmark: ImageRecordIter with 2 decoding threads against 1, and against Pillow in a loop.
+
+Usage::
+
+    python benchmarks/io.py            # 256 JPEG images 400x300 -> resize 256 -> 224x224 crops, 7 rounds
+    python benchmarks/io.py --quick    # 64 images, 3 rounds (a few seconds)
+
+The workload is an ImageNet-style training pipeline over a ``.rec`` file written by
+``framework.recordio``: decode JPEG, resize the shorter edge to 256, random 224x224 crop,
+random mirror, mean/std normalisation, batches of 32 shipped as NDArrays. Three cases,
+interleaved round by round so that machine noise hits all of them alike:
+
+- ``threads1`` / ``threads2``: one epoch of ``ImageRecordIter(preprocess_threads=1 | 2)``,
+  timed from construction to the last batch's data being readable;
+- ``pillow_loop``: the same images read in a plain Python loop (unpack, ``Image.open``,
+  Pillow resize, crop, mirror, normalise, ``np.stack``) on the calling thread.
+
+Every line is one JSON record (``workload``, ``engine``, ``case``, ``unit``, ``median``, ``min``,
+``max``, ``samples``, ``ratios``); figures are images per second. The headline is the
+``speedup_2v1`` record: the median over rounds of time(1 thread) / time(2 threads), target
+1.7 on a 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import numpy as np
+from PIL import Image
+
+from framework import recordio
+from framework.io import ImageRecordIter
+
+TARGET_SPEEDUP = 1.7
+MEAN = np.array([123.68, 116.28, 103.53], np.float32)
+STD = np.array([58.395, 57.12, 57.375], np.float32)
+PIPELINE = dict(
+    data_shape=(3, 224, 224),
+    batch_size=32,
+    resize=256,
+    rand_crop=True,
+    rand_mirror=True,
+    mean_r=float(MEAN[0]),
+    mean_g=float(MEAN[1]),
+    mean_b=float(MEAN[2]),
+    std_r=float(STD[0]),
+    std_g=float(STD[1]),
+    std_b=float(STD[2]),
+    verbose=False,
+)
+
+
+def emit(record: dict[str, Any]) -> None:
+    print(json.dumps(record), flush=True)
+
+
+def summarize(samples: list[float]) -> dict[str, Any]:
+    return {
+        "median": statistics.median(samples),
+        "min": min(samples),
+        "max": max(samples),
+        "samples": [round(s, 3) for s in samples],
+    }
+
+
+def busy_cpu_seconds() -> float | None:
+    """CPU seconds spent by the whole machine (Linux /proc/stat), to tell others' load from ours."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+    except OSError:
+        return None
+    idle = fields[3] + fields[4]  # idle + iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def other_load(start: tuple[float | None, float], end: tuple[float | None, float], wall: float) -> float | None:
+    """Average number of cores used by other processes between two (machine, own) CPU readings."""
+    if start[0] is None or end[0] is None or wall <= 0:
+        return None
+    return round(max(0.0, (end[0] - start[0]) - (end[1] - start[1])) / wall, 2)
+
+
+def cpu_readings() -> tuple[float | None, float]:
+    own = os.times()
+    return busy_cpu_seconds(), own.user + own.system
+
+
+def write_images(path: str, count: int) -> None:
+    """``count`` JPEG images of 400x300 with smooth structure and noise, as a .rec file."""
+    rng = np.random.RandomState(0)
+    yy, xx = np.mgrid[0:300, 0:400].astype(np.float32)
+    with recordio.MXRecordIO(path, "w") as rec:
+        for i in range(count):
+            base = np.stack([yy * (0.5 + i % 3), xx * 0.7, (yy + xx) * 0.4 + 20 * i], axis=2)
+            img = (base % 256 + rng.randint(0, 40, size=base.shape)).clip(0, 255).astype(np.uint8)
+            rec.write(recordio.pack_img(recordio.IRHeader(0, float(i % 10), i, 0), img, quality=90))
+
+
+def run_iterator(path: str, threads: int) -> tuple[float, int]:
+    """Seconds for one epoch from construction to the last batch, and the image count."""
+    start = time.perf_counter()
+    it = ImageRecordIter(path_imgrec=path, preprocess_threads=threads, **PIPELINE)
+    images = 0
+    for batch in it:
+        batch.data[0].wait_to_read()
+        images += batch.data[0].shape[0] - batch.pad
+    elapsed = time.perf_counter() - start
+    it.close()
+    return elapsed, images
+
+
+def run_pillow_loop(path: str) -> tuple[float, int]:
+    """The same work written plainly: one image after another on this thread."""
+    rng = np.random.RandomState(0)
+    start = time.perf_counter()
+    images, batch = 0, []
+    mult = np.float32(1.0) / STD
+    with recordio.MXRecordIO(path, "r") as rec:
+        while (record := rec.read()) is not None:
+            _, payload = recordio.unpack(record)
+            img = Image.open(io.BytesIO(payload)).convert("RGB")
+            w, h = img.size
+            img = img.resize((256 * w // h, 256) if w > h else (256, 256 * h // w), Image.Resampling.BILINEAR)
+            pixels = np.asarray(img)
+            y = rng.randint(0, pixels.shape[0] - 224 + 1)
+            x = rng.randint(0, pixels.shape[1] - 224 + 1)
+            crop = pixels[y : y + 224, x : x + 224]
+            if rng.rand() < 0.5:
+                crop = crop[:, ::-1]
+            batch.append(((crop.astype(np.float32) - MEAN) * mult).transpose(2, 0, 1))
+            images += 1
+            if len(batch) == 32:
+                np.stack(batch)
+                batch = []
+    if batch:
+        np.stack(batch)
+    return time.perf_counter() - start, images
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="64 images, 3 rounds")
+    parser.add_argument("--images", type=int, default=None)
+    parser.add_argument("--rounds", type=int, default=None)
+    args = parser.parse_args()
+    count = args.images or (64 if args.quick else 256)
+    rounds = args.rounds or (3 if args.quick else 7)
+    cases = {
+        "threads1": lambda p: run_iterator(p, 1),
+        "threads2": lambda p: run_iterator(p, 2),
+        "pillow_loop": run_pillow_loop,
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "bench.rec")
+        write_images(path, count)
+        run_iterator(path, 2)  # warm up: imports, page cache, allocator pools
+        seconds: dict[str, list[float]] = {name: [] for name in cases}
+        order = list(cases)
+        before, start = cpu_readings(), time.perf_counter()
+        for r in range(rounds):
+            for name in order[r % len(order) :] + order[: r % len(order)]:
+                elapsed, images = cases[name](path)
+                assert images == count, (name, images, count)
+                seconds[name].append(elapsed)
+        others = other_load(before, cpu_readings(), time.perf_counter() - start)
+    rates = {name: [count / s for s in samples] for name, samples in seconds.items()}
+    medians = {name: statistics.median(r) for name, r in rates.items()}
+    for name, engine in (("threads1", "ImageRecordIter"), ("threads2", "ImageRecordIter"), ("pillow_loop", "Pillow")):
+        emit(
+            {
+                "workload": "image_pipeline",
+                "engine": engine,
+                "case": name,
+                "unit": "images/s",
+                **summarize(rates[name]),
+                "ratios": {
+                    f"vs_{other}": round(medians[name] / medians[other], 3) for other in medians if other != name
+                },
+                "images": count,
+                "rounds": rounds,
+                "cpus": os.cpu_count(),
+            }
+        )
+    paired = [t1 / t2 for t1, t2 in zip(seconds["threads1"], seconds["threads2"], strict=True)]
+    emit(
+        {
+            "workload": "image_pipeline",
+            "engine": "ImageRecordIter",
+            "case": "speedup_2v1",
+            "unit": "x",
+            **summarize(paired),
+            "ratios": {
+                "target": TARGET_SPEEDUP,
+                "threads2_vs_pillow_loop": round(medians["threads2"] / medians["pillow_loop"], 3),
+            },
+            "meets_target": statistics.median(paired) >= TARGET_SPEEDUP,
+            "other_processes_cores": others,  # load from other processes during the run (noise)
+        }
+    )
+
+
+if __name__ == "__main__":
+    main()

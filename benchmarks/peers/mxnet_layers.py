@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Peer workload: MXNet 1.9.1's FullyConnected / Convolution / Pooling forward+backward.
+
+Run with an interpreter that has ``mxnet`` (see shared/anchors/README.md for the venv):
+
+    mxvenv/bin/python benchmarks/peers/mxnet_layers.py [--reps 20]
+
+Prints JSON lines with the same ``case`` names as benchmarks/operators.py and
+benchmarks/operators_conv.py, so the ratios can be formed (``--mxnet-python`` there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import mxnet as mx
+import numpy as np
+
+FC = {"lenet_fc1": (64, 800, 500), "lenet_fc2": (64, 500, 10), "mlp_fc": (128, 784, 512)}
+CONV = {"conv1": ((64, 1, 28, 28), 20), "conv2": ((64, 20, 12, 12), 50)}
+POOL = {"pool1": (64, 20, 24, 24), "pool2": (64, 50, 8, 8)}
+
+
+def timed(step, reps: int) -> list[float]:
+    step()
+    samples = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        step()
+        samples.append((time.perf_counter() - start) * 1e3)
+    return samples
+
+
+def fc_case(batch: int, n_in: int, n_out: int):
+    x, w, b = mx.nd.random.normal(shape=(batch, n_in)), mx.nd.random.normal(shape=(n_out, n_in)), mx.nd.zeros(n_out)
+    dy = mx.nd.random.normal(shape=(batch, n_out))
+    for a in (x, w, b):
+        a.attach_grad()
+
+    def step():
+        with mx.autograd.record():
+            y = mx.nd.FullyConnected(x, w, b, num_hidden=n_out)
+        y.backward(dy)
+        mx.nd.waitall()
+
+    return step
+
+
+def conv_case(shape: tuple, filters: int):
+    x = mx.nd.random.normal(shape=shape)
+    w = mx.nd.random.normal(shape=(filters, shape[1], 5, 5))
+    b = mx.nd.zeros(filters)
+    for a in (x, w, b):
+        a.attach_grad()
+
+    def step():
+        with mx.autograd.record():
+            y = mx.nd.Convolution(x, w, b, kernel=(5, 5), num_filter=filters)
+        y.backward(mx.nd.ones_like(y))
+        mx.nd.waitall()
+
+    return step
+
+
+def pool_case(shape: tuple):
+    x = mx.nd.random.normal(shape=shape)
+    x.attach_grad()
+
+    def step():
+        with mx.autograd.record():
+            y = mx.nd.Pooling(x, kernel=(2, 2), stride=(2, 2), pool_type="max")
+        y.backward(mx.nd.ones_like(y))
+        mx.nd.waitall()
+
+    return step
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=20)
+    args = parser.parse_args()
+    cases = {name: fc_case(*shape) for name, shape in FC.items()}
+    cases.update({name: conv_case(*spec) for name, spec in CONV.items()})
+    cases.update({name: pool_case(shape) for name, shape in POOL.items()})
+    for name, step in cases.items():
+        samples = timed(step, args.reps)
+        print(
+            json.dumps(
+                {
+                    "system": "mxnet",
+                    "version": mx.__version__,
+                    "case": name,
+                    "unit": "ms",
+                    "median": statistics.median(samples),
+                    "min": min(samples),
+                    "max": max(samples),
+                }
+            )
+        )
+    assert np.isfinite(samples[-1])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+"""Training throughput (samples/second) of ``mx.mod.Module`` against hand-written NumPy. JSON lines.
+
+Usage::
+
+    python benchmarks/train_throughput.py                 # MLP and LeNet, 5 reps (about a minute)
+    python benchmarks/train_throughput.py --quick         # fewer batches and reps
+    python benchmarks/train_throughput.py --model mlp --reps 7 --blas-threads 1
+
+The workloads are the W5 anchor's (``/work/shared/anchors/w5_train.py``):
+
+* **MLP** 784-512-512-10 (relu, SoftmaxOutput), batch 128, SGD lr 0.1 momentum 0.9, random
+  data ``U(0, 1)`` with random labels, weights ``U(+-1/sqrt(fan_in))`` (Xavier uniform, "in",
+  magnitude 1), biases 0;
+* **LeNet** (conv 5x5x20, tanh, max-pool 2, conv 5x5x50, tanh, max-pool 2, fc 500, tanh,
+  fc 10), batch 64, data ``(64, 1, 28, 28)``.
+
+MXLab's side is the Module loop without ``fit``'s bookkeeping: ``forward_backward`` on a
+``DataBatch`` whose arrays are views of one pre-loaded NDArray, then ``update()``;
+``waitall()`` before starting and before stopping the clock. The baseline is the anchor's
+hand-written NumPy MLP (forward, backward, SGD with momentum, preallocated buffers, ``out=``
+ufuncs), run in the same process and alternated rep by rep with the Module so that machine
+drift (this is a shared 2-core machine) hits both alike; the figure that matters is the ratio
+per pair of reps. MXNet 1.9.1 and PyTorch figures are the anchors measured on this machine
+(``/work/shared/anchors/RESULTS.md``): MXNet Module MLP 9701, LeNet 1430; PyTorch MLP 16125,
+LeNet 2095; NumPy MLP 15629 samples/s.
+
+Targets (issue 4): the MLP at least MXNet's Module figure and within 1.15x of hand-written NumPy
+(``numpy_over_module`` <= 1.15).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import numpy as np
+
+import framework as mx
+from framework import symbol as sym
+from framework.module import Module
+
+ANCHORS = {
+    "mlp": {"mxnet_module": 9701.0, "torch": 16125.0, "numpy": 15629.0},
+    "lenet": {"mxnet_module": 1430.0, "torch": 2095.0},
+}
+LR, MOM = 0.1, 0.9
+
+
+class Batch:
+    """The smallest DataBatch: data and label lists, nothing padded."""
+
+    def __init__(self, data: list[Any], label: list[Any]) -> None:
+        self.data, self.label, self.pad = data, label, 0
+        self.provide_data = self.provide_label = None
+
+
+def mlp_symbol() -> Any:
+    x = sym.Variable("data")
+    x = sym.Activation(sym.FullyConnected(x, num_hidden=512, name="fc1"), act_type="relu")
+    x = sym.Activation(sym.FullyConnected(x, num_hidden=512, name="fc2"), act_type="relu")
+    x = sym.FullyConnected(x, num_hidden=10, name="fc3")
+    return sym.SoftmaxOutput(x, name="softmax")
+
+
+def lenet_symbol() -> Any:
+    x = sym.Variable("data")
+    x = sym.Convolution(x, kernel=(5, 5), num_filter=20, name="conv1")
+    x = sym.Pooling(sym.Activation(x, act_type="tanh"), pool_type="max", kernel=(2, 2), stride=(2, 2))
+    x = sym.Convolution(x, kernel=(5, 5), num_filter=50, name="conv2")
+    x = sym.Pooling(sym.Activation(x, act_type="tanh"), pool_type="max", kernel=(2, 2), stride=(2, 2))
+    x = sym.Flatten(x)
+    x = sym.Activation(sym.FullyConnected(x, num_hidden=500, name="fc1"), act_type="tanh")
+    x = sym.FullyConnected(x, num_hidden=10, name="fc2")
+    return sym.SoftmaxOutput(x, name="softmax")
+
+
+def make_data(num: int, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    x = rng.random((num, *shape), dtype=np.float32)
+    y = rng.integers(0, 10, num).astype(np.float32)
+    return x, y
+
+
+# ----------------------------------------------------------------------------- MXLab Module
+def module_runner(model: str, batch: int, x: np.ndarray, y: np.ndarray) -> Callable[[int, int], float]:
+    """A function ``run(first, count)`` timing ``count`` Module steps (waitall inside the clock)."""
+    mx.random.seed(0)
+    net = mlp_symbol() if model == "mlp" else lenet_symbol()
+    mod = Module(net, data_names=["data"], label_names=["softmax_label"], context=mx.cpu())
+    mod.bind(data_shapes=[("data", (batch, *x.shape[1:]))], label_shapes=[("softmax_label", (batch,))])
+    mod.init_params(mx.init.Xavier(rnd_type="uniform", factor_type="in", magnitude=1))
+    mod.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": LR, "momentum": MOM})
+    xs, ys = mx.nd.array(x), mx.nd.array(y)
+    per_epoch = len(x) // batch
+    batches = [Batch([xs[i * batch : (i + 1) * batch]], [ys[i * batch : (i + 1) * batch]]) for i in range(per_epoch)]
+
+    def run(first: int, count: int) -> float:
+        mx.nd.waitall()
+        start = time.perf_counter()
+        for k in range(first, first + count):
+            mod.forward_backward(batches[k % per_epoch])
+            mod.update()
+        mx.nd.waitall()
+        return time.perf_counter() - start
+
+    def breakdown(count: int) -> dict[str, float]:
+        """Milliseconds per batch of forward_backward alone and of update alone (each synchronised)."""
+        result = {}
+        for part, fn in (
+            ("forward_backward", lambda k: mod.forward_backward(batches[k % per_epoch])),
+            ("update", lambda k: mod.update()),
+        ):
+            mx.nd.waitall()
+            start = time.perf_counter()
+            for k in range(count):
+                fn(k)
+            mx.nd.waitall()
+            result[part] = 1e3 * (time.perf_counter() - start) / count
+        return result
+
+    run.breakdown = breakdown  # type: ignore[attr-defined]
+    return run
+
+
+# ----------------------------------------------------------------------------- hand-written NumPy
+def numpy_runner(batch: int, x: np.ndarray, y: np.ndarray) -> Callable[[int, int], float]:
+    """The W5 anchor's NumPy MLP: forward, backward and SGD-momentum with preallocated buffers."""
+    labels = y.astype(np.int64)
+    rng = np.random.default_rng(1)
+    sizes = [(784, 512), (512, 512), (512, 10)]
+    w = [(rng.uniform(-1, 1, s) / np.sqrt(s[0])).astype(np.float32) for s in sizes]
+    b = [np.zeros(s[1], np.float32) for s in sizes]
+    vw = [np.zeros_like(a) for a in w]
+    vb = [np.zeros_like(a) for a in b]
+    gw = [np.empty_like(a) for a in w]
+    gb = [np.empty_like(a) for a in b]
+    h = [np.empty((batch, s[1]), np.float32) for s in sizes]
+    dh = [np.empty((batch, s[1]), np.float32) for s in sizes]
+    rows = np.arange(batch)
+    lr, mom = np.float32(LR), np.float32(MOM)
+    per_epoch = len(x) // batch
+
+    def step(i: int) -> None:
+        xb, yb = x[i * batch : (i + 1) * batch], labels[i * batch : (i + 1) * batch]
+        np.matmul(xb, w[0], out=h[0])
+        h[0] += b[0]
+        np.maximum(h[0], 0, out=h[0])
+        np.matmul(h[0], w[1], out=h[1])
+        h[1] += b[1]
+        np.maximum(h[1], 0, out=h[1])
+        z = h[2]
+        np.matmul(h[1], w[2], out=z)
+        z += b[2]
+        z -= z.max(axis=1, keepdims=True)
+        np.exp(z, out=z)
+        z /= z.sum(axis=1, keepdims=True)
+        g = dh[2]
+        np.copyto(g, z)
+        g[rows, yb] -= 1
+        g *= np.float32(1.0 / batch)
+        np.matmul(h[1].T, g, out=gw[2])
+        np.sum(g, axis=0, out=gb[2])
+        np.matmul(g, w[2].T, out=dh[1])
+        dh[1] *= h[1] > 0
+        np.matmul(h[0].T, dh[1], out=gw[1])
+        np.sum(dh[1], axis=0, out=gb[1])
+        np.matmul(dh[1], w[1].T, out=dh[0])
+        dh[0] *= h[0] > 0
+        np.matmul(xb.T, dh[0], out=gw[0])
+        np.sum(dh[0], axis=0, out=gb[0])
+        for params, velocities, grads in ((w, vw, gw), (b, vb, gb)):
+            for p, v, gr in zip(params, velocities, grads, strict=True):  # in place: v = mom*v - lr*g; p += v
+                np.multiply(v, mom, out=v)
+                np.multiply(gr, lr, out=gr)
+                np.subtract(v, gr, out=v)
+                np.add(p, v, out=p)
+
+    def run(first: int, count: int) -> float:
+        start = time.perf_counter()
+        for k in range(first, first + count):
+            step(k % per_epoch)
+        return time.perf_counter() - start
+
+    return run
+
+
+# ----------------------------------------------------------------------------- measurement
+def summarize(values: list[float]) -> dict[str, Any]:
+    med = statistics.median(values)
+    return {"median": med, "min": min(values), "max": max(values), "samples": values}
+
+
+def emit(record: dict[str, Any]) -> None:
+    print(json.dumps(record), flush=True)
+
+
+def bench(model: str, reps: int, timed: int, warm: int) -> None:
+    batch = 128 if model == "mlp" else 64
+    shape = (784,) if model == "mlp" else (1, 28, 28)
+    x, y = make_data(batch * max(timed, 50), shape)
+    runners: dict[str, Callable[[int, int], float]] = {"module": module_runner(model, batch, x, y)}
+    if model == "mlp":
+        runners["numpy"] = numpy_runner(batch, x.reshape(len(x), -1), y)
+    for run in runners.values():
+        run(0, warm)
+    rates: dict[str, list[float]] = {name: [] for name in runners}
+    for rep in range(reps):  # alternate, so that machine drift hits both alike
+        for name, run in runners.items():
+            rates[name].append(timed * batch / run(rep * timed, timed))
+    module_rates = rates["module"]
+    record: dict[str, Any] = {
+        "workload": "train_throughput",
+        "case": f"{model} b{batch}",
+        "engine": type(mx.engine.Engine.get()).__name__,
+        "model": model,
+        "system": "mxlab module (forward_backward + update)",
+        "unit": "samples/s",
+        "batch": batch,
+        "timed_batches_per_rep": timed,
+        "reps": reps,
+        **summarize(module_rates),
+        "anchors": ANCHORS[model],
+    }
+    ratios = {
+        "module_over_mxnet_module": statistics.median(module_rates) / ANCHORS[model]["mxnet_module"],
+        "module_over_torch": statistics.median(module_rates) / ANCHORS[model]["torch"],
+    }
+    if "numpy" in rates:
+        paired = [n / m for n, m in zip(rates["numpy"], module_rates, strict=True)]
+        ratios["numpy_over_module"] = statistics.median(paired)
+        ratios["numpy_over_module_per_rep"] = paired
+        record["numpy_same_run"] = summarize(rates["numpy"])
+        record["meets_target"] = (
+            statistics.median(module_rates) >= ANCHORS[model]["mxnet_module"] and ratios["numpy_over_module"] <= 1.15
+        )
+    record["ratios"] = ratios
+    record["step_ms"] = 1e3 * batch / statistics.median(module_rates)
+    record["breakdown_ms"] = runners["module"].breakdown(timed)  # type: ignore[attr-defined]
+    record["loadavg"] = os.getloadavg()
+    emit(record)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="all", choices=["mlp", "lenet", "all"])
+    parser.add_argument("--reps", type=int, default=None, help="timed repetitions per system (default 5, quick 3)")
+    parser.add_argument("--quick", action="store_true", help="fewer batches and repetitions")
+    parser.add_argument("--blas-threads", type=int, default=None, help="limit BLAS threads (default: as found)")
+    args = parser.parse_args()
+    reps = args.reps or (3 if args.quick else 5)
+    models = ["mlp", "lenet"] if args.model == "all" else [args.model]
+    limit = None
+    if args.blas_threads is not None:
+        from threadpoolctl import threadpool_limits
+
+        limit = threadpool_limits(limits=args.blas_threads)
+    try:
+        for model in models:
+            if model == "mlp":
+                bench(model, reps, timed=20 if args.quick else 100, warm=30 if args.quick else 60)
+            else:
+                bench(model, reps, timed=5 if args.quick else 30, warm=5 if args.quick else 10)
+    finally:
+        if limit is not None:
+            limit.restore_original_limits()
+
+
+if __name__ == "__main__":
+    main()

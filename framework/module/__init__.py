@@ -1,0 +1,27 @@
+"""``mx.mod``: the Module API, MXNet 1.x's way to train a symbol.
+
+* :mod:`.base_module`: ``BaseModule``, the training loop (``fit``, ``score``, ``predict``);
+* :mod:`.module`: ``Module``, a symbol bound on one or more devices;
+* :mod:`.executor_group`: one executor per device, each given a slice of the batch;
+* :mod:`.aggregation`: the KVStore-shaped store that sums gradients across devices.
+
+Checkpoint files (``prefix-symbol.json`` + ``prefix-0001.params``) are in ``mx.model``.
+"""
+
+from __future__ import annotations
+
+from .. import model as _model  # noqa: F401 - registers save_checkpoint for mx.callback.do_checkpoint
+from .aggregation import AggregationError, LocalAggregator
+from .base_module import BaseModule, TrainingDivergedError
+from .executor_group import DataParallelExecutorGroup, ModuleError
+from .module import Module
+
+__all__ = [
+    "AggregationError",
+    "BaseModule",
+    "DataParallelExecutorGroup",
+    "LocalAggregator",
+    "Module",
+    "ModuleError",
+    "TrainingDivergedError",
+]

@@ -1,0 +1,473 @@
+"""RecordIO: MXNet's binary format for a sequence of byte strings (``mx.recordio``).
+
+A ``.rec`` file is a list of records. Each record on disk is::
+
+    uint32 magic 0xCED7230A | uint32 length word | payload | zero padding to 4 bytes
+
+The length word packs two things: the low 29 bits are the payload length, the top 3 bits
+a *continuation flag*. Readers that start in the middle of a file (a partition of a
+distributed job, say) find the next record by scanning 4-byte words for the magic, so the
+magic must never appear, 4-byte aligned, inside a payload. The writer therefore cuts a
+payload at every aligned occurrence of the magic and drops those 4 bytes: the pieces are
+written as records with flag 1 (first), 2 (middle) and 3 (last); a record without magic
+inside has flag 0. The reader glues the pieces back together with the magic between them.
+
+A ``.idx`` file makes the records addressable: one text line per record,
+``key<TAB>byte offset``. :class:`MXIndexedRecordIO` reads and writes both.
+
+Images travel inside records with a 24-byte header (:data:`IRHeader`, struct ``IfQQ``:
+flag, label, id, id2). A scalar label is stored in the header (flag 0); an array label sets
+flag to its length and follows the header as float32 values. :func:`pack_img` and
+:func:`unpack_img` encode and decode the image itself. MXNet uses OpenCV for that, so images
+are arrays in OpenCV's **BGR** channel order; MXLab keeps that convention and uses Pillow.
+
+Every damaged file gets an error that names the file and the byte offset where reading
+went wrong: a truncated record, a wrong magic, a continuation flag out of sequence, a
+missing or malformed index file.
+"""
+
+from __future__ import annotations
+
+import io
+import numbers
+import os
+import struct
+from collections import namedtuple
+from typing import IO, Any
+
+import numpy as np
+
+from .base import MXLabError
+
+MAGIC = 0xCED7230A
+MAGIC_BYTES = struct.pack("<I", MAGIC)
+LENGTH_BITS = 29
+MAX_RECORD_BYTES = (1 << LENGTH_BITS) - 1
+# continuation flags in the top 3 bits of the length word
+WHOLE, FIRST, MIDDLE, LAST = 0, 1, 2, 3
+
+
+class RecordIOError(MXLabError, ValueError):
+    """A RecordIO file is damaged or used wrongly; the message names the file and offset."""
+
+
+class RecordIOFileNotFoundError(RecordIOError, FileNotFoundError):
+    """A ``.rec`` or ``.idx`` file that should exist does not."""
+
+
+# --------------------------------------------------------------------------- the format
+def _aligned(n: int) -> int:
+    return (n + 3) & ~3
+
+
+def encode_record(payload: bytes) -> bytes:
+    """The bytes one record occupies on disk, with the magic escaped as MXNet's writer does."""
+    n = len(payload)
+    if n > MAX_RECORD_BYTES:
+        raise RecordIOError(f"a record holds at most {MAX_RECORD_BYTES} bytes (2^29 - 1), got {n}")
+    # the cut points: every 4-byte aligned occurrence of the magic inside the payload
+    cuts = []
+    pos = payload.find(MAGIC_BYTES)
+    while pos != -1:
+        if pos % 4 == 0:
+            cuts.append(pos)
+            pos = payload.find(MAGIC_BYTES, pos + 4)
+        else:
+            pos = payload.find(MAGIC_BYTES, pos + 1)
+    out = bytearray()
+    start = 0
+    for k, cut in enumerate(cuts):
+        flag = FIRST if k == 0 else MIDDLE
+        out += struct.pack("<II", MAGIC, (flag << LENGTH_BITS) | (cut - start))
+        out += payload[start:cut]  # aligned: cut - start is a multiple of 4
+        start = cut + 4
+    flag = LAST if cuts else WHOLE
+    out += struct.pack("<II", MAGIC, (flag << LENGTH_BITS) | (n - start))
+    out += payload[start:]
+    out += b"\0" * (_aligned(n) - n)
+    return bytes(out)
+
+
+def read_record(f: IO[bytes], path: str) -> bytes | None:
+    """Read the record at the file's position; None at a clean end of file."""
+    parts: list[bytes] = []
+    record_start = f.tell()
+    while True:
+        offset = f.tell()
+        head = f.read(8)
+        if not head and not parts:
+            return None
+        if len(head) < 8:
+            if parts:
+                raise RecordIOError(
+                    f"{path}: record at byte offset {record_start} is truncated: its continuation part at "
+                    f"byte offset {offset} is missing (the file ends there)"
+                )
+            raise RecordIOError(
+                f"{path}: truncated record header at byte offset {offset}: 8 bytes needed, {len(head)} left"
+            )
+        magic, word = struct.unpack("<II", head)
+        if magic != MAGIC:
+            raise RecordIOError(
+                f"{path}: bad magic 0x{magic:08X} at byte offset {offset} (expected 0x{MAGIC:08X}): "
+                "not a RecordIO file, a corrupt record, or an offset that is not a record start"
+            )
+        flag, length = word >> LENGTH_BITS, word & MAX_RECORD_BYTES
+        if flag > LAST:
+            raise RecordIOError(f"{path}: invalid continuation flag {flag} at byte offset {offset}")
+        if (flag in (MIDDLE, LAST)) != bool(parts):
+            expected = "2 (middle) or 3 (last)" if parts else "0 (whole) or 1 (first)"
+            raise RecordIOError(
+                f"{path}: continuation flag {flag} at byte offset {offset} is out of sequence (expected {expected})"
+            )
+        padded = _aligned(length)
+        data = f.read(padded)
+        if len(data) < padded:
+            raise RecordIOError(
+                f"{path}: record at byte offset {offset} is truncated: its header promises {length} payload "
+                f"bytes ({padded} with padding) but the file ends after {len(data)}"
+            )
+        parts.append(data[:length])
+        if flag in (WHOLE, LAST):
+            return parts[0] if len(parts) == 1 else MAGIC_BYTES.join(parts)
+
+
+def scan_record_offsets(path: str) -> list[int]:
+    """Byte offsets of every record in a ``.rec`` file, walking the headers (payloads skipped)."""
+    offsets: list[int] = []
+    size = _file_size(path)
+    with _open(path, "rb") as f:
+        pos = 0
+        in_record = False
+        while pos < size:
+            f.seek(pos)
+            head = f.read(8)
+            if len(head) < 8:
+                raise RecordIOError(
+                    f"{path}: truncated record header at byte offset {pos}: 8 bytes needed, {len(head)} left"
+                )
+            magic, word = struct.unpack("<II", head)
+            if magic != MAGIC:
+                raise RecordIOError(f"{path}: bad magic 0x{magic:08X} at byte offset {pos} (expected 0x{MAGIC:08X})")
+            flag, length = word >> LENGTH_BITS, word & MAX_RECORD_BYTES
+            if flag in (WHOLE, FIRST):
+                if in_record:
+                    raise RecordIOError(f"{path}: continuation flag {flag} at byte offset {pos} is out of sequence")
+                offsets.append(pos)
+            in_record = flag in (FIRST, MIDDLE)
+            end = pos + 8 + _aligned(length)
+            if end > size:
+                raise RecordIOError(
+                    f"{path}: record at byte offset {pos} is truncated: its header promises {length} payload "
+                    f"bytes but the file ends after {size - pos - 8}"
+                )
+            pos = end
+        if in_record:
+            raise RecordIOError(f"{path}: the last record (byte offset {offsets[-1]}) misses its final part")
+    return offsets
+
+
+def _file_size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except FileNotFoundError:
+        raise RecordIOFileNotFoundError(f"RecordIO file not found: {path!r}") from None
+
+
+def _open(path: str, mode: str) -> IO[Any]:
+    try:
+        return open(path, mode)
+    except FileNotFoundError:
+        what = "index file" if path.endswith(".idx") else "RecordIO file"
+        raise RecordIOFileNotFoundError(f"{what} not found: {path!r}") from None
+
+
+# --------------------------------------------------------------------------- files
+class MXRecordIO:
+    """Sequential reading (``flag='r'``) or writing (``flag='w'``) of a ``.rec`` file."""
+
+    def __init__(self, uri: str | os.PathLike, flag: str) -> None:
+        self.uri = os.fspath(uri)
+        if flag not in ("r", "w"):
+            raise RecordIOError(f"MXRecordIO({self.uri!r}): flag must be 'r' or 'w', got {flag!r}")
+        self.flag = flag
+        self.writable = flag == "w"
+        self.is_open = False
+        self._file: IO[bytes] | None = None
+        self.open()
+
+    def open(self) -> None:
+        """Open the file: reading starts at the first record, writing truncates it."""
+        self._file = _open(self.uri, "wb" if self.writable else "rb")
+        self.is_open = True
+
+    def close(self) -> None:
+        """Close the file (idempotent)."""
+        if self.is_open and self._file is not None:
+            self._file.close()
+        self._file = None
+        self.is_open = False
+
+    def reset(self) -> None:
+        """Back to the first record (for a writer: truncate and start again)."""
+        self.close()
+        self.open()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __enter__(self) -> MXRecordIO:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle by path (a worker process reopens the file at its start), as MXNet does."""
+        state = dict(self.__dict__)
+        state["_file"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self.is_open:
+            self.open()
+
+    def _handle(self, api: str, writing: bool) -> IO[bytes]:
+        if not self.is_open or self._file is None:
+            raise RecordIOError(f"{api}: {self.uri!r} is closed")
+        if writing != self.writable:
+            raise RecordIOError(f"{api}: {self.uri!r} was opened with flag {self.flag!r}")
+        return self._file
+
+    def write(self, buf: bytes | bytearray | memoryview) -> None:
+        """Append one record."""
+        f = self._handle("MXRecordIO.write", writing=True)
+        if isinstance(buf, str) or not isinstance(buf, bytes | bytearray | memoryview):
+            raise RecordIOError(f"MXRecordIO.write: a record is bytes, got {type(buf).__name__}")
+        f.write(encode_record(bytes(buf)))
+
+    def read(self) -> bytes | None:
+        """The next record, or None after the last one."""
+        return read_record(self._handle("MXRecordIO.read", writing=False), self.uri)
+
+    def tell(self) -> int:
+        """Byte offset of the next record to be written (or read)."""
+        if not self.is_open or self._file is None:
+            raise RecordIOError(f"MXRecordIO.tell: {self.uri!r} is closed")
+        return self._file.tell()
+
+
+class MXIndexedRecordIO(MXRecordIO):
+    """A ``.rec`` file plus its ``.idx`` file (``key<TAB>offset`` lines) for random access."""
+
+    def __init__(self, idx_path: str | os.PathLike, uri: str | os.PathLike, flag: str, key_type: type = int) -> None:
+        self.idx_path = os.fspath(idx_path)
+        self.idx: dict[Any, int] = {}
+        self.keys: list[Any] = []
+        self.key_type = key_type
+        self._fidx: IO[str] | None = None
+        super().__init__(uri, flag)
+
+    def open(self) -> None:
+        if not self.writable and not os.path.exists(self.idx_path):
+            raise RecordIOFileNotFoundError(
+                f"index file not found: {self.idx_path!r} (for {self.uri!r}); write it with "
+                "MXIndexedRecordIO(..., 'w') or im2rec, or read the records sequentially with MXRecordIO"
+            )
+        super().open()
+        self.idx, self.keys = {}, []
+        if self.writable:
+            self._fidx = _open(self.idx_path, "w")
+            return
+        size = os.path.getsize(self.uri)
+        with _open(self.idx_path, "r") as fidx:
+            for lineno, line in enumerate(fidx, start=1):
+                if not line.strip():
+                    continue
+                fields = line.strip().split("\t")
+                try:
+                    if len(fields) != 2:
+                        raise ValueError(f"expected 2 tab-separated fields, got {len(fields)}")
+                    key, offset = self.key_type(fields[0]), int(fields[1])
+                except ValueError as err:
+                    self.close()
+                    raise RecordIOError(
+                        f"{self.idx_path}: line {lineno} is not 'key<TAB>offset': {line!r} ({err})"
+                    ) from None
+                if offset < 0 or offset >= size or offset % 4:
+                    self.close()
+                    raise RecordIOError(
+                        f"{self.idx_path}: line {lineno}: offset {offset} of key {key!r} is not a record start "
+                        f"in {self.uri!r} ({size} bytes; records start at multiples of 4)"
+                    )
+                self.idx[key] = offset
+                self.keys.append(key)
+
+    def close(self) -> None:
+        super().close()
+        if self._fidx is not None:
+            self._fidx.close()
+            self._fidx = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state["_fidx"] = None
+        return state
+
+    def seek(self, idx: Any) -> None:
+        """Move the read position to the record with key ``idx``."""
+        f = self._handle("MXIndexedRecordIO.seek", writing=False)
+        try:
+            offset = self.idx[idx]
+        except KeyError:
+            raise RecordIOError(f"MXIndexedRecordIO.seek: key {idx!r} is not in {self.idx_path!r}") from None
+        f.seek(offset)
+
+    def read_idx(self, idx: Any) -> bytes:
+        """The record with key ``idx``."""
+        self.seek(idx)
+        record = self.read()
+        if record is None:  # pragma: no cover - offsets are checked against the size on open
+            raise RecordIOError(f"{self.uri}: no record at byte offset {self.idx[idx]} (key {idx!r})")
+        return record
+
+    def write_idx(self, idx: Any, buf: bytes) -> None:
+        """Append a record and its index line ``key<TAB>offset``."""
+        key = self.key_type(idx)
+        pos = self.tell()
+        self.write(buf)
+        assert self._fidx is not None
+        self._fidx.write(f"{key}\t{pos}\n")
+        self.idx[key] = pos
+        self.keys.append(key)
+
+
+# --------------------------------------------------------------------------- image records
+IRHeader = namedtuple("HEADER", ["flag", "label", "id", "id2"])
+IRHeader.__doc__ = """Image record header: flag (number of float32 labels after the header, 0 for a scalar
+label), label (scalar, or the array after unpack), id and id2 (a 128-bit record id)."""
+_IR_FORMAT = "<IfQQ"
+_IR_SIZE = struct.calcsize(_IR_FORMAT)  # 24
+
+
+def pack(header: Any, s: bytes) -> bytes:
+    """Prefix ``s`` with an image record header (an array label follows the header)."""
+    header = IRHeader(*header)
+    if isinstance(s, str) or not isinstance(s, bytes | bytearray | memoryview):
+        raise RecordIOError(f"pack: the payload is bytes, got {type(s).__name__}")
+    prefix = b""
+    if isinstance(header.label, numbers.Number):
+        header = header._replace(flag=0)
+    else:
+        label = np.asarray(header.label, dtype=np.float32)
+        header = header._replace(flag=label.size, label=0)
+        prefix = label.tobytes()
+    try:
+        head = struct.pack(_IR_FORMAT, *header)
+    except struct.error as err:
+        raise RecordIOError(
+            f"pack: header {tuple(header)} does not fit (flag uint32, label float32, ids uint64): {err}"
+        ) from None
+    return head + prefix + bytes(s)
+
+
+def unpack(s: bytes) -> tuple[Any, bytes]:
+    """Split an image record into its header (array label when flag > 0) and payload."""
+    if len(s) < _IR_SIZE:
+        raise RecordIOError(f"unpack: record is {len(s)} bytes, shorter than the {_IR_SIZE}-byte image record header")
+    header = IRHeader(*struct.unpack(_IR_FORMAT, s[:_IR_SIZE]))
+    s = s[_IR_SIZE:]
+    if header.flag > 0:
+        need = header.flag * 4
+        if len(s) < need:
+            raise RecordIOError(
+                f"unpack: header flag {header.flag} promises {header.flag} float32 labels ({need} bytes) "
+                f"but only {len(s)} bytes follow the header"
+            )
+        header = header._replace(label=np.frombuffer(s, np.float32, header.flag).copy())
+        s = s[need:]
+    return header, s
+
+
+def _pil() -> Any:
+    try:
+        from PIL import Image
+    except ImportError:  # pragma: no cover - pillow is a dependency
+        raise MXLabError("image records need Pillow: pip install pillow") from None
+    return Image
+
+
+def encode_image(img: np.ndarray, quality: int = 95, img_fmt: str = ".jpg") -> bytes:
+    """Encode an OpenCV-style (BGR / BGRA / grayscale) uint8 array as JPEG or PNG bytes."""
+    Image = _pil()
+    img = np.asarray(img)
+    if img.dtype != np.uint8:
+        raise RecordIOError(f"pack_img: images are uint8 arrays, got dtype {img.dtype}")
+    if img.ndim == 3 and img.shape[2] == 1:
+        img = img[:, :, 0]
+    if img.ndim == 2:
+        pil = Image.fromarray(img, "L")
+    elif img.ndim == 3 and img.shape[2] in (3, 4):
+        rgb = img[:, :, [2, 1, 0, 3][: img.shape[2]]]  # BGR(A) -> RGB(A)
+        pil = Image.fromarray(np.ascontiguousarray(rgb), "RGB" if img.shape[2] == 3 else "RGBA")
+    else:
+        raise RecordIOError(f"pack_img: image shape must be (H, W), (H, W, 1), (H, W, 3) or (H, W, 4), got {img.shape}")
+    fmt = img_fmt.lower()
+    out = io.BytesIO()
+    if fmt in (".jpg", ".jpeg"):
+        if pil.mode == "RGBA":
+            pil = pil.convert("RGB")
+        pil.save(out, format="JPEG", quality=int(quality))
+    elif fmt == ".png":
+        pil.save(out, format="PNG", compress_level=min(max(int(quality), 0), 9))
+    else:
+        raise RecordIOError(f"pack_img: img_fmt must be '.jpg', '.jpeg' or '.png', got {img_fmt!r}")
+    return out.getvalue()
+
+
+def decode_image(buf: bytes, iscolor: int = -1) -> np.ndarray:
+    """Decode JPEG/PNG bytes like ``cv2.imdecode``: -1 as stored, 0 grayscale, 1 BGR colour."""
+    if iscolor not in (-1, 0, 1):
+        raise RecordIOError(f"unpack_img: iscolor must be -1, 0 or 1, got {iscolor!r}")
+    Image = _pil()
+    try:
+        pil = Image.open(io.BytesIO(buf))
+        pil.load()
+    except Exception as err:
+        raise RecordIOError(f"unpack_img: cannot decode the image ({len(buf)} bytes): {err}") from None
+    if iscolor == 0:
+        return np.asarray(pil.convert("L"))
+    if iscolor == -1:
+        if pil.mode == "L":
+            return np.asarray(pil)
+        if pil.mode in ("RGBA", "LA", "PA") or (pil.mode == "P" and "transparency" in pil.info):
+            return np.ascontiguousarray(np.asarray(pil.convert("RGBA"))[:, :, [2, 1, 0, 3]])
+    return np.ascontiguousarray(np.asarray(pil.convert("RGB"))[:, :, ::-1])
+
+
+def pack_img(header: Any, img: np.ndarray, quality: int = 95, img_fmt: str = ".jpg") -> bytes:
+    """Encode an image (BGR order, as ``cv2.imread`` returns) and pack it with ``header``."""
+    return pack(header, encode_image(img, quality, img_fmt))
+
+
+def unpack_img(s: bytes, iscolor: int = -1) -> tuple[Any, np.ndarray]:
+    """Unpack an image record into its header and the decoded image (BGR order, as OpenCV)."""
+    header, payload = unpack(s)
+    return header, decode_image(payload, iscolor)
+
+
+__all__ = [
+    "IRHeader",
+    "MXIndexedRecordIO",
+    "MXRecordIO",
+    "RecordIOError",
+    "RecordIOFileNotFoundError",
+    "pack",
+    "pack_img",
+    "unpack",
+    "unpack_img",
+]

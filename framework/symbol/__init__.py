@@ -1,0 +1,83 @@
+"""``mx.sym``: symbolic graphs, built before they run.
+
+* ``Variable`` / ``var``, ``Group``, ``load``, ``load_json``: :mod:`.symbol`, :mod:`.json_format`;
+* ``mx.sym.<operator>``: generated from the operator registry on first use (:mod:`.register`);
+  ``_``-prefixed operators are in ``mx.sym._internal``, ``_contrib_<x>`` in
+  ``mx.sym.contrib``, ``_linalg_<x>`` in ``mx.sym.linalg``, the samplers in ``mx.sym.random``;
+* automatic names and ``Prefix``: :mod:`.naming` (MXNet's ``mx.name``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import operator as _operators  # noqa: F401 - registers the built-in operators
+from ..operator import registry as _registry
+from . import naming, random
+from .json_format import SymbolJSONError
+from .naming import NameManager, Prefix
+from .register import SymbolNamespace, lookup, symbol_function
+from .symbol import (
+    Group,
+    NotImplementedForSymbol,
+    Symbol,
+    SymbolError,
+    SymbolTypeError,
+    Variable,
+    full,
+    hypot,
+    load,
+    load_json,
+    maximum,
+    minimum,
+    ones,
+    pow,
+    power,
+    var,
+    zeros,
+)
+
+_internal = SymbolNamespace("mx.sym._internal", "")
+op = SymbolNamespace("mx.sym.op", "")
+contrib = SymbolNamespace("mx.sym.contrib", "_contrib_")
+linalg = SymbolNamespace("mx.sym.linalg", "_linalg_")
+
+
+def __getattr__(name: str) -> Any:
+    function = lookup(name)  # AttributeError for unknown names
+    globals()[name] = function
+    return function
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | {n for n in _registry.list_operators() if not n.startswith("_")})
+
+
+__all__ = [
+    "Group",
+    "NameManager",
+    "NotImplementedForSymbol",
+    "Prefix",
+    "Symbol",
+    "SymbolError",
+    "SymbolJSONError",
+    "SymbolTypeError",
+    "Variable",
+    "contrib",
+    "full",
+    "hypot",
+    "linalg",
+    "load",
+    "load_json",
+    "maximum",
+    "minimum",
+    "naming",
+    "ones",
+    "op",
+    "pow",
+    "power",
+    "random",
+    "symbol_function",
+    "var",
+    "zeros",
+]

@@ -1,0 +1,963 @@
+"""Symbols: computation graphs described before they run (MXNet's "Symbol Construction").
+
+A :class:`Symbol` is a list of output entries of a graph of :class:`Node` objects, the
+same nodes autograd records and the executor runs. Nothing is computed here: calling
+``mx.sym.FullyConnected(data=x, num_hidden=10, name="fc1")`` only creates a node whose
+inputs are ``x`` plus two new variables, ``fc1_weight`` and ``fc1_bias``.
+
+How a node is made (:func:`create_symbol`, behind every ``mx.sym.<op>`` function):
+
+1. keyword arguments that are not symbols are the operator's parameters, kept as the
+   strings they become in JSON (``num_hidden="10"``) and parsed into the operator's
+   typed parameter struct; ``attr={...}`` and ``__key__=`` arguments add hidden
+   attributes (``__lr_mult__``). As in NNVM's ``attrs.dict``, the node's ``attrs.extra``
+   holds all these strings (parameters as given, hidden attributes); ``attrs.parsed``
+   holds the typed values the operator computes with;
+2. the node's name comes from ``name=`` or the current :mod:`naming` manager
+   (``fullyconnected0``);
+3. the operator lists its input names for these parameters (``no_bias=True`` drops
+   ``bias``); symbols given positionally or by input name fill them, and every missing
+   input becomes a variable ``<node name>_<input name>``;
+4. inputs the operator mutates (BatchNorm's ``moving_mean``) must be variables: they are
+   *auxiliary states*, listed apart from the arguments, and read at a new version.
+
+Everything else reads the graph: ``list_arguments`` walks it depth first, ``infer_shape``
+runs :mod:`framework.executor.infer`, ``tojson`` writes :mod:`json_format`. Operator
+overloads follow MXNet 1.x: ``a + b`` is ``_Plus`` (``elemwise_add``), ``a * 2`` is
+``_MulScalar``, ``2 - a`` is ``_RMinusScalar``.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..base import DTYPE_TO_FLAG, MXLabError
+from ..operator import registry
+from ..operator.infer import InferenceError, shape_known
+from ..operator.node import Entry, Node, NodeAttrs, topo_sort
+from ..operator.params import REQUIRED, DType, OperatorParamError
+from ..operator.registry import OpDef
+from . import json_format, naming
+from .json_format import HIDDEN_KEYS, attr_strings, set_input_var_attrs
+
+
+class SymbolError(MXLabError, ValueError):
+    """A symbol was composed, named or given attributes in a way MXNet does not allow."""
+
+
+class SymbolTypeError(MXLabError, TypeError):
+    """A symbol operation got an argument of the wrong type (an NDArray, a string, ...)."""
+
+
+class NotImplementedForSymbol(MXLabError):
+    """An NDArray-only operation (``bool(sym)``, ``sym += 1``) was used on a Symbol."""
+
+    def __init__(self, function: str, alias: str) -> None:
+        super().__init__(
+            f"Function {function} (namely operator {alias!r}) is not implemented for Symbol "
+            "and only available in NDArray."
+        )
+
+
+# Version counters of variables that operators mutate (NNVM keeps them in the variable's
+# parameters). An entry reads a variable at its current version; a mutation bumps it.
+_VAR_VERSIONS: dict[int, int] = {}
+
+_STORAGE_TYPES = {"default": 0}
+
+
+# ---------------------------------------------------------------------------- attributes
+def _is_dunder(key: str) -> bool:
+    return len(key) > 4 and key.startswith("__") and key.endswith("__")
+
+
+def normalize_attr_key(key: str) -> str:
+    """``lr_mult`` -> ``__lr_mult__`` (MXNet's hidden keys); ``weight_lr_mult`` is refused."""
+    if _is_dunder(key):
+        return key
+    for hidden in HIDDEN_KEYS:
+        if key.startswith(hidden):
+            return f"__{key}__"
+        if key.endswith(hidden):
+            raise SymbolError(
+                f"setting variable attributes with {key} is deprecated; instead use "
+                f"w = mx.sym.Variable(..., {hidden}=...) and pass w as the input {key[: -len(hidden) - 1]!r}"
+            )
+    return key
+
+
+def _param_string(field: Any, value: Any) -> str:
+    """How a parameter value is stored (MXNet stores ``str(value)``; dtypes by name)."""
+    if isinstance(value, str):
+        return value
+    if field is not None and field.type is DType and value is not None:
+        try:
+            return np.dtype(value).name
+        except TypeError:
+            return str(value)
+    return str(value)
+
+
+def _expand_hidden(attrs: dict[str, str]) -> dict[str, str]:
+    """``list_attr`` shows ``__lr_mult__`` also as ``lr_mult`` (MXNet's hidden keys)."""
+    out = dict(attrs)
+    for hidden in HIDDEN_KEYS:
+        key = f"__{hidden}__"
+        if key in attrs:
+            out[hidden] = attrs[key]
+    return out
+
+
+# ---------------------------------------------------------------------------- graph helpers
+def _output_name(entry: Entry) -> str:
+    node = entry.node
+    if node.is_variable:
+        return node.name
+    names = node.op.list_output_names(node.attrs)
+    suffix = names[entry.index] if entry.index < len(names) else f"output{entry.index}"
+    return f"{node.name}_{suffix}" if node.name else suffix
+
+
+def _mutated_ids(order: Sequence[Node]) -> set[int]:
+    """Ids of the variables some operator of the graph writes (auxiliary states)."""
+    mutated: set[int] = set()
+    for node in order:
+        if node.op is not None:
+            for i in node.op.mutate_inputs(node.attrs):
+                if i < len(node.inputs):
+                    mutated.add(node.inputs[i].node.id)
+    return mutated
+
+
+def _single_output(value: Any, what: str) -> Entry:
+    if not isinstance(value, Symbol):
+        raise SymbolTypeError(f"{what} must be a Symbol, got {value!r}")
+    if len(value.outputs) != 1:
+        raise SymbolError(f"{what} is a group of {len(value.outputs)} outputs; a single output is required")
+    return value.outputs[0]
+
+
+def _copy_graph(outputs: Sequence[Entry]) -> list[Entry]:
+    """A deep copy of the graph (new nodes, same operators and parameters)."""
+    mapping: dict[int, Node] = {}
+    for node in topo_sort(list(outputs)):
+        attrs = node.attrs
+        new = Node(node.op, NodeAttrs(attrs.name, attrs.op, attrs.parsed, dict(attrs.extra)))
+        new.inputs = [Entry(mapping[e.node.id], e.index, e.version) for e in node.inputs]
+        new.control_deps = [mapping[d.id] for d in node.control_deps]
+        if node.id in _VAR_VERSIONS:
+            _VAR_VERSIONS[new.id] = _VAR_VERSIONS[node.id]
+        mapping[node.id] = new
+    return [Entry(mapping[e.node.id], e.index, e.version) for e in outputs]
+
+
+# ---------------------------------------------------------------------------- node creation
+def _split_kwargs(op: OpDef, kwargs: dict[str, Any], attr: dict | None):
+    """Sort keyword arguments into input symbols, parameter values, hidden attributes, others."""
+    symbols: dict[str, Symbol] = {}
+    params: dict[str, Any] = {}
+    hidden: dict[str, str] = {}
+    others: dict[str, Any] = {}
+    merged = dict(kwargs)
+    if attr is not None:
+        if not isinstance(attr, dict):
+            raise SymbolTypeError(f"{op.name}: attr must be a dict of strings, got {attr!r}")
+        merged.update(attr)
+    for given, value in merged.items():
+        if isinstance(value, Symbol):
+            symbols[given] = value
+            continue
+        key = normalize_attr_key(given)
+        if _is_dunder(key):
+            hidden[key] = str(value)
+        elif key in op.params.fields:
+            params[key] = value
+        else:
+            others[key] = value
+    return symbols, params, hidden, others
+
+
+_DUMMY_VALUES = {int: 1, float: 1.0, bool: False, str: "", DType: "float32"}
+_static_names: dict[OpDef, list[str]] = {}
+
+
+def static_input_names(op: OpDef) -> list[str]:
+    """The input names a generated function takes positionally (MXNet's signature).
+
+    They are the names for default parameters; required parameters get placeholder
+    values just to ask the operator (``FullyConnected`` -> data, weight, bias).
+    """
+    names = _static_names.get(op)
+    if names is None:
+        values: dict[str, Any] = {}
+        for key, field in op.params.fields.items():
+            if field.default is REQUIRED:
+                values[key] = field.choices[0] if field.choices else _DUMMY_VALUES.get(field.type, (1,))
+        try:
+            names = op.list_input_names(op.parse_attrs(values))
+        except (MXLabError, TypeError, ValueError, AttributeError):
+            names = ["data"]
+        _static_names[op] = names
+    return names
+
+
+def _positional(op: OpDef, args: Sequence[Any], symbols: dict[str, Any], params: dict[str, Any]) -> list[Any]:
+    """Sort positional arguments: inputs first, then parameters in declaration order (MXNet).
+
+    Inputs go into ``symbols`` by name and parameters into ``params``; only a variadic
+    operator's inputs are returned, as a list.
+    """
+    if op.key_var_num_args:
+        return [a for a in args if a is not None]
+    slots = static_input_names(op)
+    param_names = [k for k in op.params.fields if k != op.key_var_num_args]
+    if len(args) > len(slots) + len(param_names):
+        raise SymbolError(
+            f"{op.name}: takes at most {len(slots) + len(param_names)} positional arguments "
+            f"(inputs {', '.join(slots)}, then parameters), got {len(args)}"
+        )
+    for i, value in enumerate(args):
+        if i < len(slots):
+            key, target = slots[i], symbols
+            if value is None:
+                continue
+            if not isinstance(value, Symbol):
+                raise SymbolTypeError(f"{op.name}: argument {key!r} must be a Symbol, got {value!r}")
+        else:
+            key, target = param_names[i - len(slots)], params
+        if key in symbols or key in params:
+            raise SymbolError(f"{op.name}: got multiple values for argument {key!r}")
+        target[key] = value
+    return []
+
+
+def create_symbol(
+    op_name: str,
+    hint: str,
+    args: Sequence[Any],
+    kwargs: dict[str, Any],
+    name: str | None = None,
+    attr: dict | None = None,
+) -> Symbol:
+    """One operator node applied to symbols: what every generated ``mx.sym.<op>`` calls.
+
+    Positional arguments are the inputs, then the parameters (in declaration order), as
+    in MXNet's generated functions; variadic operators (``Concat``) take any number of
+    positional inputs. ``hint`` (the lower-cased function name) names the node when
+    ``name`` is None.
+    """
+    op = registry.get(op_name)
+    symbols, params, hidden, others = _split_kwargs(op, kwargs, attr)
+    args = _positional(op, args, symbols, params)
+    if op.key_var_num_args:
+        if symbols:
+            raise SymbolError(
+                f"{op.name} takes a variable number of inputs, given positionally; "
+                f"got keyword input(s) {', '.join(symbols)}"
+            )
+        params.setdefault(op.key_var_num_args, len(args))
+    node_name = naming.current().get(name, hint)
+    strings = {k: _param_string(op.params.fields.get(k), v) for k, v in params.items()}
+    try:
+        parsed = op.params.parse(op.name, strings)
+    except OperatorParamError as err:
+        raise OperatorParamError(f"{err} (node {node_name!r})") from None
+    attrs = NodeAttrs(node_name, op, parsed, {**strings, **hidden})
+    input_names = op.list_input_names(attrs)
+    for key, value in others.items():
+        if key in input_names:
+            if value is not None:
+                raise SymbolTypeError(f"{op.name}: input {key!r} must be a Symbol, got {value!r}")
+            continue
+        allowed = ", ".join(op.params.fields) or "none"
+        raise OperatorParamError(
+            f"{op.name}: unknown parameter {key!r} (node {node_name!r}); parameters: {allowed}; "
+            f"inputs: {', '.join(input_names) or 'none'}"
+        )
+
+    inputs: list[Entry | None] = [None] * len(input_names)
+    if len(args) > len(input_names):
+        raise SymbolError(f"{op.name}: takes {len(input_names)} input(s) ({', '.join(input_names)}), got {len(args)}")
+    for i, value in enumerate(args):
+        inputs[i] = _single_output(value, f"{op.name} input {input_names[i]!r}")
+    for key, value in symbols.items():
+        if key not in input_names:
+            raise SymbolError(
+                f"{op.name}: keyword argument {key!r} is not an input; candidate inputs: {', '.join(input_names)}"
+            )
+        index = input_names.index(key)
+        inputs[index] = _single_output(value, f"{op.name} input {key!r}")
+    for i, entry in enumerate(inputs):
+        if entry is None:
+            # NNVM copies the node's attributes onto variables it creates, so that
+            # attr={'__lr_mult__': ...} given to an operator reaches its weights.
+            var = Node(None, NodeAttrs(f"{node_name}_{input_names[i]}", None, None, dict(attrs.extra)))
+            inputs[i] = Entry(var, 0, 0)
+
+    set_input_var_attrs(op, inputs)
+    entries = [e if not e.node.is_variable else e._replace(version=_VAR_VERSIONS.get(e.node.id, 0)) for e in inputs]
+    for i in op.mutate_inputs(attrs):
+        entry = entries[i]
+        if not entry.node.is_variable:
+            raise SymbolError(
+                f"{op.name} node {node_name!r}: input {input_names[i]!r} is written by the operator "
+                f"(an auxiliary state), so it must be a variable, got the output of {entry.node.name!r}"
+            )
+        version = _VAR_VERSIONS.get(entry.node.id, 0) + 1
+        _VAR_VERSIONS[entry.node.id] = version
+        entries[i] = entry._replace(version=version)
+    node = Node(op, attrs, entries)
+    return Symbol([Entry(node, i) for i in range(op.get_num_visible_outputs(attrs))])
+
+
+def call_op(op_name: str, *args: Any, **kwargs: Any) -> Symbol:
+    """``mx.sym._internal.<op_name>(...)``: the hint is the lower-cased operator name."""
+    name = kwargs.pop("name", None)
+    attr = kwargs.pop("attr", None)
+    return create_symbol(op_name, op_name.lower(), args, kwargs, name=name, attr=attr)
+
+
+def Variable(
+    name: str,
+    attr: dict[str, str] | None = None,
+    shape: Sequence[int] | None = None,
+    lr_mult: float | None = None,
+    wd_mult: float | None = None,
+    dtype: Any = None,
+    init: Any = None,
+    stype: str | None = None,
+    **kwargs: Any,
+) -> Symbol:
+    """A named input of a graph; ``shape`` (0 = unknown dimension) and ``dtype`` guide inference."""
+    if not isinstance(name, str):
+        raise SymbolTypeError(f"Variable: name must be a string, got {name!r}")
+    extra: dict[str, str] = {}
+    for key, value in (attr or {}).items():
+        extra[normalize_attr_key(key)] = str(value)
+    if shape is not None:
+        extra["__shape__"] = str(shape)
+    if lr_mult is not None:
+        extra["__lr_mult__"] = str(lr_mult)
+    if wd_mult is not None:
+        extra["__wd_mult__"] = str(wd_mult)
+    if dtype is not None:
+        try:
+            extra["__dtype__"] = str(DTYPE_TO_FLAG[np.dtype(dtype)])
+        except (TypeError, KeyError):
+            known = ", ".join(d.name for d in DTYPE_TO_FLAG)
+            raise SymbolError(f"Variable {name!r}: dtype must be one of {known}, got {dtype!r}") from None
+    if init is not None:
+        extra["__init__"] = init if isinstance(init, str) else init.dumps()
+    if stype is not None:
+        if stype not in _STORAGE_TYPES:
+            raise SymbolError(f"Variable {name!r}: MXLab supports only dense storage (stype='default'), got {stype!r}")
+        extra["__storage_type__"] = str(_STORAGE_TYPES[stype])
+    for key, value in kwargs.items():
+        if not _is_dunder(key):
+            raise SymbolError(
+                f"Variable {name!r}: attribute name={key} is not supported; additional attributes "
+                "must start and end with double underscores, e.g. __yourattr__"
+            )
+        extra[key] = str(value)
+    return Symbol([Entry(Node(None, NodeAttrs(name, None, None, extra)), 0, 0)])
+
+
+var = Variable
+
+
+def Group(symbols: Sequence[Symbol]) -> Symbol:
+    """One symbol whose outputs are the outputs of ``symbols``, in order."""
+    if not symbols or any(not isinstance(s, Symbol) for s in symbols):
+        raise SymbolTypeError("Group: expected a non-empty list of symbols as input")
+    return Symbol([e for s in symbols for e in s.outputs])
+
+
+def load_json(json_str: str) -> Symbol:
+    """The symbol saved as ``json_str`` by ``tojson`` (MXLab's or MXNet's)."""
+    if not isinstance(json_str, str):
+        raise SymbolTypeError(f"load_json: expected a JSON string, got {type(json_str).__name__}")
+    outputs, versions = json_format.from_json(json_str)
+    _VAR_VERSIONS.update(versions)
+    return Symbol(outputs)
+
+
+def load(fname: str) -> Symbol:
+    """The symbol saved in the file ``fname`` (``save``, ``export`` or MXNet's ``-symbol.json``)."""
+    if not isinstance(fname, str):
+        raise SymbolTypeError(f"load: fname must be a path string, got {fname!r}")
+    with open(fname, encoding="utf-8") as f:
+        return load_json(f.read())
+
+
+# ---------------------------------------------------------------------------- the class
+def _binary(lhs: Symbol, other: Any, sym_op: str, scalar_op: str, symbol: str) -> Symbol:
+    if isinstance(other, Symbol):
+        return call_op(sym_op, lhs, other)
+    if isinstance(other, numbers.Number):
+        return call_op(scalar_op, lhs, scalar=other)
+    raise _unsupported(symbol, other)
+
+
+def _unsupported(symbol: str, other: Any) -> SymbolTypeError:
+    from ..ndarray.ndarray import NDArray
+
+    if isinstance(other, NDArray):
+        return SymbolTypeError(
+            f"Symbol {symbol} NDArray is not supported: a symbol only combines with symbols and numbers; "
+            "make the array an input (mx.sym.Variable) and bind it to the executor"
+        )
+    return SymbolTypeError(f"Symbol {symbol} {type(other).__name__}: type {type(other)} not supported")
+
+
+#: Methods ``sym.<name>(...)`` that call the operator of the same name on ``sym`` (MXNet's list).
+FLUENT_METHODS = (
+    "reshape", "reshape_like", "zeros_like", "ones_like", "broadcast_axes", "repeat", "pad", "swapaxes",
+    "split", "split_v2", "slice", "slice_axis", "slice_like", "take", "one_hot", "pick", "sort", "topk",
+    "argsort", "argmax", "argmax_channel", "argmin", "clip", "abs", "sign", "flatten", "shape_array",
+    "size_array", "expand_dims", "broadcast_to", "broadcast_like", "tile", "transpose", "flip",
+    "depth_to_space", "space_to_depth", "diag", "sum", "nansum", "prod", "nanprod", "mean", "max", "min",
+    "norm", "round", "rint", "fix", "floor", "ceil", "trunc", "sin", "cos", "tan", "arcsin", "arccos",
+    "arctan", "degrees", "radians", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "exp", "expm1",
+    "log", "log10", "log2", "log1p", "sqrt", "rsqrt", "cbrt", "rcbrt", "square", "reciprocal", "relu",
+    "sigmoid", "softmax", "log_softmax", "softmin",
+)  # fmt: skip
+
+
+class Symbol:
+    """The outputs of a graph: ``outputs`` is a list of :class:`Entry` (node, output index)."""
+
+    __slots__ = ("outputs",)
+
+    def __init__(self, outputs: Sequence[Entry]) -> None:
+        outputs = list(outputs)
+        if not outputs or not all(isinstance(e, Entry) for e in outputs):
+            raise SymbolTypeError(f"Symbol: outputs must be a non-empty list of Entry objects, got {outputs!r}")
+        self.outputs: list[Entry] = outputs
+
+    # ------------------------------------------------------------ identity and structure
+    def __repr__(self) -> str:
+        name = self.name
+        if name is None:
+            return f"<Symbol group [{', '.join(e.node.name for e in self.outputs)}]>"
+        return f"<Symbol {name}>"
+
+    __str__ = __repr__
+
+    def __len__(self) -> int:
+        return len(self.outputs)
+
+    def __iter__(self) -> Iterator[Symbol]:
+        return (self[i] for i in range(len(self)))
+
+    def __getitem__(self, index: int | str | slice) -> Symbol:
+        """One output by position or by name (``"fc1_output"``); a slice gives a group."""
+        count = len(self.outputs)
+        if isinstance(index, slice):
+            return Group([self[i] for i in range(*index.indices(count))])
+        if isinstance(index, str):
+            matches = [i for i, n in enumerate(self.list_outputs()) if n == index]
+            if not matches:
+                raise SymbolError(f"Cannot find output that matches name {index!r}; outputs: {self.list_outputs()}")
+            if len(matches) > 1:
+                raise SymbolError(f"There are multiple outputs with name {index!r}")
+            index = matches[0]
+        if not isinstance(index, int | np.integer) or isinstance(index, bool):
+            raise SymbolTypeError(f"Symbol only supports integer or name indices, got {index!r}")
+        if not -count <= index < count:
+            raise IndexError(f"Symbol has {count} output(s), index {index} is out of range")
+        return Symbol([self.outputs[int(index)]])
+
+    def _single_node(self) -> Node | None:
+        node = self.outputs[0].node
+        return node if all(e.node is node for e in self.outputs) else None
+
+    @property
+    def name(self) -> str | None:
+        """The node's name; None for a group of outputs of several nodes."""
+        node = self._single_node()
+        return None if node is None else node.name
+
+    def _order(self) -> list[Node]:
+        return topo_sort(self.outputs)
+
+    def _inputs(self, which: str) -> list[Node]:
+        order = self._order()
+        mutated = _mutated_ids(order) if which != "all" else set()
+        nodes = [n for n in order if n.is_variable]
+        if which == "args":
+            return [n for n in nodes if n.id not in mutated]
+        if which == "aux":
+            return [n for n in nodes if n.id in mutated]
+        return nodes
+
+    def list_arguments(self) -> list[str]:
+        """Names of the variables the graph reads (depth-first order), auxiliary states excluded."""
+        return [n.name for n in self._inputs("args")]
+
+    def list_auxiliary_states(self) -> list[str]:
+        """Names of the variables operators write (BatchNorm's moving mean and variance)."""
+        return [n.name for n in self._inputs("aux")]
+
+    def list_inputs(self) -> list[str]:
+        """Names of all variables: arguments and auxiliary states, depth-first."""
+        return [n.name for n in self._inputs("all")]
+
+    def list_outputs(self) -> list[str]:
+        """``<node>_output`` (or ``<node>_<output name>``) per output; variables by their name."""
+        return [_output_name(e) for e in self.outputs]
+
+    def get_internals(self) -> Symbol:
+        """A group of every visible output of every node of the graph, depth-first."""
+        entries = []
+        for node in self._order():
+            if node.is_variable:  # a variable is read at its current version
+                entries.append(Entry(node, 0, _VAR_VERSIONS.get(node.id, 0)))
+            else:
+                entries += [Entry(node, i) for i in range(node.op.get_num_visible_outputs(node.attrs))]
+        return Symbol(entries)
+
+    def get_children(self) -> Symbol | None:
+        """A group of the inputs of the output nodes; None for a variable."""
+        seen: set[int] = set()
+        entries: list[Entry] = []
+        for e in self.outputs:
+            if e.node.id not in seen:
+                seen.add(e.node.id)
+                entries += e.node.inputs
+        return Symbol(entries) if entries else None
+
+    # ------------------------------------------------------------ attributes
+    def attr(self, key: str) -> str | None:
+        """The attribute ``key`` of this (single-node) symbol, as a string; None if absent."""
+        node = self._single_node()
+        if node is None:
+            return None
+        if key == "name":
+            return node.name
+        attrs = attr_strings(node)
+        if key in attrs:
+            return attrs[key]
+        if key in HIDDEN_KEYS:
+            return attrs.get(f"__{key}__")
+        return None
+
+    def list_attr(self, recursive: bool = False) -> dict[str, str]:
+        """The attributes of the (first) output node: parameters and hidden attributes."""
+        if recursive:
+            raise DeprecationWarning(
+                "Symbol.list_attr with recursive=True has been deprecated. Please use attr_dict instead."
+            )
+        return _expand_hidden(attr_strings(self.outputs[0].node))
+
+    def attr_dict(self) -> dict[str, dict[str, str]]:
+        """``{node name: its attributes}`` for every node of the graph that has any."""
+        result: dict[str, dict[str, str]] = {}
+        for node in self._order():
+            attrs = attr_strings(node)
+            if attrs:
+                result.setdefault(node.name, {}).update(_expand_hidden(attrs))
+        return result
+
+    def _set_attr(self, **kwargs: str) -> None:
+        """Set attributes of this single-node symbol; operator parameters are re-parsed."""
+        node = self._single_node()
+        if node is None:
+            raise SymbolError("Symbol._set_attr only works for non-grouped symbols")
+        updates: dict[str, str] = {}
+        for key, value in kwargs.items():
+            if not isinstance(value, str):
+                raise SymbolError(f"Set Attr only accepts string values, got {key}={value!r}")
+            updates[normalize_attr_key(key)] = value
+        if node.op is None:
+            node.attrs.extra.update(updates)
+            return
+        op = node.op
+        unknown = [k for k in updates if not _is_dunder(k) and k not in op.params.fields]
+        if unknown:
+            raise OperatorParamError(
+                f"{op.name} node {node.name!r}: unknown parameter(s) {unknown}; "
+                f"parameters: {', '.join(op.params.fields)}"
+            )
+        strings = {**attr_strings(node), **updates}
+        params = {k: v for k, v in strings.items() if not _is_dunder(k)}
+        parsed = op.params.parse(op.name, params)  # validates before anything changes
+        node.attrs.extra.update(updates)
+        node.attrs.parsed = parsed
+        node.attrs.plan = None
+
+    # ------------------------------------------------------------ inference
+    def _known(self, noun: str, args: tuple, kwargs: dict, convert: Any) -> tuple[dict[Node, Any], str]:
+        """Known values by variable node, from positional (argument order) or keyword values."""
+        if args and kwargs:
+            raise SymbolError(f"Can only specify known argument {noun}s either by positional or kwargs way.")
+        known: dict[Node, Any] = {}
+        shown = []
+        if args:
+            nodes = self._inputs("args")
+            if len(args) > len(nodes):
+                raise SymbolError(f"infer_{noun}: got {len(args)} positional {noun}s for {len(nodes)} arguments")
+            for i, (node, value) in enumerate(zip(nodes, args, strict=False)):
+                if value is not None:
+                    known[node] = convert(value, f"argument {i} ({node.name})")
+                    shown.append(f"{node.name}: {value}")
+        else:
+            nodes = self._inputs("all")
+            by_name: dict[str, list[Node]] = {}
+            for node in nodes:
+                by_name.setdefault(node.name, []).append(node)
+            for key, value in kwargs.items():
+                if key not in by_name:
+                    raise SymbolError(
+                        f"infer_{noun}: keyword argument name {key!r} not found; "
+                        f"candidate arguments: {', '.join(by_name)}"
+                    )
+                for node in by_name[key]:
+                    known[node] = convert(value, repr(key))
+                shown.append(f"{key}: {value}")
+        return known, ", ".join(shown)
+
+    def _infer(self, kind: str, args: tuple, kwargs: dict) -> tuple[list, list, list, bool]:
+        # Imported here: the executor package may import symbols (import cycle otherwise).
+        from ..executor.infer import infer_shapes, infer_types
+
+        order = self._order()
+        mutated = _mutated_ids(order)
+        if kind == "shape":
+
+            def convert(value: Any, where: str) -> Any:
+                if not isinstance(value, tuple):
+                    raise SymbolTypeError(f"Arguments need to be shapes (tuple), but {where} is {type(value)}.")
+                return value
+
+            known, shown = self._known("shape", args, kwargs, convert)
+            run, is_known = infer_shapes, shape_known
+        else:
+
+            def convert(value: Any, where: str) -> Any:
+                try:
+                    return np.dtype(value).name
+                except TypeError:
+                    raise SymbolTypeError(f"Arguments need to be dtypes, but {where} is {value!r}.") from None
+
+            known, shown = self._known("type", args, kwargs, convert)
+            run, is_known = infer_types, (lambda t: t is not None)
+        try:
+            table = run(self.outputs, known, nodes=order)
+        except InferenceError as err:
+            raise InferenceError(f"{err}\ninfer_{kind} arguments: {shown or 'none'}") from None
+        variables = [n for n in order if n.is_variable]
+        args_out = [table[(n.id, 0)] for n in variables if n.id not in mutated]
+        aux_out = [table[(n.id, 0)] for n in variables if n.id in mutated]
+        outs = [table[(e.node.id, e.index)] for e in self.outputs]
+        complete = all(is_known(v) for v in table.values())
+        return args_out, outs, aux_out, complete
+
+    def infer_shape(self, *args: Any, **kwargs: Any) -> tuple[list | None, list | None, list | None]:
+        """(argument shapes, output shapes, auxiliary shapes) from some known argument shapes.
+
+        Returns ``(None, None, None)`` with a warning naming the arguments left unknown when
+        the shapes cannot all be inferred. Conflicting shapes raise InferenceError.
+        """
+        arg_shapes, out_shapes, aux_shapes, complete = self._infer("shape", args, kwargs)
+        if complete:
+            return list(arg_shapes), list(out_shapes), list(aux_shapes)
+        unknowns = []
+        for name, shape in zip(self.list_arguments(), arg_shapes, strict=True):
+            if not shape_known(shape):
+                if len(unknowns) >= 10:
+                    unknowns.append("...")
+                    break
+                unknowns.append(f"{name}: {shape or ()}")
+        warnings.warn(
+            "Cannot decide shape for the following arguments (0s in shape means unknown dimensions). "
+            "Consider providing them as input:\n\t" + "\n\t".join(unknowns),
+            stacklevel=2,
+        )
+        return None, None, None
+
+    def infer_shape_partial(self, *args: Any, **kwargs: Any) -> tuple[list, list, list]:
+        """Like infer_shape, but returns what is known: () for unknown shapes, 0 for unknown dims."""
+        arg_shapes, out_shapes, aux_shapes, _ = self._infer("shape", args, kwargs)
+        return [s or () for s in arg_shapes], [s or () for s in out_shapes], [s or () for s in aux_shapes]
+
+    def infer_type(self, *args: Any, **kwargs: Any) -> tuple[list | None, list | None, list | None]:
+        """(argument types, output types, auxiliary types) as NumPy types, from some known types."""
+        arg_types, out_types, aux_types, complete = self._infer("type", args, kwargs)
+        if complete:
+            return [_np_type(t) for t in arg_types], [_np_type(t) for t in out_types], [_np_type(t) for t in aux_types]
+        unknowns = [f"{n}: None" for n, t in zip(self.list_arguments(), arg_types, strict=True) if t is None]
+        warnings.warn(
+            "Cannot decide type for the following arguments. Consider providing them as input:\n\t"
+            + "\n\t".join(unknowns),
+            stacklevel=2,
+        )
+        return None, None, None
+
+    def infer_type_partial(self, *args: Any, **kwargs: Any) -> tuple[list, list, list]:
+        """Like infer_type, but returns None for the types it cannot infer."""
+        arg_types, out_types, aux_types, _ = self._infer("type", args, kwargs)
+        return [_np_type(t) for t in arg_types], [_np_type(t) for t in out_types], [_np_type(t) for t in aux_types]
+
+    # ------------------------------------------------------------ serialization
+    def tojson(self) -> str:
+        """The graph in MXNet 1.x's JSON layout (loads in MXNet and in ``mx.sym.load_json``)."""
+        return json_format.to_json(self.outputs)
+
+    def save(self, fname: str) -> None:
+        """Write ``tojson()`` to the file ``fname``."""
+        if not isinstance(fname, str):
+            raise SymbolTypeError(f"save: fname must be a path string, got {fname!r}")
+        with open(fname, "w", encoding="utf-8") as f:
+            f.write(self.tojson())
+
+    def __getstate__(self) -> dict[str, str]:
+        return {"handle": self.tojson()}
+
+    def __setstate__(self, state: dict[str, str]) -> None:
+        self.outputs = load_json(state["handle"]).outputs
+
+    def __copy__(self) -> Symbol:
+        return Symbol(_copy_graph(self.outputs))
+
+    def __deepcopy__(self, memo: Any) -> Symbol:
+        return Symbol(_copy_graph(self.outputs))
+
+    def debug_str(self) -> str:
+        """A text dump of the graph: outputs, variables and each operator with its inputs."""
+        lines = ["Symbol Outputs:"]
+        lines += [f"\toutput[{i}]={e.node.name}({e.index})" for i, e in enumerate(self.outputs)]
+        for node in self._order():
+            if node.is_variable:
+                lines.append(f"Variable:{node.name}")
+                continue
+            lines += ["--------------------", f"Op:{node.op.name}, Name={node.name}", "Inputs:"]
+            for i, e in enumerate(node.inputs):
+                version = f" version={e.version}" if e.node.is_variable else ""
+                lines.append(f"\targ[{i}]={e.node.name}({e.index}){version}")
+            attrs = attr_strings(node)
+            if attrs:
+                lines.append("Attrs:")
+                lines += [f"\t{k}={v}" for k, v in sorted(attrs.items())]
+            if node.control_deps:
+                lines.append("Control deps:")
+                lines += [f"\tcdep[{i}]={d.name}" for i, d in enumerate(node.control_deps)]
+        return "\n".join(lines) + "\n"
+
+    # ------------------------------------------------------------ execution (framework.executor)
+    def bind(self, *args: Any, **kwargs: Any) -> Any:
+        """Bind arrays to the arguments: ``framework.executor.bind(self, ctx, args, ...)``."""
+        from ..executor import bind
+
+        return bind(self, *args, **kwargs)
+
+    def simple_bind(self, *args: Any, **kwargs: Any) -> Any:
+        """Infer shapes, allocate and bind: ``framework.executor.simple_bind(self, ctx, ..., **shapes)``."""
+        from ..executor import simple_bind
+
+        return simple_bind(self, *args, **kwargs)
+
+    def eval(self, ctx: Any = None, **kwargs: Any) -> list:
+        """Bind ``kwargs`` (name -> NDArray) and run forward once: the list of outputs."""
+        from ..context import current_context
+
+        return self.bind(ctx or current_context(), kwargs).forward()
+
+    # ------------------------------------------------------------ composition
+    def __call__(self, *args: Any, **kwargs: Any) -> Symbol:
+        """A copy of this graph with variables replaced: ``net(data=other)``."""
+        s = self.__copy__()
+        s._compose(*args, **kwargs)
+        return s
+
+    def _compose(self, *args: Any, name: str | None = None, **kwargs: Any) -> None:
+        """Replace variables of this graph (in place) by the given single-output symbols."""
+        if args and kwargs:
+            raise SymbolTypeError(
+                "compose only accepts input Symbols either as positional or keyword arguments, not both"
+            )
+        for value in (*args, *kwargs.values()):
+            if not isinstance(value, Symbol):
+                raise SymbolTypeError(f"Compose expects Symbols as arguments, got {value!r}")
+        if args:
+            raise SymbolError(
+                "General composition only supports keyword arguments (as in MXNet): "
+                f"call it as sym({self.list_inputs()[0] if self.list_inputs() else 'name'}=...)"
+            )
+        order = self._order()
+        variables: dict[str, list[Node]] = {}
+        for node in order:
+            if node.is_variable:
+                variables.setdefault(node.name, []).append(node)
+        replace: dict[int, Entry] = {}
+        for key, value in kwargs.items():
+            if key not in variables:
+                raise SymbolError(
+                    f"compose: keyword argument name {key!r} not found; candidate arguments: {', '.join(variables)}"
+                )
+            entry = _single_output(value, f"compose: keyword argument {key!r}")
+            for node in variables[key]:
+                replace[node.id] = entry
+        for node in order:
+            node.inputs = [replace.get(e.node.id, e) for e in node.inputs]
+        self.outputs = [replace.get(e.node.id, e) for e in self.outputs]
+        if name:
+            node = self._single_node()
+            if node is not None and not node.is_variable:
+                node.attrs.name = name
+
+    # ------------------------------------------------------------ arithmetic (MXNet 1.x)
+    def __add__(self, other: Any) -> Symbol:
+        return _binary(self, other, "_Plus", "_PlusScalar", "+")
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Any) -> Symbol:
+        return _binary(self, other, "_Minus", "_MinusScalar", "-")
+
+    def __rsub__(self, other: Any) -> Symbol:
+        if isinstance(other, Symbol):
+            return other.__sub__(self)
+        return _binary(self, other, "_Minus", "_RMinusScalar", "-")
+
+    def __mul__(self, other: Any) -> Symbol:
+        return _binary(self, other, "_Mul", "_MulScalar", "*")
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Any) -> Symbol:
+        return _binary(self, other, "_Div", "_DivScalar", "/")
+
+    def __rtruediv__(self, other: Any) -> Symbol:
+        if isinstance(other, Symbol):
+            return other.__truediv__(self)
+        return _binary(self, other, "_Div", "_RDivScalar", "/")
+
+    def __mod__(self, other: Any) -> Symbol:
+        return _binary(self, other, "_Mod", "_ModScalar", "%")
+
+    def __rmod__(self, other: Any) -> Symbol:
+        if isinstance(other, Symbol):
+            return other.__mod__(self)
+        return _binary(self, other, "_Mod", "_RModScalar", "%")
+
+    def __pow__(self, other: Any) -> Symbol:
+        return _binary(self, other, "_Power", "_PowerScalar", "**")
+
+    def __rpow__(self, other: Any) -> Symbol:
+        if isinstance(other, Symbol):
+            return other.__pow__(self)
+        return _binary(self, other, "_Power", "_rpower_scalar", "**")
+
+    def __neg__(self) -> Symbol:
+        return self.__mul__(-1.0)
+
+    def __abs__(self) -> Symbol:
+        return self.abs()
+
+    def __eq__(self, other: Any) -> Symbol:  # type: ignore[override]
+        return _binary(self, other, "_equal", "_equal_scalar", "==")
+
+    def __ne__(self, other: Any) -> Symbol:  # type: ignore[override]
+        return _binary(self, other, "_not_equal", "_not_equal_scalar", "!=")
+
+    def __gt__(self, other: Any) -> Symbol:
+        return _binary(self, other, "_greater", "_greater_scalar", ">")
+
+    def __ge__(self, other: Any) -> Symbol:
+        return _binary(self, other, "_greater_equal", "_greater_equal_scalar", ">=")
+
+    def __lt__(self, other: Any) -> Symbol:
+        return _binary(self, other, "_lesser", "_lesser_scalar", "<")
+
+    def __le__(self, other: Any) -> Symbol:
+        return _binary(self, other, "_lesser_equal", "_lesser_equal_scalar", "<=")
+
+    __hash__ = None  # type: ignore[assignment] - like MXNet's, symbols compare into symbols
+
+    def __bool__(self) -> bool:
+        raise NotImplementedForSymbol("__bool__", "bool")
+
+    def __iadd__(self, other: Any) -> Symbol:
+        raise NotImplementedForSymbol("__iadd__", "+=")
+
+    def __isub__(self, other: Any) -> Symbol:
+        raise NotImplementedForSymbol("__isub__", "-=")
+
+    def __imul__(self, other: Any) -> Symbol:
+        raise NotImplementedForSymbol("__imul__", "*=")
+
+    def __itruediv__(self, other: Any) -> Symbol:
+        raise NotImplementedForSymbol("__itruediv__", "/=")
+
+
+def _np_type(name: str | None) -> type | None:
+    return None if name is None else np.dtype(name).type
+
+
+def _make_fluent(op_name: str) -> Any:
+    def method(self: Symbol, *args: Any, **kwargs: Any) -> Symbol:
+        name = kwargs.pop("name", None)
+        attr = kwargs.pop("attr", None)
+        return create_symbol(op_name, op_name, (self, *args), kwargs, name=name, attr=attr)
+
+    method.__name__ = op_name
+    method.__qualname__ = f"Symbol.{op_name}"
+    method.__doc__ = f"``mx.sym.{op_name}(self, ...)``."
+    return method
+
+
+for _name in FLUENT_METHODS:
+    setattr(Symbol, _name, _make_fluent(_name))
+del _name
+Symbol.astype = _make_fluent("cast")  # type: ignore[attr-defined] - MXNet: astype(dtype) is cast
+
+
+# ---------------------------------------------------------------------------- creation helpers
+def _dtype_name(dtype: Any) -> str:
+    return "float32" if dtype is None else np.dtype(dtype).name
+
+
+def zeros(shape: Any, dtype: Any = None, **kwargs: Any) -> Symbol:
+    """A symbol of zeros (``_zeros``)."""
+    return call_op("_zeros", shape=shape, dtype=_dtype_name(dtype), **kwargs)
+
+
+def ones(shape: Any, dtype: Any = None, **kwargs: Any) -> Symbol:
+    """A symbol of ones (``_ones``)."""
+    return call_op("_ones", shape=shape, dtype=_dtype_name(dtype), **kwargs)
+
+
+def full(shape: Any, val: float, dtype: Any = None, **kwargs: Any) -> Symbol:
+    """A symbol filled with ``val`` (``_full``)."""
+    return call_op("_full", shape=shape, dtype=_dtype_name(dtype), value=val, **kwargs)
+
+
+def _binary_function(name: str, sym_op: str, scalar_op: str, rscalar_op: str | None = None) -> Any:
+    def function(left: Any, right: Any) -> Any:
+        if isinstance(left, Symbol) and isinstance(right, Symbol):
+            return call_op(sym_op, left, right)
+        if isinstance(left, Symbol) and isinstance(right, numbers.Number):
+            return call_op(scalar_op, left, scalar=right)
+        if isinstance(left, numbers.Number) and isinstance(right, Symbol):
+            return call_op(rscalar_op or scalar_op, right, scalar=left)
+        if isinstance(left, numbers.Number) and isinstance(right, numbers.Number):
+            return {"pow": left**right, "maximum": max(left, right), "minimum": min(left, right)}.get(
+                name, float(np.hypot(left, right))
+            )
+        raise SymbolTypeError(f"{name}: types ({type(left).__name__}, {type(right).__name__}) not supported")
+
+    function.__name__ = name
+    function.__doc__ = f"Element-wise {name} of symbols and/or numbers (``{sym_op}`` / ``{scalar_op}``)."
+    return function
+
+
+pow = _binary_function("pow", "_Power", "_PowerScalar", "_RPowerScalar")
+power = pow
+maximum = _binary_function("maximum", "_Maximum", "_MaximumScalar")
+minimum = _binary_function("minimum", "_Minimum", "_MinimumScalar")
+hypot = _binary_function("hypot", "_Hypot", "_HypotScalar")

@@ -1,0 +1,1 @@
+"""Command-line tools: ``python -m framework.tools.im2rec`` packs images into RecordIO files."""

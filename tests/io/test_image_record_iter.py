@@ -1,0 +1,384 @@
+"""ImageRecordIter against MXNet 1.9.1's output and a straightforward reference pipeline; im2rec."""
+
+from __future__ import annotations
+
+import io as pyio
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from framework import recordio
+from framework.io import DataIterError, ImageRecordIter
+from framework.io import image_record_iter as iri
+from framework.recordio import IRHeader, MXIndexedRecordIO, RecordIOError, RecordIOFileNotFoundError
+from framework.tools import im2rec
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data" / "mxnet_1_9_1" / "recordio"
+EXPECTED = json.loads((DATA / "expected.json").read_text())
+ARRAYS = np.load(DATA / "expected.npz")
+NORM = dict(mean_r=10, mean_g=20, mean_b=30, std_r=2, std_g=3, std_b=4, scale=0.5)
+
+
+def rec(name: str = "images.rec") -> str:
+    return str(DATA / name)
+
+
+# ------------------------------------------------------------------ against MXNet 1.9.1
+def test_center_crop_normalisation_and_round_batch_match_mxnet():
+    it = ImageRecordIter(path_imgrec=rec(), data_shape=(3, 8, 8), batch_size=3, preprocess_threads=2, **NORM)
+    assert [str(it.provide_data), str(it.provide_label)] == EXPECTED["norm_provide"]
+    for epoch, expected in enumerate(EXPECTED["norm_epochs"]):
+        batches = list(it)
+        assert [{"label": b.label[0].asnumpy().tolist(), "pad": b.pad} for b in batches] == expected
+        for k, batch in enumerate(batches):
+            np.testing.assert_array_equal(batch.data[0].asnumpy(), ARRAYS[f"norm_e{epoch}_b{k}"])
+        it.reset()
+    it.close()
+
+
+@pytest.mark.parametrize("name", ["mirror", "uint8", "resize16", "resize9"])
+def test_mirror_uint8_and_resize_match_mxnet(name):
+    kwargs = {
+        "mirror": {"mirror": True},
+        "uint8": {"dtype": "uint8"},
+        "resize16": {"resize": 16},
+        "resize9": {"resize": 9},
+    }
+    kwargs = kwargs[name]
+    shape = (3, 16, 16) if name == "resize16" else (3, 8, 8)
+    batch = next(ImageRecordIter(path_imgrec=rec(), data_shape=shape, batch_size=7, **kwargs))
+    assert batch.label[0].asnumpy().tolist() == EXPECTED[name + "_label"]
+    got, want = batch.data[0].asnumpy(), ARRAYS[name]
+    assert got.dtype == want.dtype
+    # OpenCV's fixed-point bilinear: exact when shrinking, within one level at the borders when enlarging
+    assert np.abs(got.astype(int) - want).max() <= (1 if name == "resize16" else 0)
+
+
+def test_multi_dimensional_labels_match_mxnet():
+    it = ImageRecordIter(path_imgrec=rec("images_multilabel.rec"), data_shape=(3, 8, 8), batch_size=3, label_width=2)
+    assert it.provide_label[0].shape == (3, 2)
+    assert [{"label": b.label[0].asnumpy().tolist(), "pad": b.pad} for b in it] == EXPECTED["multilabel"]
+
+
+@pytest.mark.parametrize("part", ["2/0", "2/1", "3/0", "3/1", "3/2"])
+def test_partitions_match_mxnet_with_and_without_index(part):
+    num_parts, part_index = map(int, part.split("/"))
+    common = dict(data_shape=(3, 8, 8), batch_size=1, num_parts=num_parts, part_index=part_index)
+    by_bytes = ImageRecordIter(path_imgrec=rec(), **common)
+    by_index = ImageRecordIter(path_imgrec=rec(), path_imgidx=str(DATA / "images.idx"), **common)
+    assert [int(b.label[0].asnumpy()[0]) for b in by_bytes] == EXPECTED["parts"][part]["bytes"]
+    assert [int(b.label[0].asnumpy()[0]) for b in by_index] == EXPECTED["parts"][part]["index"]
+
+
+# ------------------------------------------------------------------ against a reference pipeline
+def bilinear_reference(img: np.ndarray, width: int, height: int) -> np.ndarray:
+    """OpenCV's fixed-point bilinear resize (11-bit weights), pixel by pixel."""
+
+    def tap(i: int, n_in: int, n_out: int) -> tuple[int, int, int]:
+        src = np.float32((i + 0.5) * (n_in / n_out) - 0.5)
+        lo = int(np.floor(src))
+        frac = src - np.float32(lo)
+        if lo < 0:
+            lo, frac = 0, 0.0
+        if lo >= n_in - 1:
+            lo, frac = n_in - 1, 0.0
+        return lo, min(lo + 1, n_in - 1), int(np.rint((1 - np.float32(frac)) * 2048))
+
+    h, w, channels = img.shape
+    out = np.zeros((height, width, channels), np.uint8)
+    for i in range(height):
+        y0, y1, b0 = tap(i, h, height)
+        for j in range(width):
+            x0, x1, a0 = tap(j, w, width)
+            for c in range(channels):
+                top = (int(img[y0, x0, c]) * a0 + int(img[y0, x1, c]) * (2048 - a0)) >> 4
+                bottom = (int(img[y1, x0, c]) * a0 + int(img[y1, x1, c]) * (2048 - a0)) >> 4
+                out[i, j, c] = ((top * b0 >> 16) + (bottom * (2048 - b0) >> 16) + 2) >> 2
+    return out
+
+
+def reference(payload: bytes, shape, resize, crop=None, flip=False) -> np.ndarray:
+    """Decode with Pillow, resize the shorter edge, crop, flip, normalise: one image, plainly."""
+    img = np.asarray(Image.open(pyio.BytesIO(payload)).convert("RGB"))
+    if resize > 0:
+        h, w = img.shape[:2]
+        new_w, new_h = (resize, resize * h // w) if h > w else (resize * w // h, resize)
+        img = bilinear_reference(img, new_w, new_h)
+    h, w = img.shape[:2]
+    y, x = crop if crop is not None else ((h - shape[1]) // 2, (w - shape[2]) // 2)
+    img = img[y : y + shape[1], x : x + shape[2]]
+    if flip:
+        img = img[:, ::-1]
+    mean = np.array([NORM["mean_r"], NORM["mean_g"], NORM["mean_b"]], np.float32)
+    std = np.array([NORM["std_r"], NORM["std_g"], NORM["std_b"]], np.float32)
+    return ((img.astype(np.float32) - mean) * (np.float32(NORM["scale"]) / std)).transpose(2, 0, 1)
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    """13 images of assorted sizes, PNG and JPEG, with labels 0..12 and ids 100+i."""
+    folder = tmp_path_factory.mktemp("generated")
+    rng = np.random.RandomState(11)
+    payloads = []
+    with MXIndexedRecordIO(folder / "g.idx", folder / "g.rec", "w") as out:
+        for i in range(13):
+            h, w = rng.randint(18, 40, size=2)
+            yy, xx = np.mgrid[0:h, 0:w]
+            rgb = np.stack([(yy * 7 + i * 13) % 256, (xx * 5) % 256, (yy * xx) % 256], axis=2)
+            rgb = np.clip(rgb + rng.randint(0, 30, size=rgb.shape), 0, 255).astype(np.uint8)
+            fmt = ".png" if i % 2 else ".jpg"
+            record = recordio.pack_img(IRHeader(0, float(i), 100 + i, 0), rgb[:, :, ::-1], img_fmt=fmt)
+            out.write_idx(i, record)
+            payloads.append(recordio.unpack(record)[1])
+    return str(folder / "g.rec"), str(folder / "g.idx"), payloads
+
+
+def test_output_equals_the_reference_pipeline(generated):
+    path, _, payloads = generated
+    it = ImageRecordIter(
+        path_imgrec=path, data_shape=(3, 16, 16), batch_size=5, resize=18, preprocess_threads=3, **NORM
+    )
+    batches = list(it)
+    assert [b.pad for b in batches] == [0, 0, 2]
+    for batch in batches:
+        labels, ids = batch.label[0].asnumpy().astype(int), batch.index
+        assert ids.tolist() == [100 + k for k in labels]
+        for k, label in enumerate(labels):
+            want = reference(payloads[label], (3, 16, 16), 18)
+            np.testing.assert_array_equal(batch.data[0].asnumpy()[k], want)
+
+
+def test_random_crop_and_mirror_are_valid_crops_and_reproducible(generated):
+    path, _, payloads = generated
+    settings = dict(path_imgrec=path, data_shape=(3, 12, 12), batch_size=13, rand_crop=True, rand_mirror=True, **NORM)
+    seen_crops, seen_flips = set(), set()
+    data = next(ImageRecordIter(preprocess_threads=1, **settings)).data[0].asnumpy()
+    for k, payload in enumerate(payloads):
+        h, w = Image.open(pyio.BytesIO(payload)).size[::-1]
+        matches = [
+            (y, x, flip)
+            for y in range(h - 11)
+            for x in range(w - 11)
+            for flip in (False, True)
+            if np.array_equal(data[k], reference(payload, (3, 12, 12), -1, (y, x), flip))
+        ]
+        assert matches, f"image {k} is not a crop of its source"
+        seen_crops.add(matches[0][:2])
+        seen_flips.add(matches[0][2])
+    assert len(seen_crops) > 5 and seen_flips == {False, True}
+    # the random numbers do not depend on how the work is split between threads
+    again = next(ImageRecordIter(preprocess_threads=3, **settings)).data[0].asnumpy()
+    np.testing.assert_array_equal(again, data)
+    other = next(ImageRecordIter(preprocess_threads=3, seed_aug=5, **settings)).data[0].asnumpy()
+    assert not np.array_equal(other, data)
+
+
+def test_grayscale_uses_opencvs_weights(generated):
+    path, _, payloads = generated
+    batch = next(ImageRecordIter(path_imgrec=path, data_shape=(1, 16, 16), batch_size=2))
+    rgb = np.asarray(Image.open(pyio.BytesIO(payloads[0])).convert("RGB")).astype(np.float64)
+    gray = np.floor(rgb @ [0.299, 0.587, 0.114] + 0.5)
+    h, w = gray.shape
+    y, x = (h - 16) // 2, (w - 16) // 2
+    assert batch.data[0].shape == (2, 1, 16, 16)
+    assert np.abs(batch.data[0].asnumpy()[0, 0] - gray[y : y + 16, x : x + 16]).max() <= 1
+
+
+def test_decoding_runs_on_preprocess_threads(generated, monkeypatch):
+    path, _, _ = generated
+    original = iri._Augmenter.__call__
+    lock, running, peak, threads = threading.Lock(), {}, {}, {}  # per augmenter (other iterators may be alive)
+
+    def spy(self, *args):
+        key = id(self)
+        with lock:
+            running[key] = running.get(key, 0) + 1
+            peak[key] = max(peak.get(key, 0), running[key])
+            threads.setdefault(key, set()).add(threading.current_thread().name)
+        time.sleep(0.01)
+        try:
+            return original(self, *args)
+        finally:
+            with lock:
+                running[key] -= 1
+
+    monkeypatch.setattr(iri._Augmenter, "__call__", spy)
+    it = ImageRecordIter(path_imgrec=path, data_shape=(3, 16, 16), batch_size=6, preprocess_threads=2)
+    list(it)
+    it.close()
+    with pytest.raises(DataIterError, match=r"used after close"):
+        it.reset()
+    key = id(it._augment)
+    assert peak[key] == 2
+    assert len(threads[key]) == 2 and all(name.startswith("ImageRecordIter") for name in threads[key])
+    assert not any(t.name in threads[key] and t.is_alive() for t in threading.enumerate())
+
+
+def test_shuffle_permutes_each_epoch_reproducibly(generated):
+    path, idx, _ = generated
+
+    def labels(it):
+        return [int(v) for b in it for v in b.label[0].asnumpy()]
+
+    settings = dict(path_imgrec=path, path_imgidx=idx, data_shape=(3, 16, 16), batch_size=13, shuffle=True, seed=4)
+    it = ImageRecordIter(**settings)
+    first = labels(it)
+    it.reset()
+    second = labels(it)
+    assert sorted(first) == sorted(second) == list(range(13))
+    assert first != list(range(13)) and second != first
+    assert labels(ImageRecordIter(**settings)) == first
+
+
+def test_without_round_batch_the_last_batch_is_zero_padded(generated):
+    path, _, _ = generated
+    it = ImageRecordIter(path_imgrec=path, data_shape=(3, 16, 16), batch_size=5, round_batch=False)
+    last = list(it)[-1]
+    assert last.pad == 2 and last.index.tolist() == [110, 111, 112]
+    assert not last.data[0].asnumpy()[3:].any() and last.label[0].asnumpy()[3:].tolist() == [0, 0]
+
+
+# ------------------------------------------------------------------ bad data and bad arguments
+def test_label_width_mismatches_name_file_and_offset(generated):
+    path, _, _ = generated
+    it = ImageRecordIter(path_imgrec=path, data_shape=(3, 16, 16), batch_size=2, label_width=2)
+    with pytest.raises(
+        DataIterError, match=r"g\.rec, record at byte offset 0: a scalar label \(width 1\) but label_width is 2"
+    ):
+        next(it)
+    it = ImageRecordIter(path_imgrec=rec("images_multilabel.rec"), data_shape=(3, 8, 8), batch_size=2)
+    with pytest.raises(
+        DataIterError, match=r"images_multilabel\.rec, record at byte offset 0: label of width 2 but label_width is 1"
+    ):
+        next(it)
+
+
+def test_damaged_and_missing_files(tmp_path, generated):
+    path, _, _ = generated
+    raw = Path(path).read_bytes()
+    (tmp_path / "cut.rec").write_bytes(raw[: len(raw) - 10])
+    with pytest.raises(RecordIOError, match=r"cut\.rec: record at byte offset \d+ is truncated"):
+        ImageRecordIter(path_imgrec=str(tmp_path / "cut.rec"), data_shape=(3, 16, 16), batch_size=2)
+    with pytest.raises(RecordIOFileNotFoundError, match=r"index file not found: '.*nope\.idx'"):
+        ImageRecordIter(path_imgrec=path, path_imgidx=str(tmp_path / "nope.idx"), data_shape=(3, 16, 16), batch_size=2)
+    with pytest.raises(RecordIOFileNotFoundError, match=r"RecordIO file not found"):
+        ImageRecordIter(path_imgrec=str(tmp_path / "nope.rec"), data_shape=(3, 16, 16), batch_size=2)
+    with MXIndexedRecordIO(tmp_path / "junk.idx", tmp_path / "junk.rec", "w") as out:
+        out.write_idx(0, recordio.pack(IRHeader(0, 1.0, 0, 0), b"not an image"))
+    it = ImageRecordIter(path_imgrec=str(tmp_path / "junk.rec"), data_shape=(3, 16, 16), batch_size=1)
+    with pytest.raises(DataIterError, match=r"junk\.rec, record at byte offset 0: cannot decode the image"):
+        next(it)
+    it = ImageRecordIter(path_imgrec=path, data_shape=(3, 64, 64), batch_size=1)
+    with pytest.raises(
+        DataIterError, match=r"record at byte offset 0: image is \d+x\d+ \(HxW\), smaller than data_shape 64x64"
+    ):
+        next(it)
+
+
+def test_bad_arguments_are_named():
+    common = dict(path_imgrec=rec(), batch_size=2)
+    with pytest.raises(DataIterError, match=r"data_shape must be \(channels, height, width\) with 1, 3 or 4 channels"):
+        ImageRecordIter(data_shape=(2, 8, 8), **common)
+    with pytest.raises(DataIterError, match=r"unknown argument 'colour'"):
+        ImageRecordIter(data_shape=(3, 8, 8), colour=1, **common)
+    with pytest.raises(DataIterError, match=r"max_rotate_angle=10 is not implemented"):
+        ImageRecordIter(data_shape=(3, 8, 8), max_rotate_angle=10, **common)
+    with pytest.raises(DataIterError, match=r"part_index must be in \[0, 2\), got 5"):
+        ImageRecordIter(data_shape=(3, 8, 8), num_parts=2, part_index=5, **common)
+    with pytest.raises(DataIterError, match=r"part 7 of 8 .* holds no records \(7 records in the file\)"):
+        ImageRecordIter(data_shape=(3, 8, 8), num_parts=8, part_index=7, path_imgidx=str(DATA / "images.idx"), **common)
+
+
+# ------------------------------------------------------------------ im2rec
+def make_folder(root: Path) -> None:
+    rng = np.random.RandomState(1)
+    for label in ("cat", "dog"):
+        (root / label).mkdir(parents=True)
+        for i in range(4):
+            Image.fromarray(rng.randint(0, 255, (20 + i, 24, 3)).astype(np.uint8)).save(root / label / f"{i}.png")
+    Image.fromarray(rng.randint(0, 255, (20, 24, 3)).astype(np.uint8)).save(root / "top.jpg")
+
+
+def test_im2rec_lists_like_mxnet_and_packs_records(tmp_path):
+    make_folder(tmp_path / "images")
+    prefix = str(tmp_path / "data")
+    done = subprocess.run(
+        [sys.executable, "-m", "framework.tools.im2rec", "--list", "--recursive", prefix, str(tmp_path / "images")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = (tmp_path / "data.lst").read_text().splitlines()
+    # MXNet 1.9.1's im2rec.py wrote this order for the same folder (random.seed(100) shuffle)
+    assert [line.split("\t")[0] for line in lines] == ["4", "0", "5", "8", "6", "1", "3", "7", "2"]
+    assert lines[0] == "4\t1.000000\tcat/3.png" and lines[1] == "0\t0.000000\ttop.jpg"
+    assert im2rec.main(["--resize", "16", "--num-thread", "2", prefix, str(tmp_path / "images")]) == 0
+    it = ImageRecordIter(path_imgrec=prefix + ".rec", path_imgidx=prefix + ".idx", data_shape=(3, 16, 16), batch_size=9)
+    batch = next(it)
+    assert batch.label[0].asnumpy().tolist() == [1, 0, 2, 2, 2, 1, 1, 2, 1]
+    assert batch.index.tolist() == [4, 0, 5, 8, 6, 1, 3, 7, 2]
+
+
+def test_im2rec_pass_through_and_errors(tmp_path, capsys):
+    make_folder(tmp_path / "images")
+    prefix = str(tmp_path / "p")
+    assert im2rec.main(["--list", "--no-shuffle", prefix, str(tmp_path / "images")]) == 0
+    assert (tmp_path / "p.lst").read_text() == "0\t0.000000\ttop.jpg\n"
+    assert im2rec.main(["--pass-through", prefix, str(tmp_path / "images")]) == 0
+    with recordio.MXIndexedRecordIO(tmp_path / "p.idx", tmp_path / "p.rec", "r") as out:
+        assert recordio.unpack(out.read_idx(0))[1] == (tmp_path / "images" / "top.jpg").read_bytes()
+    assert im2rec.main([str(tmp_path / "none"), str(tmp_path / "images")]) == 1
+    assert "no .lst file with prefix" in capsys.readouterr().err
+
+
+def test_garbage_collection_never_waits_for_the_loader(generated):
+    """__del__ may run on any thread (even one holding a lock the loader needs): it only signals."""
+    path, _, _ = generated
+    it = ImageRecordIter(path_imgrec=path, data_shape=(3, 16, 16), batch_size=2, prefetch_buffer=1)
+    loader = it._loader
+    time.sleep(0.05)  # the loader is now blocked on its full queue
+    start = time.perf_counter()
+    it.__del__()
+    assert time.perf_counter() - start < 0.05
+    loader.thread.join(timeout=2)
+    assert not loader.thread.is_alive()
+
+
+def test_benchmark_script_runs_and_prints_json_lines():
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "io.py"), "--images", "16", "--rounds", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    records = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    assert [r["case"] for r in records] == ["threads1", "threads2", "pillow_loop", "speedup_2v1"]
+    for record in records:
+        assert {"workload", "engine", "case", "unit", "median", "min", "max", "samples", "ratios"} <= record.keys()
+
+
+@pytest.mark.parametrize(
+    ("shape", "kwargs"),
+    [((4, 16, 16), {}), ((1, 12, 12), {"resize": 20}), ((3, 16, 16), {"resize": 20, "inter_method": 2})],
+)
+def test_other_colour_modes_and_filters(generated, shape, kwargs):
+    path, _, _ = generated
+    batch = next(ImageRecordIter(path_imgrec=path, data_shape=shape, batch_size=4, **kwargs))
+    data = batch.data[0].asnumpy()
+    assert data.shape == (4, *shape) and np.isfinite(data).all() and data.max() > 0
+    if shape[0] == 4:  # PNG/JPEG without alpha: an opaque alpha channel
+        assert (data[:, 3] == 255).all()
