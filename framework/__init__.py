@@ -12,13 +12,17 @@ from . import (
     engine,
     events,
     initializer,
+    io,
     lr_scheduler,
     metric,
+    model,
+    module,
     ndarray,
     operator,
     optimizer,
     profiler,
     random,
+    recordio,
     resource,
     storage,
     symbol,
@@ -26,6 +30,7 @@ from . import (
     visualization,
 )
 from . import initializer as init
+from . import module as mod
 from . import ndarray as nd
 from . import symbol as sym
 from . import visualization as viz

@@ -30,3 +30,10 @@ def test_readme_tour_runs(tmp_path, monkeypatch, make_engine):
     assert (tmp_path / "tour.params").exists()
     assert profiler.get_state() == "stop"
     assert Engine.get() is not engine
+
+
+def test_every_exported_name_exists():
+    missing = [name for name in mx.__all__ if not hasattr(mx, name)]
+    assert missing == []
+    for name in ("nd", "sym", "mod", "io", "init", "viz", "autograd", "optimizer", "metric", "recordio"):
+        assert hasattr(mx, name), name
