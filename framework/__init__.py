@@ -9,10 +9,12 @@ from . import (
     autograd,
     base,
     callback,
+    custom_op,
     engine,
     events,
     initializer,
     io,
+    library,
     lr_scheduler,
     metric,
     model,
@@ -38,6 +40,14 @@ from .base import MXLabError
 from .context import Context, cpu, current_context, gpu, num_gpus
 from .symbol import naming as name
 
+# The Python CustomOp front door lives above NDArray (it hands NDArrays to user code) but is
+# reached as mx.operator.CustomOp, as in MXNet. mx.operator.register stays the registry API of
+# seed 004; CustomOpProp classes register with mx.operator.register_custom (docs/differences.md).
+operator.CustomOp = custom_op.CustomOp
+operator.CustomOpProp = custom_op.CustomOpProp
+operator.register_custom = custom_op.register
+operator.get_all_registered_operators = custom_op.get_all_registered_operators
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -46,6 +56,7 @@ __all__ = [
     "autograd",
     "base",
     "callback",
+    "custom_op",
     "cpu",
     "current_context",
     "engine",
@@ -54,6 +65,7 @@ __all__ = [
     "init",
     "io",
     "initializer",
+    "library",
     "lr_scheduler",
     "metric",
     "mod",

@@ -1,0 +1,516 @@
+"""Operators written in Python on NDArrays: MXNet 1.x's ``mx.operator.CustomOp`` front door.
+
+A custom operator is two classes and a registration, exactly as in MXNet::
+
+    class Sigmoid(mx.operator.CustomOp):
+        def forward(self, is_train, req, in_data, out_data, aux):
+            y = 1 / (1 + mx.nd.exp(-in_data[0]))
+            self.assign(out_data[0], req[0], y)
+
+        def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+            y = out_data[0]
+            self.assign(in_grad[0], req[0], out_grad[0] * y * (1 - y))
+
+    @mx.operator.register_custom("sigmoid")
+    class SigmoidProp(mx.operator.CustomOpProp):
+        def __init__(self):
+            super().__init__(need_top_grad=True)
+        def create_operator(self, ctx, shapes, dtypes):
+            return Sigmoid()
+
+    y = mx.nd.Custom(x, op_type="sigmoid")          # or mx.sym.Custom(data, op_type=...)
+
+Every ``Custom`` call is one record of the operator registry named ``Custom`` (plus
+``_backward_Custom``): the keyword ``op_type`` picks the registered property class and
+every other keyword is handed, as a string, to the property's constructor (MXNet does the
+same). The property answers the registry's questions (argument, output and auxiliary-state
+names, shape and type inference); ``create_operator`` builds the computing object once per
+node (or imperative call pattern), device, input shapes and dtypes.
+
+**How the NDArrays reach your code.** The engine calls the operator with raw arrays on one
+of its worker threads. Your ``forward``/``backward`` receive *fresh* NDArrays holding
+copies of the inputs (and of the outputs' current values, so ``req='add'`` works), and may
+use any ``mx.nd`` operation on them. Because those operations are themselves pushed to the
+engine, and a worker that waits for work queued behind itself would deadlock, the Python
+code runs on a dedicated thread (MXNet also runs custom operators on their own thread),
+and on CPU the NDArrays it receives live on a context of their own, ``cpu(1023)``
+(:data:`SIDE_CONTEXT`; arrays you create inside inherit it), whose operations
+``ThreadedEnginePerDevice`` runs in a separate worker pool. With the ``NaiveEngine`` the
+code runs inline on the real context. Results are copied back into the real outputs
+honouring ``req``. The price is one copy per array, fine for learning and prototyping.
+
+Known limitation: with ``ThreadedEngine`` (one pool for everything) or on GPU, several
+``Custom`` nodes running at once can still occupy every worker while their Python code
+waits for work queued behind them; use the default engine (CPU) or ``NaiveEngine``.
+
+**Backward dependencies.** ``declare_backward_dependency`` is honoured for what your
+``backward`` receives (undeclared ``in_data``/``out_data`` entries are still passed, as in
+MXNet, so do not rely on them being None), but the ``_backward_Custom`` node always keeps
+all of them alive: the memory planner cannot free them early (an MXLab simplification).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from . import backend
+from .base import MXLabError
+from .context import Context
+from .engine import Engine, NaiveEngine
+from .library import OpenFields
+from .ndarray.imperative import STATE
+from .ndarray.ndarray import NDArray, new_array
+from .operator import registry
+from .operator.grad import make_backward_node
+from .operator.infer import InferenceError, ShapeT, shape_assign, shape_known, type_assign
+from .operator.kernel import OpContext, Req
+from .operator.node import Entry, Node, NodeAttrs
+from .operator.params import REQUIRED, OperatorParamError, Param, ParamSet
+
+__all__ = ["CustomOp", "CustomOpProp", "CustomOpError", "get_all_registered_operators", "register"]
+
+
+class CustomOpError(MXLabError):
+    """A Python custom operator is unknown, misdeclared, or raised in forward/backward."""
+
+
+class CustomOp:
+    """The computing half: ``forward`` and ``backward`` on NDArrays (MXNet's ``CustomOp``)."""
+
+    def forward(self, is_train: bool, req: list[str], in_data: list, out_data: list, aux: list) -> None:
+        """Compute ``out_data`` from ``in_data``; write with ``self.assign(out_data[i], req[i], value)``."""
+        raise NotImplementedError(f"{type(self).__name__} must implement forward()")
+
+    def backward(self, req: list[str], out_grad: list, in_data: list, out_data: list, in_grad: list, aux: list) -> None:
+        """Compute ``in_grad`` (one per argument) with ``self.assign(in_grad[i], req[i], value)``."""
+        raise NotImplementedError(f"{type(self).__name__} has no backward()")
+
+    @staticmethod
+    def assign(dst: NDArray, req: str, src: Any) -> None:
+        """Write ``src`` into ``dst`` as ``req`` ('null', 'write', 'inplace', 'add') says."""
+        if req == "null":
+            return
+        if req in ("write", "inplace"):
+            dst[:] = src
+        elif req == "add":
+            dst[:] = dst + src
+        else:
+            raise CustomOpError(f"assign: unknown req {req!r}; expected 'null', 'write', 'inplace' or 'add'")
+
+    @staticmethod
+    def as_array(array: NDArray) -> Any:
+        """The NumPy/CuPy array behind ``array`` (waits for pending writes): for raw kernels.
+
+        An MXLab extension; writes through it land in ``array`` directly.
+        """
+        array.wait_to_read()
+        return array._data
+
+
+class CustomOpProp:
+    """The describing half (MXNet's ``CustomOpProp``); defaults: one input, one output, same shape."""
+
+    def __init__(self, need_top_grad: bool = True) -> None:
+        self.need_top_grad_ = need_top_grad
+
+    def infer_shape(self, in_shape: list) -> tuple:
+        """(argument shapes, output shapes, auxiliary shapes) from the argument shapes."""
+        return in_shape, (in_shape[0],) * len(self.list_outputs()), ()
+
+    def infer_type(self, in_type: list) -> tuple:
+        """(argument, output, auxiliary) dtypes; by default all take the first argument's."""
+        return (
+            in_type,
+            [in_type[0]] * len(self.list_outputs()),
+            [in_type[0]] * len(self.list_auxiliary_states()),
+        )
+
+    def infer_storage_type(self, in_stype: list) -> tuple:
+        """Storage types; MXLab is dense only, so anything but 'default' is rejected."""
+        return (
+            in_stype,
+            ["default"] * len(self.list_outputs()),
+            ["default"] * len(self.list_auxiliary_states()),
+        )
+
+    def list_arguments(self) -> list[str]:
+        return ["data"]
+
+    def list_outputs(self) -> list[str]:
+        return ["output"]
+
+    def list_auxiliary_states(self) -> list[str]:
+        return []
+
+    def declare_backward_dependency(self, out_grad: list[int], in_data: list[int], out_data: list[int]) -> list[int]:
+        """What backward reads: out_grad when need_top_grad, then in_data and out_data."""
+        deps: list[int] = []
+        if self.need_top_grad_:
+            deps.extend(out_grad)
+        deps.extend(in_data)
+        deps.extend(out_data)
+        return deps
+
+    def create_operator(self, ctx: Context, in_shapes: list, in_dtypes: list) -> CustomOp:
+        """Build the :class:`CustomOp` for device ``ctx``."""
+        raise NotImplementedError(f"{type(self).__name__} must implement create_operator()")
+
+
+_registered: dict[str, type[CustomOpProp]] = {}
+
+
+def register(reg_name: str) -> Callable[[type[CustomOpProp]], type[CustomOpProp]]:
+    """Class decorator: make a CustomOpProp subclass available as ``Custom(op_type=reg_name)``."""
+
+    def do_register(prop_cls: type[CustomOpProp]) -> type[CustomOpProp]:
+        if not (isinstance(prop_cls, type) and issubclass(prop_cls, CustomOpProp)):
+            raise CustomOpError(f"register({reg_name!r}): expected a CustomOpProp subclass, got {prop_cls!r}")
+        _registered[reg_name] = prop_cls
+        return prop_cls
+
+    if not isinstance(reg_name, str) or not reg_name:
+        raise CustomOpError(f"register: the name must be a non-empty string, got {reg_name!r}")
+    return do_register
+
+
+def get_all_registered_operators() -> list[str]:
+    """Names registered with :func:`register`."""
+    return sorted(_registered)
+
+
+# ------------------------------------------------------------------------------ parameters
+class CustomParam(ParamSet):
+    """``op_type`` plus any keywords, kept as strings for the property's constructor."""
+
+    op_type = Param(str, REQUIRED, "Name of the custom operator, as given to mx.operator.register_custom.")
+
+    @classmethod
+    def parse(cls, op_name: str, kwargs: Mapping[str, Any]) -> ParamSet:
+        values = {str(k): (v if isinstance(v, str) else str(v)) for k, v in kwargs.items()}
+        values.pop("num_args", None)  # the front ends' count of positional inputs (Custom is variadic)
+        op_type = values.get("op_type")
+        if op_type is None:
+            raise OperatorParamError("Custom: required parameter 'op_type' is missing (the registered name)")
+        prop_cls = _registered.get(op_type)
+        if prop_cls is None:
+            known = ", ".join(sorted(_registered)) or "none"
+            raise OperatorParamError(
+                f"Custom: op_type {op_type!r} is not registered (registered: {known}); "
+                "decorate its CustomOpProp with @mx.operator.register_custom"
+            )
+        extra = {k: v for k, v in values.items() if k != "op_type"}
+        try:
+            prop = prop_cls(**extra)
+        except TypeError as err:
+            raise OperatorParamError(
+                f"Custom (op_type {op_type!r}): {prop_cls.__name__}({extra}) failed: {err}"
+            ) from None
+        inst = cls(values)
+        object.__setattr__(inst, "_prop", prop)
+        object.__setattr__(inst, "_operators", {})
+        object.__setattr__(inst, "_lock", threading.Lock())
+        return inst
+
+    def to_strings(self) -> dict[str, str]:
+        return dict(self._values)
+
+
+CustomParam.fields = OpenFields(CustomParam.fields)
+
+
+def _prop(attrs: NodeAttrs) -> CustomOpProp:
+    return attrs.parsed._prop  # type: ignore[union-attr]
+
+
+def _counts(attrs: NodeAttrs) -> tuple[int, int, int]:
+    prop = _prop(attrs)
+    return len(prop.list_arguments()), len(prop.list_outputs()), len(prop.list_auxiliary_states())
+
+
+def _label(attrs: NodeAttrs) -> str:
+    return f"Custom operator {attrs.parsed.op_type!r} (node {attrs.name!r})"  # type: ignore[union-attr]
+
+
+def _split3(attrs: NodeAttrs, method: str, result: Any) -> tuple[list, list, list]:
+    n_args, n_out, n_aux = _counts(attrs)
+    if not isinstance(result, tuple | list) or len(result) not in (2, 3):
+        raise InferenceError(f"{_label(attrs)}: {method} must return (in, out, aux) lists, got {result!r}")
+    args, outs = list(result[0]), list(result[1])
+    aux = list(result[2]) if len(result) == 3 else []
+    for what, got, want in (("arguments", args, n_args), ("outputs", outs, n_out), ("aux", aux, n_aux)):
+        if len(got) != want:
+            raise InferenceError(f"{_label(attrs)}: {method} returned {len(got)} {what}, expected {want}")
+    return args, outs, aux
+
+
+def _infer_shape(attrs: NodeAttrs, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
+    n_args, _, _ = _counts(attrs)
+    if not all(shape_known(s) for s in in_shapes[:n_args]):
+        return False  # the property's infer_shape needs every argument shape
+    given = [list(s) for s in in_shapes[:n_args]]
+    args, outs, aux = _split3(attrs, "infer_shape", _prop(attrs).infer_shape(given))
+    names = _input_names(attrs)
+    for i, shape in enumerate(args):
+        shape_assign(in_shapes, i, tuple(shape), attrs.name, f"argument '{names[i]}'")
+    for i, shape in enumerate(outs):
+        shape_assign(out_shapes, i, tuple(shape), attrs.name, f"output {i}")
+    for i, shape in enumerate(aux):
+        shape_assign(in_shapes, n_args + i, tuple(shape), attrs.name, f"auxiliary state '{names[n_args + i]}'")
+    return all(shape_known(s) for s in list(in_shapes) + list(out_shapes))
+
+
+def _dtype_name(value: Any) -> str | None:
+    import numpy as np
+
+    return None if value is None else np.dtype(value).name
+
+
+def _infer_type(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
+    n_args, _, _ = _counts(attrs)
+    if any(t is None for t in in_types[:n_args]):
+        return False
+    import numpy as np
+
+    given = [np.dtype(t).type for t in in_types[:n_args]]  # MXNet hands NumPy types
+    args, outs, aux = _split3(attrs, "infer_type", _prop(attrs).infer_type(given))
+    names = _input_names(attrs)
+    for i, t in enumerate(args):
+        type_assign(in_types, i, _dtype_name(t), attrs.name, f"argument '{names[i]}'")
+    for i, t in enumerate(outs):
+        type_assign(out_types, i, _dtype_name(t), attrs.name, f"output {i}")
+    for i, t in enumerate(aux):
+        type_assign(in_types, n_args + i, _dtype_name(t), attrs.name, f"auxiliary state '{names[n_args + i]}'")
+    return all(t is not None for t in list(in_types) + list(out_types))
+
+
+def _input_names(attrs: NodeAttrs) -> list[str]:
+    prop = _prop(attrs)
+    return list(prop.list_arguments()) + list(prop.list_auxiliary_states())
+
+
+# backward node inputs: out_grad (n_out), in_data (n_args), out_data (n_out), aux (n_aux)
+def _backward_infer(attrs: NodeAttrs, ins: list, outs: list, assign_fn: Callable) -> None:
+    n_args, n_out, _ = _counts(attrs)
+    for i in range(n_out):
+        assign_fn(ins, i, ins[n_out + n_args + i], attrs.name, f"output gradient {i}")
+        assign_fn(ins, n_out + n_args + i, ins[i], attrs.name, f"output {i}")
+    for i in range(n_args):
+        assign_fn(outs, i, ins[n_out + i], attrs.name, f"gradient of argument {i}")
+        assign_fn(ins, n_out + i, outs[i], attrs.name, f"argument {i}")
+
+
+def _backward_infer_shape(attrs: NodeAttrs, in_shapes: list, out_shapes: list) -> bool:
+    _backward_infer(attrs, in_shapes, out_shapes, shape_assign)
+    return all(shape_known(s) for s in list(in_shapes) + list(out_shapes))
+
+
+def _backward_infer_type(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
+    _backward_infer(attrs, in_types, out_types, type_assign)
+    return all(t is not None for t in list(in_types) + list(out_types))
+
+
+def _gradient(node: Node, out_grads: list[Entry]) -> list[Entry | None]:
+    n_args, n_out, _ = _counts(node.attrs)
+    inputs = list(out_grads) + list(node.inputs[:n_args]) + [Entry(node, i) for i in range(n_out)]
+    inputs += list(node.inputs[n_args:])
+    backward = make_backward_node(node, "_backward_Custom", inputs)
+    return [Entry(backward, i) for i in range(n_args)] + [None] * (len(node.inputs) - n_args)
+
+
+# ------------------------------------------------------------------------------ running user code
+class _Worker:
+    """The thread custom operators run on when the engine uses worker threads."""
+
+    def __init__(self) -> None:
+        self.jobs: queue.Queue = queue.Queue()
+        self.thread = threading.Thread(target=self._loop, name="mxlab-custom-op", daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            job, done, box = self.jobs.get()
+            try:
+                box.append(("ok", job()))
+            except BaseException as err:
+                box.append(("error", err))
+            done.set()
+
+    def run(self, job: Callable[[], Any]) -> Any:
+        if threading.current_thread() is self.thread:
+            return job()  # a custom operator called from inside another one
+        done, box = threading.Event(), []
+        self.jobs.put((job, done, box))
+        done.wait()
+        kind, value = box[0]
+        if kind == "error":
+            raise value
+        return value
+
+
+_worker: _Worker | None = None
+_worker_lock = threading.Lock()
+
+
+def _run_user(job: Callable[[], Any]) -> Any:
+    global _worker
+    if isinstance(Engine.get(), NaiveEngine):
+        return job()
+    with _worker_lock:
+        if _worker is None:
+            _worker = _Worker()
+    return _worker.run(job)
+
+
+_REQ_NAMES = {Req.NULL: "null", Req.WRITE: "write", Req.INPLACE: "inplace", Req.ADD: "add"}
+
+
+#: Where the NDArrays handed to CPU custom operators live when the engine has worker threads:
+#: a CPU device of its own, so their operations run in a worker pool of their own
+#: (ThreadedEnginePerDevice keeps one pool per context) and never wait for a worker that
+#: is itself blocked inside a custom operator.
+SIDE_CONTEXT = Context("cpu", 1023)
+
+
+def _user_context(ctx: Context) -> Context:
+    if ctx.device_type == "cpu" and not isinstance(Engine.get(), NaiveEngine):
+        return SIDE_CONTEXT
+    return ctx
+
+
+def _wrap(raw: Any, ctx: Context) -> NDArray:
+    """A fresh NDArray holding a copy of ``raw`` (nobody else knows it: no engine push needed)."""
+    array = new_array(tuple(raw.shape), ctx, raw.dtype.name)
+    array._data[...] = raw
+    return array
+
+
+def _operator(attrs: NodeAttrs, ctx: Context, shapes: list, dtypes: list) -> CustomOp:
+    """The node's CustomOp for (device, argument shapes, dtypes), created once."""
+    parsed = attrs.parsed
+    key = (ctx, tuple(map(tuple, shapes)), tuple(dtypes))
+    with parsed._lock:  # type: ignore[union-attr]
+        found = parsed._operators.get(key)  # type: ignore[union-attr]
+    if found is None:
+        found = _prop(attrs).create_operator(ctx, [list(s) for s in shapes], list(dtypes))
+        if not isinstance(found, CustomOp):
+            raise CustomOpError(f"{_label(attrs)}: create_operator must return a CustomOp, got {type(found).__name__}")
+        with parsed._lock:  # type: ignore[union-attr]
+            found = parsed._operators.setdefault(key, found)  # type: ignore[union-attr]
+    return found
+
+
+def _call(
+    attrs: NodeAttrs,
+    op_ctx: OpContext,
+    step: str,
+    arrays: dict[str, list],
+    targets: dict[str, list],
+    body: Callable[[dict[str, list]], None],
+) -> None:
+    """Copy raw arrays into NDArrays, run ``body`` (user code), copy the written ones back.
+
+    ``targets`` maps a key of ``arrays`` to its write requests: those arrays are copied
+    back unless their request is ``null``.
+    """
+    ctx = op_ctx.ctx
+    backend.synchronize_stream(op_ctx.stream)  # the copies below happen on another stream/thread
+
+    user_ctx = _user_context(ctx)
+
+    def job() -> None:
+        saved = STATE.recording, STATE.training
+        STATE.recording, STATE.training = False, op_ctx.is_train
+        try:
+            wrapped = {k: [None if a is None else _wrap(a, user_ctx) for a in v] for k, v in arrays.items()}
+            with user_ctx:  # arrays the user creates land beside the inputs
+                body(wrapped)
+            for key in targets:
+                for array in wrapped[key]:
+                    array.wait_to_read()
+            if ctx.device_type == "gpu":
+                backend.synchronize(ctx)
+            for key, reqs in targets.items():
+                for raw, result, r in zip(arrays[key], wrapped[key], reqs, strict=True):
+                    if r is not Req.NULL:
+                        raw[...] = result._data
+        finally:
+            STATE.recording, STATE.training = saved
+
+    try:
+        _run_user(job)
+    except (CustomOpError, InferenceError):
+        raise
+    except Exception as err:
+        raise CustomOpError(f"{_label(attrs)}: {step} raised {type(err).__name__}: {err}") from err
+    if ctx.device_type == "gpu":
+        backend.synchronize(ctx)
+
+
+def _forward(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list, outputs: list) -> None:
+    n_args, _, _ = _counts(attrs)
+    in_data, aux = list(inputs[:n_args]), list(inputs[n_args:])
+    op = _operator(attrs, op_ctx.ctx, [a.shape for a in in_data], [a.dtype.type for a in in_data])
+    reqs = [_REQ_NAMES[r] for r in req]
+
+    def body(w: dict[str, list]) -> None:
+        op.forward(op_ctx.is_train, reqs, w["in_data"], w["out_data"], w["aux"])
+
+    arrays = {"out_data": list(outputs), "in_data": in_data, "aux": aux}
+    # auxiliary states are mutable inputs of the node: what forward writes there is kept
+    _call(attrs, op_ctx, "forward", arrays, {"out_data": list(req), "aux": [Req.WRITE] * len(aux)}, body)
+
+
+def _backward(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list, outputs: list) -> None:
+    n_args, n_out, _ = _counts(attrs)
+    out_grad = list(inputs[:n_out])
+    in_data = list(inputs[n_out : n_out + n_args])
+    out_data = list(inputs[n_out + n_args : 2 * n_out + n_args])
+    aux = list(inputs[2 * n_out + n_args :])
+    op = _operator(attrs, op_ctx.ctx, [a.shape for a in in_data], [a.dtype.type for a in in_data])
+    reqs = [_REQ_NAMES[r] for r in req]
+
+    def body(w: dict[str, list]) -> None:
+        op.backward(reqs, w["out_grad"], w["in_data"], w["out_data"], w["in_grad"], w["aux"])
+
+    arrays = {"in_grad": list(outputs), "out_grad": out_grad, "in_data": in_data, "out_data": out_data, "aux": aux}
+    _call(attrs, op_ctx, "backward", arrays, {"in_grad": list(req)}, body)
+
+
+def _register() -> None:
+    if registry.exists("Custom"):
+        return
+    op = (
+        registry.register("Custom")
+        .describe("Apply a custom operator implemented in Python (mx.operator.CustomOp); op_type picks it.")
+        .set_params(CustomParam)
+        .set_num_inputs(lambda attrs: len(_input_names(attrs)))
+        .set_num_outputs(lambda attrs: _counts(attrs)[1])
+        .set_key_var_num_args("num_args")  # mx.sym.Custom(*inputs, op_type=...)
+        .set_input_names(_input_names)
+        .set_output_names(lambda attrs: list(_prop(attrs).list_outputs()))
+        .set_mutate_inputs(lambda attrs: list(range(_counts(attrs)[0], sum(_counts(attrs)[::2]))))
+        .set_infer_shape(_infer_shape)
+        .set_infer_type(_infer_type)
+        .set_compute(_forward)
+        .set_gradient(_gradient)
+    )
+    op.front_door = "CustomOp"
+    op.create_state = lambda attrs, ctx, shapes=None, dtypes=None: _operator(attrs, ctx, shapes or [], dtypes or [])
+    backward = (
+        registry.register("_backward_Custom")
+        .describe("Backward of Custom.")
+        .set_params(CustomParam)
+        .set_num_inputs(lambda attrs: 2 * _counts(attrs)[1] + _counts(attrs)[0] + _counts(attrs)[2])
+        .set_num_outputs(lambda attrs: _counts(attrs)[0])
+        .set_infer_shape(_backward_infer_shape)
+        .set_infer_type(_backward_infer_type)
+        .set_compute(_backward)
+        .set_is_backward()
+    )
+    backward.front_door = "CustomOp"
+
+
+_register()

@@ -1,0 +1,235 @@
+"""mx.operator.CustomOp / CustomOpProp / register and the ``Custom`` operator (MXNet 1.x semantics)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import framework as mx
+from framework import backend, custom_op
+from framework.custom_op import CustomOp, CustomOpError, CustomOpProp
+from framework.operator.params import OperatorParamError
+
+
+class Sigmoid(CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], 1 / (1 + mx.nd.exp(-in_data[0])))
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        y = out_data[0]
+        self.assign(in_grad[0], req[0], out_grad[0] * y * (1 - y))
+
+
+@custom_op.register("test_sigmoid")
+class SigmoidProp(CustomOpProp):
+    created = 0
+
+    def __init__(self) -> None:
+        super().__init__(need_top_grad=True)
+
+    def create_operator(self, ctx, shapes, dtypes):
+        SigmoidProp.created += 1
+        return Sigmoid()
+
+
+class WeightedSum(CustomOp):
+    """out = scale * (a + b); counts calls in an auxiliary state."""
+
+    def __init__(self, scale: float) -> None:
+        self.scale = scale
+
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], (in_data[0] + in_data[1]) * self.scale)
+        self.assign(out_data[1], req[1], in_data[0] * 0 + is_train)
+        self.assign(aux[0], "write", aux[0] + 1)
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        self.assign(in_grad[0], req[0], out_grad[0] * self.scale)
+        self.assign(in_grad[1], req[1], out_grad[0] * self.scale)
+
+
+@custom_op.register("test_weighted_sum")
+class WeightedSumProp(CustomOpProp):
+    def __init__(self, scale: str = "1") -> None:
+        super().__init__(need_top_grad=True)
+        self.scale = float(scale)  # keywords arrive as strings, as in MXNet
+
+    def list_arguments(self) -> list[str]:
+        return ["a", "b"]
+
+    def list_outputs(self) -> list[str]:
+        return ["out", "flag"]
+
+    def list_auxiliary_states(self) -> list[str]:
+        return ["count"]
+
+    def infer_shape(self, in_shape):
+        if in_shape[0] != in_shape[1]:
+            raise ValueError(f"a and b must match, got {in_shape[0]} and {in_shape[1]}")
+        return in_shape, [in_shape[0], in_shape[0]], [[1]]
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return WeightedSum(self.scale)
+
+
+X = np.array([[-1.0, 0.0, 2.0]], dtype=np.float32)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-x))
+
+
+def test_imperative_forward_backward() -> None:
+    x = mx.nd.array(X)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Custom(x, op_type="test_sigmoid")
+    y.backward()
+    np.testing.assert_allclose(y.asnumpy(), _sigmoid(X), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.asnumpy(), _sigmoid(X) * (1 - _sigmoid(X)), rtol=1e-6)
+
+
+def test_symbolic_names_executor_and_add_request() -> None:
+    s = mx.sym.Custom(mx.sym.var("data"), op_type="test_sigmoid", name="sig")
+    assert s.list_arguments() == ["data"]
+    assert s.list_outputs() == ["sig_output"]
+    grad = mx.nd.ones((1, 3))
+    ex = s.bind(mx.cpu(), {"data": mx.nd.array(X)}, args_grad={"data": grad}, grad_req="add")
+    before = SigmoidProp.created
+    for _ in range(2):
+        ex.forward(is_train=True)
+        ex.backward(mx.nd.ones((1, 3)))
+    np.testing.assert_allclose(grad.asnumpy(), 1 + 2 * _sigmoid(X) * (1 - _sigmoid(X)), rtol=1e-6)
+    assert SigmoidProp.created - before == 1  # one operator for the node, reused
+    loaded = mx.sym.load_json(s.tojson())
+    out = loaded.bind(mx.cpu(), {"data": mx.nd.array(X)}).forward()[0]
+    np.testing.assert_allclose(out.asnumpy(), _sigmoid(X), rtol=1e-6)
+
+
+def test_arguments_outputs_aux_kwargs_and_is_train() -> None:
+    s = mx.sym.Custom(mx.sym.var("a"), mx.sym.var("b"), op_type="test_weighted_sum", scale=3, name="ws")
+    assert s.list_arguments() == ["a", "b"]
+    assert s.list_outputs() == ["ws_out", "ws_flag"]
+    assert s.list_auxiliary_states() == ["ws_count"]
+    _, out_shapes, aux_shapes = s.infer_shape(a=(2, 2), b=(2, 2))
+    assert out_shapes == [(2, 2), (2, 2)] and aux_shapes == [(1,)]
+    a, b = np.ones((2, 2), np.float32), np.full((2, 2), 2, np.float32)
+    grads = {"a": mx.nd.zeros((2, 2)), "b": mx.nd.zeros((2, 2))}
+    count = mx.nd.zeros((1,))
+    ex = s.bind(mx.cpu(), {"a": mx.nd.array(a), "b": mx.nd.array(b)}, args_grad=grads, aux_states={"ws_count": count})
+    ex.forward(is_train=True)
+    ex.backward([mx.nd.ones((2, 2)), mx.nd.zeros((2, 2))])
+    np.testing.assert_allclose(ex.outputs[0].asnumpy(), 9.0)
+    np.testing.assert_allclose(ex.outputs[1].asnumpy(), 1.0)  # is_train reached forward
+    np.testing.assert_allclose(grads["a"].asnumpy(), 3.0)
+    ex.forward(is_train=False)
+    np.testing.assert_allclose(ex.outputs[1].asnumpy(), 0.0)
+    np.testing.assert_allclose(count.asnumpy(), [2.0])  # the auxiliary state was updated twice
+
+
+def test_concurrent_custom_nodes_do_not_deadlock() -> None:
+    """Two graphs running Custom at once keep both CPU workers busy; user code must still finish."""
+    if mx.engine.Engine.get().type_name == "ThreadedEngine":
+        pytest.skip("known limitation: one shared pool, see framework/custom_op.py")
+    s = mx.sym.Custom(mx.sym.var("data"), op_type="test_sigmoid")
+    execs = [s.bind(mx.cpu(), {"data": mx.nd.array(X)}) for _ in range(4)]
+    for ex in execs:
+        ex.forward()
+    for ex in execs:
+        np.testing.assert_allclose(ex.outputs[0].asnumpy(), _sigmoid(X), rtol=1e-6)
+
+
+def test_naive_engine_runs_user_code_inline() -> None:
+    with mx.engine.use(mx.engine.create("NaiveEngine")):
+        out = mx.nd.Custom(mx.nd.array(X), op_type="test_sigmoid")
+        np.testing.assert_allclose(out.asnumpy(), _sigmoid(X), rtol=1e-6)
+
+
+def test_errors_name_the_operator() -> None:
+    x = mx.nd.array(X)
+    with pytest.raises(OperatorParamError, match="op_type 'nope' is not registered"):
+        mx.nd.Custom(x, op_type="nope")
+    with pytest.raises(OperatorParamError, match="required parameter 'op_type' is missing"):
+        mx.nd.Custom(x)
+    with pytest.raises(OperatorParamError, match=r"WeightedSumProp.*unexpected keyword argument 'bogus'"):
+        mx.nd.Custom(x, x, op_type="test_weighted_sum", bogus=1)
+    with pytest.raises(ValueError, match=r"a and b must match, got \[1, 3\] and \[3\]"):
+        mx.nd.Custom(x, mx.nd.ones((3,)), mx.nd.zeros((1,)), op_type="test_weighted_sum")
+
+    class Broken(CustomOp):
+        def forward(self, is_train, req, in_data, out_data, aux):
+            raise RuntimeError("boom")
+
+    @custom_op.register("test_broken")
+    class BrokenProp(CustomOpProp):
+        def create_operator(self, ctx, shapes, dtypes):
+            return Broken()
+
+    with pytest.raises(CustomOpError, match=r"Custom operator 'test_broken' .*forward raised RuntimeError: boom"):
+        mx.nd.Custom(x, op_type="test_broken").asnumpy()
+    with pytest.raises(CustomOpError, match="expected a CustomOpProp subclass"):
+        custom_op.register("bad")(int)
+    assert "test_broken" in custom_op.get_all_registered_operators()
+
+
+def test_assign_requests() -> None:
+    dst = mx.nd.ones((2,))
+    CustomOp.assign(dst, "add", mx.nd.ones((2,)))
+    CustomOp.assign(dst, "null", mx.nd.zeros((2,)))
+    assert dst.asnumpy().tolist() == [2.0, 2.0]
+    CustomOp.assign(dst, "write", mx.nd.zeros((2,)))
+    assert dst.asnumpy().tolist() == [0.0, 0.0]
+    with pytest.raises(CustomOpError, match="unknown req 'sometimes'"):
+        CustomOp.assign(dst, "sometimes", dst)
+
+
+# ------------------------------------------------------------------ GPU: a CuPy raw kernel
+RELU_KERNEL = r"""
+extern "C" __global__ void relu(const float* x, float* y, int n) {
+  int i = blockDim.x * blockIdx.x + threadIdx.x;
+  if (i < n) y[i] = x[i] > 0 ? x[i] : 0;
+}
+"""
+
+
+class RawKernelReLU(CustomOp):
+    """Writes through the raw arrays (``as_array``): a CuPy RawKernel on GPU, NumPy on CPU."""
+
+    def forward(self, is_train, req, in_data, out_data, aux):
+        ctx = in_data[0].context
+        xp = backend.array_module(ctx)  # cupy on GPU, numpy on CPU: through the backend only
+        x, y = self.as_array(in_data[0]), self.as_array(out_data[0])
+        if ctx.device_type == "gpu":
+            kernel = xp.RawKernel(RELU_KERNEL, "relu")
+            kernel(((x.size + 255) // 256,), (256,), (x, y, np.int32(x.size)))
+        else:
+            xp.maximum(x, 0, out=y)
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        self.assign(in_grad[0], req[0], out_grad[0] * (in_data[0] > 0))
+
+
+@custom_op.register("test_raw_relu")
+class RawKernelReLUProp(CustomOpProp):
+    def create_operator(self, ctx, shapes, dtypes):
+        return RawKernelReLU()
+
+
+def test_raw_kernel_operator_on_cpu() -> None:
+    out = mx.nd.Custom(mx.nd.array(X), op_type="test_raw_relu")
+    np.testing.assert_allclose(out.asnumpy(), np.maximum(X, 0))
+
+
+@pytest.mark.gpu
+def test_raw_kernel_operator_on_gpu() -> None:
+    if backend.num_gpus() == 0:
+        pytest.skip("no GPU")
+    ctx = mx.gpu(0)
+    x = mx.nd.array(X, ctx=ctx)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Custom(x, op_type="test_raw_relu")
+    y.backward()
+    assert y.context == ctx
+    np.testing.assert_allclose(y.asnumpy(), np.maximum(X, 0))
+    np.testing.assert_allclose(x.grad.asnumpy(), (X > 0).astype(np.float32))
