@@ -14,6 +14,7 @@ from . import (
     events,
     initializer,
     io,
+    kvstore,
     library,
     lr_scheduler,
     metric,
@@ -32,6 +33,7 @@ from . import (
     visualization,
 )
 from . import initializer as init
+from . import kvstore as kv
 from . import module as mod
 from . import ndarray as nd
 from . import symbol as sym
@@ -64,6 +66,8 @@ __all__ = [
     "gpu",
     "init",
     "io",
+    "kv",
+    "kvstore",
     "initializer",
     "library",
     "lr_scheduler",

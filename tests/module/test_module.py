@@ -333,7 +333,7 @@ def test_optimizer_states_round_trip(tmp_path):
 def test_two_devices_train_like_one():
     one = trained([mx.cpu(0)])
     two = trained([mx.cpu(0), mx.cpu(1)])
-    assert isinstance(two._kvstore, LocalAggregator) and two._update_on_kvstore
+    assert isinstance(two._kvstore, mx.kvstore.KVStore) and two._update_on_kvstore
     assert one._kvstore is None
     for name, value in one.get_params()[0].items():
         np.testing.assert_allclose(two.get_params()[0][name].asnumpy(), value.asnumpy(), rtol=1e-4, atol=1e-5)
