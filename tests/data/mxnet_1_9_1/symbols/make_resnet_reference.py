@@ -24,8 +24,8 @@ from resnet_params import INPUT_SHAPE, deterministic_input, deterministic_params
 def main() -> None:
     net = mx.sym.load(os.path.join(HERE, "resnet18_v1-symbol.json"))
     arg_shapes, _, aux_shapes = net.infer_shape(data=INPUT_SHAPE)
-    arg_shapes = dict(zip(net.list_arguments(), arg_shapes))
-    aux_shapes = dict(zip(net.list_auxiliary_states(), aux_shapes))
+    arg_shapes = dict(zip(net.list_arguments(), arg_shapes, strict=True))
+    aux_shapes = dict(zip(net.list_auxiliary_states(), aux_shapes, strict=True))
     args, aux = deterministic_params(arg_shapes, aux_shapes)
     data = deterministic_input()
     arrays = {k: mx.nd.array(v) for k, v in args.items()}
