@@ -14,6 +14,7 @@ later operations touching a poisoned variable are skipped and inherit the same e
 
 from __future__ import annotations
 
+import abc
 import atexit
 import itertools
 import logging
@@ -67,7 +68,7 @@ class Completion:
         return self._called
 
 
-class Engine:
+class Engine(abc.ABC):
     """Base class of NaiveEngine, ThreadedEngine and ThreadedEnginePerDevice."""
 
     #: The engine type name, as accepted by ``MXLAB_ENGINE_TYPE``.
@@ -479,14 +480,17 @@ class Engine:
         return shown + (f" and {len(found) - 10} more" if len(found) > 10 else "")
 
     # ----------------------------------------------------------------- subclass hooks
+    @abc.abstractmethod
     def _schedule(self, op: Operation) -> None:
-        raise NotImplementedError
+        """Make ``op`` wait for its variables, then run it (each engine type decides how)."""
 
+    @abc.abstractmethod
     def _release_dependencies(self, op: Operation) -> None:
-        raise NotImplementedError
+        """Let the variables of the completed ``op`` grant the operations queued behind it."""
 
+    @abc.abstractmethod
     def _stop_workers(self) -> None:
-        raise NotImplementedError
+        """Join the worker threads (after every pending operation has finished)."""
 
     # ----------------------------------------------------------------- argument checks
     def _check_fn(self, fn: Any, api: str) -> None:

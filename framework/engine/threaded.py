@@ -13,6 +13,7 @@ dependencies, so that concurrent pushes from several threads stay consistent.
 
 from __future__ import annotations
 
+import abc
 import threading
 from collections import deque
 
@@ -78,8 +79,9 @@ class ThreadedEngineBase(Engine):
         finally:
             self._inline.pending = None
 
+    @abc.abstractmethod
     def _pool_for(self, op: Operation) -> WorkerPool:
-        raise NotImplementedError
+        """The worker pool that runs ``op`` (one shared pool, or one per device and kind)."""
 
     def _make_pool(self, key: object, name: str, num_workers: int) -> WorkerPool:
         with self._pools_lock:

@@ -151,6 +151,36 @@ class DataIter:
         return 0
 
 
+class PreparedBatchIter(DataIter):
+    """An iterator whose ``iter_next()`` prepares the whole current batch in ``self._current``.
+
+    CSV, MNIST and image-record iterators assemble a batch in one go; this base class answers
+    the rest of the protocol from that one batch.
+    """
+
+    def __init__(self, batch_size: int = 0) -> None:
+        super().__init__(batch_size)
+        self._current: DataBatch | None = None
+
+    def next(self) -> DataBatch:
+        if not self.iter_next():
+            raise StopIteration
+        assert self._current is not None
+        return self._current
+
+    def getdata(self) -> list[Any]:
+        return self._current.data if self._current else []
+
+    def getlabel(self) -> list[Any]:
+        return self._current.label if self._current else []
+
+    def getpad(self) -> int:
+        return self._current.pad if self._current else 0
+
+    def getindex(self) -> np.ndarray | None:
+        return self._current.index if self._current else None
+
+
 def check_batch_size(api: str, batch_size: Any) -> int:
     """A positive int batch size, or an error naming the iterator."""
     if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer) or batch_size <= 0:

@@ -20,7 +20,15 @@ from typing import Any
 import numpy as np
 
 from ..context import Context
-from .base import DataBatch, DataDesc, DataIter, DataIterError, check_batch_size, plan_epoch, to_ndarray
+from .base import (
+    DataBatch,
+    DataDesc,
+    DataIterError,
+    PreparedBatchIter,
+    check_batch_size,
+    plan_epoch,
+    to_ndarray,
+)
 
 DTYPES = ("float32", "float64", "float16", "int32", "int64", "int8", "uint8")
 
@@ -57,7 +65,7 @@ def read_csv(path: str, width: int, dtype: np.dtype, what: str) -> np.ndarray:
     return np.concatenate(blocks).astype(dtype)
 
 
-class CSVIter(DataIter):
+class CSVIter(PreparedBatchIter):
     """Iterate over the rows of CSV files in batches (``mx.io.CSVIter``)."""
 
     def __init__(
@@ -107,7 +115,6 @@ class CSVIter(DataIter):
         self._start = 0
         self._plan = plan_epoch(len(data), batch_size, self.round_batch, 0, "CSVIter")
         self._next = 0
-        self._current: DataBatch | None = None
 
     def reset(self) -> None:
         """Next epoch; after a wrapped last batch it starts after the examples used as filler."""
@@ -131,21 +138,3 @@ class CSVIter(DataIter):
             index=positions.astype(np.uint64),
         )
         return True
-
-    def next(self) -> DataBatch:
-        if not self.iter_next():
-            raise StopIteration
-        assert self._current is not None
-        return self._current
-
-    def getdata(self) -> list[Any]:
-        return self._current.data if self._current else []
-
-    def getlabel(self) -> list[Any]:
-        return self._current.label if self._current else []
-
-    def getpad(self) -> int:
-        return self._current.pad if self._current else 0
-
-    def getindex(self) -> np.ndarray | None:
-        return self._current.index if self._current else None

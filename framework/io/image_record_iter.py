@@ -60,7 +60,16 @@ import numpy as np
 
 from .. import recordio
 from ..context import Context, current_context
-from .base import DataBatch, DataDesc, DataIter, DataIterError, check_batch_size, check_part, plan_epoch, to_ndarray
+from .base import (
+    DataBatch,
+    DataDesc,
+    DataIterError,
+    PreparedBatchIter,
+    check_batch_size,
+    check_part,
+    plan_epoch,
+    to_ndarray,
+)
 
 _END = object()
 DTYPES = ("float32", "float16", "float64", "uint8")
@@ -390,7 +399,7 @@ class _Loader:
         return batch if batch is not None else data, label, int(pad), ids, futures
 
 
-class ImageRecordIter(DataIter):
+class ImageRecordIter(PreparedBatchIter):
     """Iterate over images in a RecordIO file with decoding on worker threads (``mx.io.ImageRecordIter``)."""
 
     def __init__(
@@ -517,7 +526,6 @@ class ImageRecordIter(DataIter):
         self._epoch = 0
         self._order = np.arange(len(self._records))
         self._loader: _Loader | None = None
-        self._current: DataBatch | None = None
         self._closed = False
         self._start_epoch(0)
 
@@ -566,24 +574,6 @@ class ImageRecordIter(DataIter):
             data = to_ndarray(data, self.ctx)
         self._current = DataBatch(data=[data], label=[to_ndarray(label, self.ctx)], pad=pad, index=ids)
         return True
-
-    def next(self) -> DataBatch:
-        if not self.iter_next():
-            raise StopIteration
-        assert self._current is not None
-        return self._current
-
-    def getdata(self) -> list[Any]:
-        return self._current.data if self._current else []
-
-    def getlabel(self) -> list[Any]:
-        return self._current.label if self._current else []
-
-    def getpad(self) -> int:
-        return self._current.pad if self._current else 0
-
-    def getindex(self) -> np.ndarray | None:
-        return self._current.index if self._current else None
 
     def close(self) -> None:
         """Stop the loader thread and the decoding workers."""

@@ -23,7 +23,15 @@ from typing import Any
 import numpy as np
 
 from ..context import Context
-from .base import DataBatch, DataDesc, DataIter, DataIterError, check_batch_size, check_part, to_ndarray
+from .base import (
+    DataBatch,
+    DataDesc,
+    DataIterError,
+    PreparedBatchIter,
+    check_batch_size,
+    check_part,
+    to_ndarray,
+)
 
 IMAGE_MAGIC = 2051
 LABEL_MAGIC = 2049
@@ -53,7 +61,7 @@ def _read_idx(path: str, magic: int, what: str) -> tuple[tuple[int, ...], np.nda
     return tuple(dims), np.frombuffer(raw, dtype=np.uint8, count=need - head, offset=head)
 
 
-class MNISTIter(DataIter):
+class MNISTIter(PreparedBatchIter):
     """Iterate over MNIST images and labels (``mx.io.MNISTIter``)."""
 
     def __init__(
@@ -96,7 +104,6 @@ class MNISTIter(DataIter):
         self.provide_data = [DataDesc(data_name, (batch_size, *self._images.shape[1:]), np.float32)]
         self.provide_label = [DataDesc(label_name, (batch_size,), np.float32)]
         self._loc = 0
-        self._current: DataBatch | None = None
         if not silent:
             shape = (batch_size, *self._images.shape[1:])
             logging.getLogger(__name__).info(
@@ -118,21 +125,3 @@ class MNISTIter(DataIter):
             index=self._ids[s].copy(),
         )
         return True
-
-    def next(self) -> DataBatch:
-        if not self.iter_next():
-            raise StopIteration
-        assert self._current is not None
-        return self._current
-
-    def getdata(self) -> list[Any]:
-        return self._current.data if self._current else []
-
-    def getlabel(self) -> list[Any]:
-        return self._current.label if self._current else []
-
-    def getpad(self) -> int:
-        return 0
-
-    def getindex(self) -> np.ndarray | None:
-        return self._current.index if self._current else None

@@ -30,13 +30,17 @@ _graveyard: deque[tuple[Engine, Var, Any]] = deque()
 
 def bury_the_dead() -> None:
     """Retire the variables of dead chunks so their blocks go back to the pool."""
-    while _graveyard:
+    dead = []
+    for _ in range(len(_graveyard)):  # the chunks dead now; later deaths wait for the next call
         try:
-            engine, var, handle = _graveyard.popleft()
+            dead.append(_graveyard.popleft())
         except IndexError:  # another thread emptied it first
-            return
+            break
+    # A bulk segment not yet pushed may still use a dead block: push them out first, once.
+    for engine in {id(engine): engine for engine, _, _ in dead}.values():
         if engine.bulk_size() > 1:
-            engine._flush_all_bulk()  # a bulk segment not yet pushed may still use the block
+            engine._flush_all_bulk()
+    for _, var, handle in dead:
         var.retire(lambda handle=handle: storage.free(handle))
 
 

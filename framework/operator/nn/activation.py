@@ -35,7 +35,7 @@ import numpy as np
 
 from ...resource import ResourceRequest
 from ..grad import make_backward_node
-from ..infer import InferenceError, ShapeT, elemwise_shape, shape_assign, shape_known, type_assign
+from ..infer import InferenceError, ShapeT, elemwise_shape, elemwise_type, shape_assign, shape_known, type_assign
 from ..kernel import assign
 from ..node import Entry, Node, NodeAttrs
 from ..params import Param, ParamSet
@@ -129,18 +129,6 @@ def _activation_backward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None
     assign(outputs[0], req[0], value)
 
 
-def _float_elemwise_type(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
-    """One float dtype for all inputs and outputs."""
-    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
-    if known is None:
-        return False
-    for i in range(len(in_types)):
-        type_assign(in_types, i, known, attrs.name, f"input {i}")
-    for i in range(len(out_types)):
-        type_assign(out_types, i, known, attrs.name, f"output {i}")
-    return True
-
-
 (
     register("Activation")
     .describe("Applies an activation function (relu, sigmoid, tanh, softrelu, softsign) element-wise.")
@@ -148,7 +136,7 @@ def _float_elemwise_type(attrs: NodeAttrs, in_types: list, out_types: list) -> b
     .set_num_inputs(1)
     .set_input_names(["data"])
     .set_infer_shape(elemwise_shape)
-    .set_infer_type(_float_elemwise_type)
+    .set_infer_type(elemwise_type)
     .set_compute(_activation_forward)
     .set_gradient(_activation_gradient)
     .set_inplace_option(lambda attrs: [(0, 0)])
@@ -158,7 +146,7 @@ def _float_elemwise_type(attrs: NodeAttrs, in_types: list, out_types: list) -> b
     .set_params(ActivationParam)
     .set_num_inputs(lambda attrs: 3 if attrs.parsed.act_type == "softsign" else 2)
     .set_infer_shape(elemwise_shape)
-    .set_infer_type(_float_elemwise_type)
+    .set_infer_type(elemwise_type)
     .set_compute(_activation_backward)
     .set_inplace_option(lambda attrs: [(0, 0)])
     .set_is_backward()
@@ -284,10 +272,6 @@ def _leaky_backward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None:
     assign(outputs[0], req[0], dx)
 
 
-def _leaky_type(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
-    return _float_elemwise_type(attrs, in_types, out_types)
-
-
 def _leaky_backward_shape(attrs: NodeAttrs, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
     for i in range(len(out_shapes)):
         shape_assign(out_shapes, i, in_shapes[1 + i], attrs.name, f"gradient {i}")
@@ -310,7 +294,7 @@ def _leaky_backward_type(attrs: NodeAttrs, in_types: list, out_types: list) -> b
     .set_input_names(lambda attrs: ["data", "gamma"] if attrs.parsed.act_type == "prelu" else ["data"])
     .set_output_names(lambda attrs: ["output", "mask"] if attrs.parsed.act_type == "rrelu" else ["output"])
     .set_infer_shape(_leaky_shape)
-    .set_infer_type(_leaky_type)
+    .set_infer_type(elemwise_type)
     .set_compute(_leaky_forward)
     .set_gradient(_leaky_gradient)
     .set_resource_request(lambda attrs: [ResourceRequest.RANDOM] if attrs.parsed.act_type == "rrelu" else [])

@@ -20,7 +20,7 @@ import math
 from typing import Any
 
 from ..grad import make_backward_node
-from ..infer import InferenceError, ShapeT, shape_assign, shape_known, type_assign
+from ..infer import InferenceError, ShapeT, elemwise_type, shape_assign, shape_known, type_assign
 from ..kernel import NULL, WRITE, Req, assign
 from ..node import Entry, Node, NodeAttrs
 from ..params import Param, ParamSet
@@ -77,19 +77,6 @@ def _fc_shape(attrs: NodeAttrs, in_shapes: list[ShapeT], out_shapes: list[ShapeT
             shape_assign(in_shapes, 2, (p.num_hidden,), name, "bias")
     shape_assign(out_shapes, 0, expected_out, name, "output")
     return all(shape_known(s) for s in list(in_shapes) + list(out_shapes))
-
-
-def _same_type(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
-    """Every input and the output share one float type."""
-    name = attrs.name
-    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
-    if known is None:
-        return False
-    for i in range(len(in_types)):
-        type_assign(in_types, i, known, name, f"input {i}")
-    for i in range(len(out_types)):
-        type_assign(out_types, i, known, name, f"output {i}")
-    return True
 
 
 def _as_matrix(data, flatten: bool):
@@ -168,7 +155,7 @@ def _backward_type(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
     .set_num_outputs(1)
     .set_input_names(_input_names)
     .set_infer_shape(_fc_shape)
-    .set_infer_type(_same_type)
+    .set_infer_type(elemwise_type)
     .set_compute(_fc_forward)
     .set_gradient(_fc_gradient)
 )

@@ -21,7 +21,7 @@ from types import ModuleType
 from typing import Any
 
 from ..grad import make_backward_node
-from ..infer import InferenceError, ShapeT, elemwise_shape, shape_assign, shape_known, type_assign
+from ..infer import InferenceError, ShapeT, elemwise_shape, elemwise_type, shape_assign, shape_known, type_assign
 from ..kernel import assign
 from ..node import Entry, Node, NodeAttrs
 from ..params import Param, ParamSet
@@ -57,17 +57,6 @@ def _lrn_shape(attrs: NodeAttrs, in_shapes: list[ShapeT], out_shapes: list[Shape
     return done
 
 
-def _same_type(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
-    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
-    if known is None:
-        return False
-    for i in range(len(in_types)):
-        type_assign(in_types, i, known, attrs.name, f"input {i}")
-    for i in range(len(out_types)):
-        type_assign(out_types, i, known, attrs.name, f"output {i}")
-    return True
-
-
 def _lrn_forward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None:
     p, xp = attrs.parsed, op_ctx.xp
     x = inputs[0].astype(compute_dtype(inputs[0].dtype), copy=False)
@@ -100,7 +89,7 @@ def _lrn_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
     .set_input_names(["data"])
     .set_output_names(["output", "tmp_norm"])
     .set_infer_shape(_lrn_shape)
-    .set_infer_type(_same_type)
+    .set_infer_type(elemwise_type)
     .set_compute(_lrn_forward)
     .set_gradient(_lrn_gradient)
 )

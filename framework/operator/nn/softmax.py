@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..grad import make_backward_node
-from ..infer import InferenceError, ShapeT, elemwise_shape, shape_assign, shape_known, type_assign
+from ..infer import InferenceError, ShapeT, elemwise_shape, elemwise_type, shape_assign, shape_known, type_assign
 from ..kernel import assign
 from ..node import Entry, Node, NodeAttrs
 from ..params import DType, Param, ParamSet
@@ -234,17 +234,6 @@ def _softmax_activation_backward(attrs: NodeAttrs, op_ctx, inputs, req, outputs)
     assign(outputs[0], req[0], y * (grad - (grad * y).sum(axis=axis, keepdims=True)))
 
 
-def _same_type(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
-    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
-    if known is None:
-        return False
-    for i in range(len(in_types)):
-        type_assign(in_types, i, known, attrs.name, f"input {i}")
-    for i in range(len(out_types)):
-        type_assign(out_types, i, known, attrs.name, f"output {i}")
-    return True
-
-
 (
     register("SoftmaxActivation")
     .describe("Softmax over the last axis (mode='instance') or over channels, axis 1 (mode='channel').")
@@ -252,7 +241,7 @@ def _same_type(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
     .set_num_inputs(1)
     .set_input_names(["data"])
     .set_infer_shape(_softmax_activation_shape)
-    .set_infer_type(_same_type)
+    .set_infer_type(elemwise_type)
     .set_compute(_softmax_activation_forward)
     .set_gradient(
         lambda node, out_grads: [
@@ -265,7 +254,7 @@ def _same_type(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
     .set_params(SoftmaxActivationParam)
     .set_num_inputs(2)
     .set_infer_shape(elemwise_shape)
-    .set_infer_type(_same_type)
+    .set_infer_type(elemwise_type)
     .set_compute(_softmax_activation_backward)
     .set_is_backward()
 )
