@@ -12,7 +12,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
 
-install: $(STAMP)
+# The web UI's third-party libraries, pinned by webui/package-lock.json.
+WEBUI_STAMP := webui/node_modules/.installed
+$(WEBUI_STAMP): webui/package-lock.json
+	cd webui && npm ci --no-audit --no-fund --loglevel=error
+	touch $(WEBUI_STAMP)
+
+install: $(STAMP) $(if $(wildcard webui/package-lock.json),$(WEBUI_STAMP))
 
 run: install
 	$(BIN)/python -m server
@@ -24,8 +30,8 @@ bench: install
 	$(BIN)/python benchmarks/engine.py
 
 lint: install
-	$(BIN)/ruff check framework server tests benchmarks
-	$(BIN)/ruff format --check framework server tests benchmarks
+	$(BIN)/ruff check framework server exercises tests benchmarks
+	$(BIN)/ruff format --check framework server exercises tests benchmarks
 
 clean:
 	rm -rf $(VENV) build *.egg-info
