@@ -1,0 +1,148 @@
+"""Every tutorial runs from a fresh interpreter and prints what its text says it prints.
+
+Each ``tutorials/NN-*.md`` file is executed by ``tutorials/run.py`` in its own subprocess
+(a fresh interpreter, as a fresh notebook kernel would be), which compares every block's
+output with the ```text block marked ``<!-- expected-output -->`` after it. The runner's own
+matching rules (wildcards, numeric tolerance, malformed files) are tested here too.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TUTORIALS = ROOT / "tutorials"
+
+spec = importlib.util.spec_from_file_location("tutorial_runner", TUTORIALS / "run.py")
+runner = importlib.util.module_from_spec(spec)
+sys.modules["tutorial_runner"] = runner  # dataclasses look their module up by name
+spec.loader.exec_module(runner)
+
+EXPECTED_FILES = [
+    "01-ndarray-and-async.md",
+    "02-dependency-engine.md",
+    "03-storage-and-resources.md",
+    "04-symbols-and-inference.md",
+    "05-executor-memory.md",
+    "06-writing-an-operator.md",
+    "07-operator-property-and-simpleop.md",
+    "08-cpp-operator-library.md",
+    "09-kvstore.md",
+    "10-data-loading-and-recordio.md",
+    "11-train-end-to-end.md",
+    "12-gpu-with-cupy.md",
+    "13-profiling.md",
+]
+# Requirements a CI machine must have: there a missing one fails instead of skipping.
+CI_REQUIRED = {"g++"}
+
+
+def test_the_numbered_tutorials_exist_and_follow_the_format():
+    found = sorted(p.name for p in TUTORIALS.glob("[0-9][0-9]-*.md"))
+    assert found == EXPECTED_FILES
+    for name in EXPECTED_FILES:
+        text = (TUTORIALS / name).read_text()
+        assert text.startswith("---\njupyter:\n  jupytext:"), f"{name}: no jupytext YAML header"
+        assert "kernelspec:" in text and "name: python3" in text, f"{name}: no python3 kernelspec"
+        assert "## What you saw" in text and "## Try this" in text, f"{name}: missing closing sections"
+        assert "http://127.0.0.1:8000/" in text, f"{name}: no link to the browser UI"
+        tutorial = runner.parse(TUTORIALS / name)
+        assert tutorial.cells, f"{name}: no python blocks"
+        assert any(cell.expected is not None for cell in tutorial.cells), f"{name}: no output is checked"
+    assert (TUTORIALS / "README.md").exists() and (TUTORIALS / "jupytext.toml").exists()
+
+
+@pytest.mark.parametrize("name", EXPECTED_FILES)
+def test_tutorial_runs_and_prints_its_expected_output(name):
+    path = TUTORIALS / name
+    env = dict(os.environ, MXLAB_PROGRESS="0", PYTHONHASHSEED="0")
+    result = subprocess.run(
+        [sys.executable, str(TUTORIALS / "run.py"), str(path)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    if result.returncode == 3:
+        requires = set(runner.parse(path).requires)
+        if os.environ.get("CI") == "true" and requires & CI_REQUIRED:
+            pytest.fail(f"CI=true but {name} could not run: {result.stdout.strip()}")
+        pytest.skip(result.stdout.strip())
+    assert result.returncode == 0, f"{name} failed:\n{result.stdout[-4000:]}\n{result.stderr[-8000:]}"
+    assert result.stdout.strip().endswith("outputs checked")
+
+
+# ---------------------------------------------------------------------- the runner itself
+def test_numbers_match_to_a_relative_tolerance_and_text_exactly():
+    assert runner.line_matches("loss 0.5000", "loss 0.50001")
+    assert not runner.line_matches("loss 0.5000", "loss 0.51")
+    assert runner.line_matches("loss 0.5", "loss 0.51", rtol=0.05)
+    assert runner.line_matches("[[ 6. 11.]", "[[ 6.0  11.0]")  # spacing and number formatting
+    assert not runner.line_matches("accuracy 0.96", "precision 0.96")
+    assert not runner.line_matches("a 1 2", "a 1")
+    assert runner.line_matches("nan", "nan") and not runner.line_matches("nan", "1.0")
+
+
+def test_wildcards_match_any_text_and_any_lines():
+    assert runner.line_matches("took ... ms", "took 12.25 ms")
+    assert runner.output_matches("first\n...\nlast", "first\na\nb\nlast")
+    assert runner.output_matches("first\n...\nlast", "first\nlast")
+    assert not runner.output_matches("first\nlast", "first\nmiddle\nlast")
+    assert not runner.output_matches("first\n...\nlast", "first\nsecond")
+    assert runner.output_matches("\nx 1\n\n", "x 1.0\n")
+
+
+def test_parse_attaches_expected_output_and_options(tmp_path):
+    md = tmp_path / "t.md"
+    md.write_text(
+        "<!-- requires: g++ -->\n```python\nprint(1)\n```\n\n<!-- expected-output rtol=0.1 -->\n"
+        "```text\n1\n```\n```bash\nmake\n```\n```python\nx = 2\n```\n"
+    )
+    tutorial = runner.parse(md)
+    assert tutorial.requires == ["g++"]
+    assert [c.expected for c in tutorial.cells] == ["1", None]
+    assert tutorial.cells[0].rtol == 0.1 and tutorial.cells[1].source == "x = 2\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("```python\nprint(1)\n", "unclosed"),
+        ("<!-- expected-output -->\n```text\n1\n```\n", "no python block"),
+        ("```python\nprint(1)\n```\n<!-- expected-output -->\n```bash\n1\n```\n", "must precede ```text"),
+        ("```python\nprint(1)\n```\n<!-- expected-output tol=1 -->\n```text\n1\n```\n", "unknown expected-output"),
+        ("```python\nprint(1)\n```\n<!-- expected-output -->\nprose\n", "not followed by"),
+        ("<!-- requires: tpu -->\n```python\nx=1\n```\n", "unknown requirement"),
+    ],
+)
+def test_malformed_tutorials_are_rejected_with_the_reason(tmp_path, text, message):
+    md = tmp_path / "bad.md"
+    md.write_text(text)
+    with pytest.raises(runner.TutorialFormatError, match=message):
+        runner.missing_requirements(runner.parse(md).requires)
+
+
+def test_a_wrong_output_or_an_exception_fails_with_the_block_named(tmp_path):
+    md = tmp_path / "t.md"
+    md.write_text("```python\nprint('hello')\n```\n<!-- expected-output -->\n```text\nhullo\n```\n")
+    with pytest.raises(runner.CellFailure, match=r"t.md, block 1 \(line 1\) printed something other"):
+        runner.run(runner.parse(md))
+    md.write_text("```python\nx = 1\n```\n```python\nassert x == 2, 'x is not 2'\n```\n")
+    with pytest.raises(runner.CellFailure, match=r"block 2 \(line 4\) raised:(.|\n)*x is not 2"):
+        runner.run(runner.parse(md))
+
+
+def test_cli_exit_codes(tmp_path):
+    good, bad = tmp_path / "good.md", tmp_path / "bad.md"
+    good.write_text("```python\nprint(3 * 2)\n```\n<!-- expected-output -->\n```text\n6\n```\n")
+    bad.write_text("```python\nprint(3 * 2)\n```\n<!-- expected-output -->\n```text\n7\n```\n")
+    assert runner.main([str(good)]) == 0
+    assert runner.main([str(bad)]) == 1
+    assert runner.main([str(tmp_path / "missing.md")]) == 2
