@@ -59,6 +59,19 @@ def test_the_numbered_tutorials_exist_and_follow_the_format():
 
 
 @pytest.mark.parametrize("name", EXPECTED_FILES)
+def test_jupytext_pairs_the_same_code_cells_and_every_cell_compiles(name):
+    """The notebook jupytext makes has exactly the runner's cells (shell/text blocks stay Markdown)."""
+    jupytext = pytest.importorskip("jupytext")
+    tutorial = runner.parse(TUTORIALS / name)
+    notebook = jupytext.read(TUTORIALS / name)
+    code = [cell.source.strip() for cell in notebook.cells if cell.cell_type == "code"]
+    assert code == [cell.source.strip() for cell in tutorial.cells]
+    assert notebook.metadata["kernelspec"]["name"] == "python3"
+    for number, cell in enumerate(tutorial.cells, 1):
+        compile(cell.source, f"{name}:block{number}", "exec")  # also for tutorials skipped here (12)
+
+
+@pytest.mark.parametrize("name", EXPECTED_FILES)
 def test_tutorial_runs_and_prints_its_expected_output(name):
     path = TUTORIALS / name
     env = dict(os.environ, MXLAB_PROGRESS="0", PYTHONHASHSEED="0")
