@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -39,6 +40,8 @@ EXPECTED_FILES = [
     "12-gpu-with-cupy.md",
     "13-profiling.md",
 ]
+# The browser UI's scenarios (server issue) the tutorials link to.
+SCENARIOS = {"engine_basics", "rw_hazards", "memory_planning", "train_mlp", "kvstore_parallel"}
 # Requirements a CI machine must have: there a missing one fails instead of skipping.
 CI_REQUIRED = {"g++"}
 
@@ -51,7 +54,8 @@ def test_the_numbered_tutorials_exist_and_follow_the_format():
         assert text.startswith("---\njupyter:\n  jupytext:"), f"{name}: no jupytext YAML header"
         assert "kernelspec:" in text and "name: python3" in text, f"{name}: no python3 kernelspec"
         assert "## What you saw" in text and "## Try this" in text, f"{name}: missing closing sections"
-        assert "http://127.0.0.1:8000/" in text, f"{name}: no link to the browser UI"
+        scenarios = set(re.findall(r"http://127\.0\.0\.1:8000/\?scenario=(\w+)", text))
+        assert scenarios and scenarios <= SCENARIOS, f"{name}: links {scenarios}, known scenarios are {SCENARIOS}"
         tutorial = runner.parse(TUTORIALS / name)
         assert tutorial.cells, f"{name}: no python blocks"
         assert any(cell.expected is not None for cell in tutorial.cells), f"{name}: no output is checked"
@@ -159,3 +163,18 @@ def test_cli_exit_codes(tmp_path):
     assert runner.main([str(good)]) == 0
     assert runner.main([str(bad)]) == 1
     assert runner.main([str(tmp_path / "missing.md")]) == 2
+
+
+def test_missing_requirements_name_what_is_missing(monkeypatch):
+    monkeypatch.setattr(runner.shutil, "which", lambda name: None)
+    assert runner.missing_requirements(["g++"]) == ["g++ (a C++ compiler) is not installed"]
+    monkeypatch.setattr(runner.shutil, "which", lambda name: "/usr/bin/g++")
+    assert runner.missing_requirements(["g++"]) == []
+
+
+def test_cli_reports_a_missing_requirement_with_status_3(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(runner.shutil, "which", lambda name: None)
+    md = tmp_path / "needs.md"
+    md.write_text("<!-- requires: g++ -->\n```python\nprint(1)\n```\n")
+    assert runner.main([str(md)]) == 3
+    assert "skipped needs.md: needs g++" in capsys.readouterr().out
