@@ -30,8 +30,8 @@ bench: install
 	$(BIN)/python benchmarks/engine.py
 
 lint: install
-	$(BIN)/ruff check framework server exercises tests benchmarks
-	$(BIN)/ruff format --check framework server exercises tests benchmarks
+	$(BIN)/ruff check framework server exercises tutorials examples tests benchmarks
+	$(BIN)/ruff format --check framework server exercises tutorials examples tests benchmarks
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -10,7 +10,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-TARGETS = [p for p in ("framework", "server", "tests", "benchmarks") if (ROOT / p).exists()]
+TARGETS = [
+    p
+    for p in ("framework", "server", "exercises", "tutorials", "examples", "tests", "benchmarks")
+    if (ROOT / p).exists()
+]
 
 
 def ruff() -> list[str]:
