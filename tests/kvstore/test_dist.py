@@ -427,12 +427,20 @@ def test_workers_must_agree_and_servers_must_exist(job, cluster):
 LAUNCHED = textwrap.dedent(
     """
     import os
+    import time
+
+    import ray
+
     import framework as mx
 
     kv = mx.kv.create("dist_sync")
     kv.init("w", mx.nd.zeros((3,)))
     if os.environ.get("FAIL_RANK") == str(kv.rank):
         raise SystemExit(f"rank {kv.rank} gives up")
+    if os.environ.get("KILL_SERVER") and kv.rank == 0:
+        ray.kill(ray.get_actor("mxlab-kv-server-1", namespace=os.environ["MXLAB_KV_NAMESPACE"]))
+    if os.environ.get("KILL_SERVER"):
+        time.sleep(4)  # the launcher checks its servers every second: it notices first
     out = mx.nd.zeros((3,))
     for step in range(3):
         kv.push("w", mx.nd.full((3,), kv.rank + 1.0))
@@ -469,4 +477,12 @@ def test_launcher_fails_naming_the_dead_worker(cluster, tmp_path):
     assert "launch: job failed: worker 1" in done.stderr and "exited with code 1" in done.stderr
     # rank 0 is not left waiting for the timeout: the launcher aborted the servers at once
     assert "the distributed KVStore job was aborted: worker 1" in done.stderr
+    assert elapsed < 60
+
+
+def test_launcher_fails_naming_a_dead_server(cluster, tmp_path):
+    done, elapsed = launch(cluster, tmp_path, {"KILL_SERVER": "1"})
+    assert done.returncode != 0
+    assert "launch: job failed: KVStore server(s) [1] died" in done.stderr, done.stderr[-3000:]
+    assert "NameError" not in done.stderr and "Traceback" not in done.stderr.split("aborting the job")[0]
     assert elapsed < 60
