@@ -81,7 +81,7 @@ class KVServer:
             "num_workers": self.num_workers,
             "pid": os.getpid(),
             "mode": self._mode,
-            "shards": sorted((repr(k), p, self._store[(k, p)].size) for k, p in self._store),
+            "shards": sorted(((k, p, a.size) for (k, p), a in self._store.items()), key=lambda t: (repr(t[0]), t[1])),
             "pushes": self._pushes,
             "failure": self._failure,
         }

@@ -300,7 +300,7 @@ def test_sync_sums_every_worker_and_pull_waits_for_the_update(job, kv_type):
     assert done > 1.0  # ... and the pulled value waited for rank 1's late push
     info = r0["servers"]
     assert [s["mode"] for s in info] == ["sync", "sync"]
-    big_parts = sorted((s["index"], part, size) for s in info for key, part, size in s["shards"] if key == "'big'")
+    big_parts = sorted((s["index"], part, size) for s in info for key, part, size in s["shards"] if key == "big")
     assert big_parts == [(0, 0, 10), (1, 1, 10)]  # 20 elements >= bound 10: half on each server
 
 
