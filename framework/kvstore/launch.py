@@ -49,6 +49,10 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fi
 POLL_SECONDS = 0.2
 
 
+class LaunchError(RuntimeError):
+    """The job could not be started (a worker command that cannot run)."""
+
+
 @dataclass
 class Worker:
     """A worker subprocess and its rank."""
@@ -201,8 +205,14 @@ def main(argv: list[str] | None = None) -> int:
         )
         for rank in range(args.num_workers):
             config = DistConfig(rank, args.num_workers, args.num_servers, namespace, address, timeout, bound)
-            workers.append(start_worker(rank, config, args.command))
+            try:
+                workers.append(start_worker(rank, config, args.command))
+            except OSError as err:
+                raise LaunchError(f"cannot start worker {rank} with {args.command!r}: {err}") from err
         code = supervise(ray, workers, servers, timeout)
+    except LaunchError as err:
+        _log(str(err))
+        code = 2
     except KeyboardInterrupt:
         _log("interrupted; stopping the workers")
         code = 130

@@ -1,4 +1,4 @@
-"""The distributed store's pure parts, without Ray: key-to-server layout and the job's variables."""
+"""The distributed store's pure parts, without Ray: key layout, the job's variables, launcher arguments."""
 
 from __future__ import annotations
 
@@ -84,3 +84,19 @@ def test_create_outside_a_job_names_the_missing_variables(no_job):
             create(name)
     with pytest.raises(KVStoreError, match="unknown store type 'dist_magic'"):
         create("dist_magic")
+
+
+def test_launcher_arguments_are_checked(capsys):
+    from framework.kvstore.launch import parse_args
+
+    args = parse_args(["-n", "2", "-s", "1", "--timeout", "5", "python", "train.py", "--lr", "0.1"])
+    assert (args.num_workers, args.num_servers, args.timeout, args.address) == (2, 1, 5.0, None)
+    assert args.command == ["python", "train.py", "--lr", "0.1"]  # the worker's own flags pass through
+    for argv, message in (
+        (["-n", "0", "-s", "1", "python", "t.py"], "-n and -s must be at least 1"),
+        (["-n", "1", "-s", "1"], "no worker command given"),
+        (["-n", "1", "-s", "1", "--timeout", "0", "python"], "--timeout must be positive"),
+    ):
+        with pytest.raises(SystemExit):
+            parse_args(argv)
+        assert message in capsys.readouterr().err
