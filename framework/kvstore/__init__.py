@@ -54,7 +54,7 @@ class KVStore(ABC):
     """The interface every store keeps (MXNet 1.x ``mx.kv.KVStore``).
 
     A Module or a training loop talks to a store through these methods only, so a
-    single-machine store and (later) a distributed one are interchangeable.
+    single-machine store and a distributed one are interchangeable.
     """
 
     #: ``is_capable`` capability: the store can run the optimizer itself on push.
