@@ -18,8 +18,9 @@ without any explicit wait.
 
 :func:`create` makes a store by name. ``'local'`` sums and keeps the values on ``cpu(0)``;
 ``'device'`` sums on the devices the values live on (spreading keys over them). The
-distributed types (``'dist_sync'``, ``'dist_async'``, ``'dist_device_sync'``) are named but
-not available yet.
+distributed types (``'dist_sync'``, ``'dist_async'``, ``'dist_device_sync'``) keep the keys on
+server actors of a Ray cluster and are shared by several worker processes started with
+``python -m framework.kvstore.launch`` (:mod:`.dist`, :mod:`.server`, :mod:`.launch`).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ LOCAL_TYPES: dict[str, str] = {
     "device": "device",
     "local_allreduce_device": "device",
 }
-#: Store types that need several processes (or a library MXLab does not have).
+#: Store types whose keys live on Ray server actors, shared by several worker processes.
 DIST_TYPES: tuple[str, ...] = ("dist_sync", "dist_async", "dist_device_sync", "dist_sync_device", "dist")
 
 
@@ -53,7 +54,7 @@ class KVStore(ABC):
     """The interface every store keeps (MXNet 1.x ``mx.kv.KVStore``).
 
     A Module or a training loop talks to a store through these methods only, so a
-    single-machine store and (later) a distributed one are interchangeable.
+    single-machine store and a distributed one are interchangeable.
     """
 
     #: ``is_capable`` capability: the store can run the optimizer itself on push.
@@ -123,27 +124,27 @@ class KVStore(ABC):
         """Restore optimizer states written by :meth:`save_optimizer_states`."""
 
     def set_gradient_compression(self, compression_params: dict[str, Any]) -> None:
-        """Gradient compression is part of the distributed store, which MXLab does not have yet."""
+        """MXNet compresses gradients on their way to the servers; MXLab does not implement it."""
         raise KVStoreError(
             f"set_gradient_compression: not supported by the {self.type!r} store "
-            f"(gradient compression needs the distributed store; got {dict(compression_params)})"
+            f"(gradient compression is not implemented in MXLab; got {dict(compression_params)})"
         )
 
 
 def create(name: str = "local") -> KVStore:
-    """A new store of type ``name``: ``'local'`` or ``'device'`` (``dist_*`` are not available yet)."""
+    """A new store of type ``name``: ``'local'``, ``'device'``, or a ``dist_*`` type inside a launched job."""
     if not isinstance(name, str):
         raise KVStoreError(f"create: the store type must be a string, got {type(name).__name__} {name!r}")
     if name in LOCAL_TYPES:
         from .local import LocalKVStore
 
         return LocalKVStore(name)
-    if name.startswith("dist") or name in DIST_TYPES:
-        raise KVStoreError(
-            f"create: the distributed store {name!r} is not available yet in MXLab; "
-            f"use one of the single-machine types {sorted(LOCAL_TYPES)}"
-        )
-    raise KVStoreError(f"create: unknown store type {name!r}; known types are {sorted(LOCAL_TYPES)}")
+    if name in DIST_TYPES:
+        from .dist import DistKVStore
+
+        return DistKVStore(name)
+    known = sorted(LOCAL_TYPES) + sorted(DIST_TYPES)
+    raise KVStoreError(f"create: unknown store type {name!r}; known types are {known}")
 
 
 from .local import LocalKVStore  # noqa: E402  (the concrete store needs the base class above)

@@ -293,11 +293,16 @@ def initialize_kvstore(
     param_names: Sequence[str],
     update_on_kvstore: bool,
 ) -> None:
-    """``init`` every parameter; when the store updates, ``pull`` so every device starts equal."""
+    """``init`` every parameter; ``pull`` so every device starts equal when the store updates.
+
+    With several workers (a distributed store) the pull also happens when each worker updates
+    its own copies: only rank 0's initial values are stored, and every worker must start from them.
+    """
+    distributed = getattr(kvstore, "num_workers", 1) > 1
     for index, per_device in enumerate(param_arrays):
         name = param_names[index]
         kvstore.init(name, arg_params[name])
-        if update_on_kvstore:
+        if update_on_kvstore or distributed:
             kvstore.pull(name, list(per_device), priority=-index)
 
 

@@ -376,6 +376,8 @@ class Module(BaseModule):
         """Install the optimizer (a name plus ``optimizer_params``, or an Optimizer) and the store.
 
         ``kvstore``: ``'local'``/``'device'`` (a store only when there are several devices),
+        ``'dist_sync'``/``'dist_async'``/``'dist_device_sync'`` or a store from ``mx.kv.create``
+        (several workers: ``rescale_grad`` then covers the global batch of the ``*_sync`` types),
         None (each device updates its own copy; gradients are not summed) or a KVStore-like
         object with ``init``/``push``/``pull``.
         """

@@ -1,0 +1,358 @@
+"""The worker side of the distributed store: ``mx.kv.create('dist_sync' | 'dist_async' | 'dist_device_sync')``.
+
+Each worker process keeps, per key, one **communication buffer** (MXNet's ``comm_buf_``) and
+turns every verb into engine operations on that buffer's variable:
+
+``push(key, [g0, g1])``
+    ``KVStoreReduce`` sums the worker's own devices into the buffer (as the local store does);
+    then ``KVStoreDistPush`` sends the buffer, shard by shard, to the servers that own the key
+    (:mod:`.sharding`) and completes when every server has answered. In ``dist_sync`` a server
+    answers only once *all* workers have pushed and the update has been applied (:mod:`.server`).
+``pull(key, out=[w0, w1])``
+    ``KVStoreDistPull`` fetches every shard into the buffer, then ``KVStoreBroadcast`` copies
+    the buffer to each output.
+
+Both network operations *write* the buffer's variable, so the engine runs them in program
+order: a pull issued after a push starts only when the push has been answered, hence sees the
+update. And because they are engine operations, ``push`` and ``pull`` return at once; the
+gradient of the last layer travels while the backward pass is still computing the earlier ones.
+An engine operation must not block a worker thread for a whole network round trip, so the
+operations are *asynchronous*: they hand Ray's answers to a small thread pool, which writes
+the received data and calls ``on_complete``.
+
+Failures become exceptions on the buffer's variable: the engine skips the operations that
+depend on it and re-raises the error where the user reads a result (``asnumpy``,
+``wait_to_read``, ``mx.nd.waitall``). Every wait is bounded by ``MXLAB_KV_TIMEOUT``.
+"""
+
+from __future__ import annotations
+
+import pickle
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from .. import backend, events
+from .. import ndarray as nd
+from .. import optimizer as opt
+from ..context import cpu
+from ..ndarray import NDArray
+from . import Key, KVStore, KVStoreError, Updater
+from .cluster import DistConfig, find_servers, import_ray, server_name
+from .local import LocalKVStore, _fetch, _key_values, _nbytes
+from .sharding import Shard, layout
+
+#: Distributed type -> (synchronous?, sum a worker's devices on a device?). MXNet treats any
+#: ``dist*`` name without ``_async`` as synchronous; ``dist`` alone is ``dist_sync``.
+DIST_MODES: dict[str, tuple[bool, bool]] = {
+    "dist_sync": (True, False),
+    "dist": (True, False),
+    "dist_device_sync": (True, True),
+    "dist_sync_device": (True, True),
+    "dist_async": (False, False),
+}
+#: The tag of the optimizer-state files written by :meth:`DistKVStore.save_optimizer_states`.
+STATES_FORMAT = "mxlab-dist-optimizer-states-1"
+#: Threads that wait for the servers' answers (an engine worker never blocks on the network).
+ANSWER_THREADS = 4
+
+RefList = list[tuple[int, Any]]  # (server index, Ray ObjectRef)
+
+
+class DistKVStore(KVStore):
+    """A store whose keys live on Ray server actors, shared by ``num_workers`` worker processes.
+
+    Args:
+        name: ``'dist_sync'``, ``'dist_async'`` or ``'dist_device_sync'`` (or MXNet's aliases
+            ``'dist'``, ``'dist_sync_device'``).
+        config: the job (rank, workers, servers, namespace, ...); read from the launcher's
+            environment variables when omitted (:meth:`DistConfig.from_env`).
+
+    Creating the store connects to Ray, finds the servers and waits until every worker of the
+    job has created its store (a barrier), like MXNet's ps-lite start-up.
+    """
+
+    def __init__(self, name: str = "dist_sync", config: DistConfig | None = None) -> None:
+        if name not in DIST_MODES:
+            raise KVStoreError(f"DistKVStore: type must be one of {sorted(DIST_MODES)}, got {name!r}")
+        self._type = name
+        self._sync, self._on_device = DIST_MODES[name]
+        self._config = config if config is not None else DistConfig.from_env()
+        self._ray = import_ray()
+        self._servers = find_servers(self._config)
+        self._bufs: dict[Key, NDArray] = {}
+        self._layouts: dict[Key, list[Shard]] = {}
+        self._placed: set[Key] = set()  # dist_device_sync: keys whose buffer moved to the pushing device
+        self._answers = ThreadPoolExecutor(ANSWER_THREADS, thread_name_prefix=f"kvstore-rank{self.rank}")
+        rank, workers = self._config.rank, self._config.num_workers
+        try:
+            self._wait(self._to_all(lambda s: s.configure.remote(rank, workers, self._sync)), "create")
+        except KVStoreError as err:  # a misconfigured job: stop the other workers now, not at their timeout
+            for server in self._servers:
+                server.abort.remote(f"worker {rank} could not join: {err}")
+            raise
+        self.barrier()
+
+    # ------------------------------------------------------------------ identity
+    @property
+    def type(self) -> str:
+        return self._type
+
+    @property
+    def rank(self) -> int:
+        return self._config.rank
+
+    @property
+    def num_workers(self) -> int:
+        return self._config.num_workers
+
+    @property
+    def num_servers(self) -> int:
+        return self._config.num_servers
+
+    def __repr__(self) -> str:
+        return (
+            f"<DistKVStore type={self._type!r} rank={self.rank}/{self.num_workers} servers={self.num_servers} "
+            f"keys={len(self._bufs)}>"
+        )
+
+    # ------------------------------------------------------------------ the verbs
+    def init(self, key: Key | Sequence[Key], value: Any) -> None:
+        """Every worker declares the keys; rank 0's values are stored; then all workers meet (barrier)."""
+        pairs = _key_values(key, value, "init")
+        for k, values in pairs:
+            if k in self._bufs or len(values) != 1:
+                raise KVStoreError(f"init: duplicate init of key {k!r} (a key is initialised once, with one value)")
+        refs: RefList = []
+        for k, values in pairs:
+            v = values[0]
+            shards = layout(k, v.size, self.num_servers, self._config.bigarray_bound)
+            self._layouts[k] = shards
+            self._bufs[k] = nd.empty(v.shape, v.context if self._on_device else cpu(0), v.dtype)
+            if self.rank == 0:
+                flat = v.asnumpy().reshape(-1)
+                for s in shards:
+                    refs.append((s.server, self._servers[s.server].init.remote(s.name, flat[s.start : s.stop])))
+        self._wait(refs, "init")
+        self.barrier()
+
+    def push(self, key: Key | Sequence[Key], value: Any, priority: int = 0) -> None:
+        """Sum this worker's values per key, then send the sum to the key's servers (engine ops)."""
+        grouped: dict[Key, list[NDArray]] = {}
+        for k, values in _key_values(key, value, "push"):
+            grouped.setdefault(k, []).extend(values)
+        for k, values in grouped.items():
+            buf = self._buffer(k, "push")
+            for array in values:
+                LocalKVStore._check_like(array, buf, k, "push", "pushed")
+            buf = self._place(k, values)
+            for array in values:
+                if events.enabled:
+                    events.publish("kvstore.push", key=k, nbytes=_nbytes(array), ctx=str(array.context))
+            LocalKVStore._reduce(k, values, buf, priority)
+            self._send(k, buf, priority)
+
+    def pull(self, key: Key | Sequence[Key], out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> None:
+        """Fetch each key's value from its servers into the buffer, then copy it to every output."""
+        if out is None:
+            raise KVStoreError(f"pull({key!r}): out= (the array or arrays to fill) is required")
+        for k, targets in _key_values(key, out, "pull"):
+            buf = self._buffer(k, "pull")
+            for target in targets:
+                LocalKVStore._check_like(target, buf, k, "pull", "output")
+            self._receive(k, buf, priority)
+            for target in targets:
+                if target._chunk.var is not buf._chunk.var:
+                    LocalKVStore._copy(k, buf, target, priority)
+                if events.enabled:
+                    events.publish("kvstore.pull", key=k, nbytes=_nbytes(target), ctx=str(target.context))
+
+    def barrier(self) -> None:
+        """Return when every worker has called ``barrier`` (run by server 0; bounded by the timeout)."""
+        self._wait([(0, self._servers[0].barrier.remote(self.rank))], "barrier")
+
+    # ------------------------------------------------------------------ the optimizer, on the servers
+    def set_optimizer(self, optimizer: opt.Optimizer) -> None:
+        """Pickle ``optimizer`` to every server (rank 0 sends it); servers then update on push."""
+        if not isinstance(optimizer, opt.Optimizer):
+            raise KVStoreError(f"set_optimizer: expected an mx.optimizer.Optimizer, got {optimizer!r}")
+        try:
+            pickled = pickle.dumps(optimizer)
+        except Exception as err:
+            raise KVStoreError(f"set_optimizer: {optimizer!r} cannot be pickled for the servers: {err}") from err
+        if self.rank == 0:
+            self._wait(self._to_all(lambda s: s.set_optimizer.remote(pickled)), "set_optimizer")
+        self.barrier()
+
+    def set_updater(self, updater: Updater) -> None:
+        """Ship ``updater(key, merged, stored)`` to the servers (rank 0's function is the one used)."""
+        if not callable(updater):
+            raise KVStoreError(f"set_updater: expected a callable updater(key, summed, stored), got {updater!r}")
+        if self.rank == 0:
+            self._wait(self._to_all(lambda s: s.set_updater.remote(updater)), "set_updater")
+        self.barrier()
+
+    def save_optimizer_states(self, fname: str, dump_optimizer: bool = False) -> None:
+        """Gather every server's optimizer states into one file (after the pending pushes finish)."""
+        nd.waitall()
+        states = self._wait(self._to_all(lambda s: s.get_states.remote(dump_optimizer)), "save_optimizer_states")
+        payload = {
+            "format": STATES_FORMAT,
+            "num_servers": self.num_servers,
+            "bigarray_bound": self._config.bigarray_bound,
+            "servers": states,
+        }
+        with open(fname, "wb") as f:
+            pickle.dump(payload, f)
+
+    def load_optimizer_states(self, fname: str) -> None:
+        """Give every server back its states from :meth:`save_optimizer_states` (same server layout)."""
+        try:
+            with open(fname, "rb") as f:
+                payload = pickle.load(f)
+        except (OSError, pickle.UnpicklingError, EOFError) as err:
+            raise KVStoreError(f"load_optimizer_states: cannot read {fname!r}: {err}") from err
+        if not isinstance(payload, dict) or payload.get("format") != STATES_FORMAT:
+            raise KVStoreError(
+                f"load_optimizer_states: {fname!r} is not a distributed optimizer-state file "
+                "(write it with save_optimizer_states of a dist store)"
+            )
+        layout_now = (self.num_servers, self._config.bigarray_bound)
+        layout_then = (payload["num_servers"], payload["bigarray_bound"])
+        if layout_then != layout_now:
+            raise KVStoreError(
+                f"load_optimizer_states: {fname!r} was saved with (servers, bigarray bound) {layout_then}, "
+                f"this job has {layout_now}; the keys are split differently"
+            )
+        nd.waitall()
+        states = payload["servers"]
+        self._wait([(i, s.set_states.remote(states[i])) for i, s in enumerate(self._servers)], "load_optimizer_states")
+
+    def set_gradient_compression(self, compression_params: dict[str, Any]) -> None:
+        """MXNet's 2-bit compression is not implemented in MXLab's distributed store."""
+        raise KVStoreError(
+            f"set_gradient_compression: gradient compression is not implemented by MXLab's {self.type!r} store "
+            f"(got {dict(compression_params)}); gradients travel uncompressed"
+        )
+
+    def server_info(self) -> list[dict[str, Any]]:
+        """Each server's summary (mode, shards held, pushes served): for tests and curious readers."""
+        return self._wait(self._to_all(lambda s: s.ping.remote()), "server_info")
+
+    # ------------------------------------------------------------------ engine operations
+    def _send(self, key: Key, buf: NDArray, priority: int) -> None:
+        """``KVStoreDistPush``: ship the buffer's shards; complete when every server has answered."""
+        shards, servers, rank = self._layouts[key], self._servers, self.rank
+        data, ctx = buf._data, buf.context
+
+        def send(run_ctx: Any, on_complete: Callable[..., None]) -> None:
+            flat = np.asarray(_fetch(data, ctx, cpu(0))).reshape(-1)
+            # Ray serialises the arguments during .remote(), so the buffer may change afterwards.
+            refs = [(s.server, servers[s.server].push.remote(s.name, rank, flat[s.start : s.stop])) for s in shards]
+            self._answers.submit(self._complete, refs, f"push({key!r})", on_complete, None)
+
+        buf._chunk.engine.push_async(
+            send, ctx, [], [buf._chunk.var], priority=priority, name=f"KVStoreDistPush({key!r})"
+        )
+
+    def _receive(self, key: Key, buf: NDArray, priority: int) -> None:
+        """``KVStoreDistPull``: fetch every shard of ``key`` into the buffer."""
+        shards, servers = self._layouts[key], self._servers
+        data, ctx = buf._data, buf.context
+        xp = backend.array_module(ctx)
+
+        def write(parts: list[np.ndarray]) -> None:
+            flat = data.reshape(-1)  # a view: the buffer is contiguous
+            with backend.device(ctx):
+                for shard, part in zip(shards, parts, strict=True):
+                    flat[shard.start : shard.stop] = xp.asarray(part)
+
+        def receive(run_ctx: Any, on_complete: Callable[..., None]) -> None:
+            refs = [(s.server, servers[s.server].pull.remote(s.name)) for s in shards]
+            self._answers.submit(self._complete, refs, f"pull({key!r})", on_complete, write)
+
+        buf._chunk.engine.push_async(
+            receive, ctx, [], [buf._chunk.var], priority=priority, name=f"KVStoreDistPull({key!r})"
+        )
+
+    def _complete(
+        self, refs: RefList, what: str, on_complete: Callable[..., None], deliver: Callable[[list], None] | None
+    ) -> None:
+        """On an answer thread: wait for the servers, deliver the data, report to the engine."""
+        try:
+            results = self._wait(refs, what)
+            if deliver is not None:
+                deliver(results)
+        except BaseException as err:
+            on_complete(err)
+            return
+        on_complete()
+
+    # ------------------------------------------------------------------ waiting for servers
+    def _to_all(self, call: Callable[[Any], Any]) -> RefList:
+        return [(i, call(s)) for i, s in enumerate(self._servers)]
+
+    def _wait(self, refs: RefList, what: str) -> list[Any]:
+        """The servers' answers, or a :class:`KVStoreError` saying which server failed and why.
+
+        A server bounds its own waits by the timeout and then names the missing workers; the
+        worker waits a little longer so that this clearer message is the one that arrives.
+        """
+        ray = self._ray
+        limit = self._config.timeout + max(2.0, 0.25 * self._config.timeout)
+        deadline = time.monotonic() + limit
+        results = []
+        for index, ref in refs:
+            try:
+                results.append(ray.get(ref, timeout=max(0.0, deadline - time.monotonic())))
+            except ray.exceptions.GetTimeoutError:
+                raise KVStoreError(
+                    f"{what}: KVStore server {index} did not answer within {limit:g} s ({self._liveness()})"
+                ) from None
+            except ray.exceptions.RayActorError:
+                raise KVStoreError(
+                    f"{what}: KVStore server {index} ({server_name(index)}) has died; the job cannot continue "
+                    f"({self._liveness()})"
+                ) from None
+            except ray.exceptions.RayTaskError as err:
+                cause = err.cause
+                if isinstance(cause, KVStoreError):
+                    raise KVStoreError(f"{cause}") from None
+                raise KVStoreError(f"{what}: server {index} failed: {type(cause).__name__}: {cause}") from None
+        return results
+
+    def _liveness(self) -> str:
+        """Which servers still answer a ping (asked when something went wrong)."""
+        ray = self._ray
+        alive, dead = [], []
+        for index, server in enumerate(self._servers):
+            try:
+                ray.get(server.ping.remote(), timeout=2.0)
+                alive.append(index)
+            except Exception:
+                dead.append(index)
+        return f"servers answering: {alive}, not answering: {dead}"
+
+    # ------------------------------------------------------------------ buffers
+    def _buffer(self, key: Key, what: str) -> NDArray:
+        buf = self._bufs.get(key)
+        if buf is None:
+            raise KVStoreError(f"{what}: key {key!r} has not been initialized; call init({key!r}, value) first")
+        return buf
+
+    def _place(self, key: Key, values: list[NDArray]) -> NDArray:
+        """``dist_device_sync`` sums a worker's devices on the first pushing device: move the buffer there once."""
+        buf = self._bufs[key]
+        if not self._on_device or key in self._placed:
+            return buf
+        self._placed.add(key)
+        home = values[0].context
+        if home != buf.context:
+            buf = self._bufs[key] = nd.empty(buf.shape, home, buf.dtype)
+        return buf
+
+
+__all__ = ["DIST_MODES", "DistKVStore", "STATES_FORMAT"]

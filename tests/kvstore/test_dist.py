@@ -1,0 +1,488 @@
+"""The distributed KVStore on a local Ray cluster: 2 workers (Ray actors), 2 servers per job.
+
+One Ray cluster serves the whole module. Each test starts its own job (two fresh server
+actors in a fresh namespace) and runs a function on both worker actors, which join the job
+through the launcher's environment variables, exactly as a launched ``train.py`` does. The
+launcher itself is run end to end as a subprocess against the same cluster.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+
+import numpy as np
+import pytest
+
+import framework as mx
+from framework.kvstore.cluster import DistConfig, local_ray_options, start_servers, stop_servers
+from framework.kvstore.dist import DistKVStore
+
+pytestmark = pytest.mark.dist
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NUM_WORKERS = 2
+NUM_SERVERS = 2
+
+try:
+    os.environ.setdefault("RAY_DISABLE_IMPORT_WARNING", "1")
+    import ray
+except ImportError:  # pragma: no cover - depends on the environment
+    ray = None
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """One local Ray cluster for the module: 4 CPUs, a 200 MB object store, no dashboard."""
+    if ray is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("ray is required under CI for the distributed KVStore tests (install the [dist] extra)")
+        pytest.skip("ray is not installed (pip install 'mxlab[dist]')")
+    saved = os.environ.get("PYTHONPATH")
+    # Ray's worker processes inherit the driver's environment: make them import this checkout.
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (REPO_ROOT, saved) if p)
+    ray.init(namespace="mxlab-test-dist", **local_ray_options(num_cpus=4))
+    # the functions below run inside the worker actors: ship them by value, not by module name
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    workers = [WorkerActor.remote() for _ in range(NUM_WORKERS)]
+    ray.get([w.ready.remote() for w in workers])
+    yield {"address": ray.get_runtime_context().gcs_address, "workers": workers}
+    ray.shutdown()
+    if saved is None:
+        os.environ.pop("PYTHONPATH", None)
+    else:
+        os.environ["PYTHONPATH"] = saved
+
+
+class WorkerActor:
+    """A training process stand-in: sets the job's variables, then runs a function."""
+
+    def ready(self) -> int:
+        return os.getpid()
+
+    def run(self, env: dict[str, str], fn, *args):
+        os.environ.update(env)
+        return fn(*args)
+
+
+if ray is not None:
+    WorkerActor = ray.remote(num_cpus=0)(WorkerActor)
+
+
+class Job:
+    """Fresh servers in a fresh namespace, and one DistConfig per worker."""
+
+    def __init__(self, workers, timeout: float = 20.0, bigarray_bound: int = 1_000_000) -> None:
+        self.namespace = f"test-{uuid.uuid4().hex[:10]}"
+        self.workers = workers
+        self.servers = start_servers(NUM_SERVERS, len(workers), self.namespace, timeout)
+        self.configs = [
+            DistConfig(rank, len(workers), NUM_SERVERS, self.namespace, None, timeout, bigarray_bound)
+            for rank in range(len(workers))
+        ]
+
+    def submit(self, fn, *args):
+        """Start ``fn(*args)`` on every worker (each reads its rank from the environment)."""
+        return [w.run.remote(c.to_env(), fn, *args) for w, c in zip(self.workers, self.configs, strict=True)]
+
+    def run(self, fn, *args, timeout: float = 60.0):
+        return ray.get(self.submit(fn, *args), timeout=timeout)
+
+    def close(self) -> None:
+        stop_servers(self.servers)
+
+
+@pytest.fixture
+def job(cluster):
+    made: list[Job] = []
+
+    def make(**kwargs) -> Job:
+        made.append(Job(cluster["workers"], **kwargs))
+        return made[-1]
+
+    yield make
+    for j in made:
+        j.close()
+
+
+# ----------------------------------------------------------------------------- worker functions
+def sums_and_ordering(kv_type: str):
+    """Runs on each worker: pushes of both workers are summed; a pull waits for the slower worker."""
+    from framework import events
+
+    kv = mx.kv.create(kv_type)
+    rank = kv.rank
+    assert (kv.type, kv.num_workers) == (kv_type, 2)
+    kv.init(["w", "big"], [mx.nd.ones((2, 3)), mx.nd.zeros((4, 5))])  # 'big' is split (bound 10)
+    kv.init([3, 4], [mx.nd.zeros((3,)), mx.nd.zeros((3,))])
+    results = {}
+    # one value per worker, and a list of per-device values on each worker
+    with events.record(["kvstore.push", "kvstore.pull"]) as rec:
+        kv.push("w", [mx.nd.full((2, 3), rank + 1.0, ctx=mx.cpu(0)), mx.nd.full((2, 3), 10.0, ctx=mx.cpu(1))])
+        outs = [mx.nd.zeros((2, 3), ctx=mx.cpu(0)), mx.nd.zeros((2, 3), ctx=mx.cpu(1))]
+        kv.pull("w", out=outs)
+        results["w"] = [o.asnumpy() for o in outs]
+    results["events"] = [(e["kind"], e["key"], e["nbytes"], e["ctx"]) for e in rec.events]
+    big = mx.nd.arange(20).reshape((4, 5)) * (rank + 1)
+    kv.pushpull("big", big)
+    results["big"] = big.asnumpy()
+    kv.push([3, 4], [mx.nd.full((3,), 1.0), mx.nd.full((3,), rank * 2.0)], priority=-1)
+    ints = [mx.nd.zeros((3,)), mx.nd.zeros((3,))]
+    kv.pull([3, 4], out=ints, priority=-1)
+    results["ints"] = [i.asnumpy() for i in ints]
+    # rank 1 pushes late: rank 0's push/pull return at once, its result waits for rank 1
+    kv.barrier()
+    if rank == 1:
+        time.sleep(1.5)
+    start = time.perf_counter()
+    kv.push(3, mx.nd.full((3,), 5.0))
+    out = mx.nd.zeros((3,))
+    kv.pull(3, out=out)
+    issued = time.perf_counter() - start
+    results["late"] = (out.asnumpy(), issued, time.perf_counter() - start)
+    results["servers"] = kv.server_info() if rank == 0 else None
+    return results
+
+
+def server_sgd(kv_type: str, grads: list, steps: int, w0: dict, states_file: str | None):
+    """Runs on each worker: SGD on the servers, with this worker's gradients."""
+    kv = mx.kv.create(kv_type)
+    kv.set_optimizer(mx.optimizer.SGD(learning_rate=0.1, momentum=0.9, wd=0.01, rescale_grad=0.5))
+    kv.init(list(w0), [mx.nd.array(v) for v in w0.values()])
+    for step in range(steps):
+        kv.push(list(w0), [mx.nd.array(g) for g in grads[kv.rank][step]])
+    outs = [mx.nd.zeros(v.shape) for v in w0.values()]
+    kv.pull(list(w0), out=outs)
+    pulled = [o.asnumpy() for o in outs]
+    if states_file and kv.rank == 0:
+        kv.save_optimizer_states(states_file)
+    kv.barrier()
+    return pulled
+
+
+def resume_sgd(kv_type: str, grads: list, w0: dict, states_file: str):
+    """Runs on each worker: a new job loads the saved states and makes one more step."""
+    kv = mx.kv.create(kv_type)
+    kv.set_optimizer(mx.optimizer.SGD(learning_rate=0.1, momentum=0.9, wd=0.01, rescale_grad=0.5))
+    kv.init(list(w0), [mx.nd.array(v) for v in w0.values()])
+    if kv.rank == 0:
+        kv.load_optimizer_states(states_file)
+    kv.barrier()
+    kv.push(list(w0), [mx.nd.array(g) for g in grads[kv.rank]])
+    outs = [mx.nd.zeros(v.shape) for v in w0.values()]
+    kv.pull(list(w0), out=outs)
+    return [o.asnumpy() for o in outs]
+
+
+def async_applies():
+    """Runs on each worker: dist_async refuses to push without an updater, then applies each push at once."""
+    kv = mx.kv.create("dist_async")
+    kv.init(["nope", "w"], [mx.nd.zeros((2,)), mx.nd.zeros((2,))])
+    kv.push("nope", mx.nd.ones((2,)))
+    failed = mx.nd.zeros((2,))
+    kv.pull("nope", out=failed)  # the push's error travels through the engine to the pulled array
+    try:
+        failed.asnumpy()
+        refused = None
+    except mx.kv.KVStoreError as err:
+        refused = str(err)
+    kv.barrier()
+    out = mx.nd.zeros((2,))
+
+    def add_scaled(key, merged, stored):
+        stored += merged * 10
+
+    kv.set_updater(add_scaled)
+    seen = {}
+    if kv.rank == 0:  # rank 1 has not pushed: an async pull already sees rank 0's update
+        kv.push("w", mx.nd.ones((2,)))
+        kv.pull("w", out=out)
+        seen["alone"] = out.asnumpy()
+    kv.barrier()
+    if kv.rank == 1:
+        kv.push("w", mx.nd.full((2,), 2.0))
+        kv.pull("w", out=out)
+        out.wait_to_read()  # the push has been applied before rank 0 passes the barrier
+    kv.barrier()
+    kv.pull("w", out=out)
+    seen["both"] = out.asnumpy()
+    return refused, seen
+
+
+def survive_dead_worker():
+    """Runs on each worker: one push round together, then rank 0 pushes again after rank 1 died."""
+    kv = mx.kv.create("dist_sync")
+    kv.init("w", mx.nd.zeros((3,)))
+    kv.push("w", mx.nd.ones((3,)))
+    out = mx.nd.zeros((3,))
+    kv.pull("w", out=out)
+    first = out.asnumpy()
+    if kv.rank == 1:
+        return first, None, 0.0
+    time.sleep(1.0)  # the test kills rank 1 meanwhile
+    start = time.perf_counter()
+    kv.push("w", mx.nd.ones((3,)))
+    kv.pull("w", out=out)
+    try:
+        out.asnumpy()
+        error = None
+    except mx.kv.KVStoreError as err:
+        error = str(err)
+    return first, error, time.perf_counter() - start
+
+
+def lose_a_server(victim):
+    """Runs on each worker: a server dies; pulls of the keys it held fail, naming it."""
+    kv = mx.kv.create("dist_sync")
+    keys = [0, 1, 2, 3]
+    kv.init(keys, [mx.nd.zeros((2,)) for _ in keys])
+    ray.kill(victim)
+    time.sleep(0.5)
+    outs = [mx.nd.zeros((2,)) for _ in keys]
+    kv.pull(keys, out=outs)
+    errors = []
+    for o in outs:
+        try:
+            o.asnumpy()
+        except mx.kv.KVStoreError as err:
+            errors.append(str(err))
+    return errors
+
+
+def module_fit(x: np.ndarray, y: np.ndarray, batch: int, epochs: int):
+    """Runs on each worker: Module.fit with dist_sync on this worker's part of every batch."""
+    from framework.module import Module
+
+    kv = mx.kv.create("dist_sync")
+    # worker r takes the r-th half of every global batch of 2 * batch samples
+    parts = x.reshape(-1, kv.num_workers, batch, x.shape[1])[:, kv.rank].reshape(-1, x.shape[1])
+    labels = y.reshape(-1, kv.num_workers, batch)[:, kv.rank].reshape(-1)
+    mod = Module(mlp(), context=[mx.cpu(0), mx.cpu(1)])
+    mx.random.seed(kv.rank + 5)  # different initial weights: rank 0's must win
+    it = mx.io.NDArrayIter(parts, labels, batch_size=batch)
+    mod.fit(it, num_epoch=epochs, kvstore=kv, optimizer="sgd", optimizer_params={"learning_rate": 0.5})
+    args, _ = mod.get_params()
+    return {k: v.asnumpy() for k, v in args.items()}
+
+
+def mlp():
+    data = mx.sym.Variable("data")
+    h = mx.sym.Activation(mx.sym.FullyConnected(data, num_hidden=8, name="fc1"), act_type="relu")
+    return mx.sym.SoftmaxOutput(mx.sym.FullyConnected(h, num_hidden=2, name="fc2"), name="softmax")
+
+
+# ----------------------------------------------------------------------------- tests
+@pytest.mark.parametrize("kv_type", ["dist_sync", "dist_device_sync"])
+def test_sync_sums_every_worker_and_pull_waits_for_the_update(job, kv_type):
+    j = job(bigarray_bound=10)
+    r0, r1 = j.run(sums_and_ordering, kv_type)
+    for r in (r0, r1):
+        # rank 0 pushed 1 + 10, rank 1 pushed 2 + 10: every output of every worker holds 23
+        for o in r["w"]:
+            np.testing.assert_allclose(o, np.full((2, 3), 23.0))
+        np.testing.assert_allclose(r["big"], np.arange(20).reshape(4, 5) * 3.0)
+        np.testing.assert_allclose(r["ints"][0], np.full(3, 2.0))
+        np.testing.assert_allclose(r["ints"][1], np.full(3, 2.0))
+        np.testing.assert_allclose(r["late"][0], np.full(3, 10.0))
+    assert r0["events"] == [
+        ("kvstore.push", "w", 24, "cpu(0)"),
+        ("kvstore.push", "w", 24, "cpu(1)"),
+        ("kvstore.pull", "w", 24, "cpu(0)"),
+        ("kvstore.pull", "w", 24, "cpu(1)"),
+    ]
+    _, issued, done = r0["late"]
+    assert issued < 0.5  # push and pull returned at once ...
+    assert done > 1.0  # ... and the pulled value waited for rank 1's late push
+    info = r0["servers"]
+    assert [s["mode"] for s in info] == ["sync", "sync"]
+    big_parts = sorted((s["index"], part, size) for s in info for key, part, size in s["shards"] if key == "big")
+    assert big_parts == [(0, 0, 10), (1, 1, 10)]  # 20 elements >= bound 10: half on each server
+
+
+def test_server_side_sgd_matches_single_process_sgd(job, tmp_path):
+    rng = np.random.default_rng(0)
+    w0 = {"small": rng.standard_normal((3, 4)).astype(np.float32), "big": rng.standard_normal(25).astype(np.float32)}
+    steps = 3
+    grads = [[[rng.standard_normal(v.shape).astype(np.float32) for v in w0.values()] for _ in range(steps + 1)]]
+    grads.append([[rng.standard_normal(v.shape).astype(np.float32) for v in w0.values()] for _ in range(steps + 1)])
+    states = str(tmp_path / "dist.states")
+    pulled = job(bigarray_bound=20).run(server_sgd, "dist_sync", [g[:steps] for g in grads], steps, w0, states)
+
+    # the same optimizer in one process, fed the sum of both workers' gradients
+    local = mx.kv.create("local")
+    local.set_optimizer(mx.optimizer.SGD(learning_rate=0.1, momentum=0.9, wd=0.01, rescale_grad=0.5))
+    local.init(list(w0), [mx.nd.array(v) for v in w0.values()])
+    for step in range(steps + 1):
+        summed = [mx.nd.array(a + b) for a, b in zip(grads[0][step], grads[1][step], strict=True)]
+        local.push(list(w0), summed)
+        if step == steps - 1:
+            expected = [mx.nd.zeros(v.shape) for v in w0.values()]
+            local.pull(list(w0), out=expected)
+            expected = [e.asnumpy() for e in expected]
+    for worker in pulled:
+        for got, want in zip(worker, expected, strict=True):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert not np.allclose(expected[0], w0["small"])
+
+    # a new job restores the momentum from the file and continues exactly like the single process
+    final = [mx.nd.zeros(v.shape) for v in w0.values()]
+    local.pull(list(w0), out=final)
+    w_steps = dict(zip(w0, pulled[0], strict=True))
+    resumed = job(bigarray_bound=20).run(resume_sgd, "dist_sync", [g[steps] for g in grads], w_steps, states)
+    for worker in resumed:
+        for got, want in zip(worker, final, strict=True):
+            np.testing.assert_allclose(got, want.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_async_applies_each_push_at_once(job):
+    (refused, s0), (refused1, s1) = job().run(async_applies)
+    assert refused is not None and "dist_async store applies every push with an updater" in refused
+    assert refused1 is not None
+    np.testing.assert_allclose(s0["alone"], np.full(2, 10.0))  # rank 1 had not pushed
+    for seen in (s0, s1):
+        np.testing.assert_allclose(seen["both"], np.full(2, 30.0))
+
+
+def test_module_trains_on_two_workers_like_one_process_on_the_whole_batch(job):
+    rng = np.random.default_rng(1)
+    batch, epochs = 8, 2
+    x = rng.standard_normal((64, 5)).astype(np.float32)
+    y = (x[:, 0] + x[:, 1] > 0).astype(np.float32)
+    from framework.module import Module
+
+    trained = job().run(module_fit, x, y, batch, epochs)
+    # one process, one device, batches of 2 * batch, started from rank 0's initial weights
+    mx.random.seed(5)
+    single = Module(mlp(), context=[mx.cpu(0)])
+    single.fit(
+        mx.io.NDArrayIter(x, y, batch_size=2 * batch),
+        num_epoch=epochs,
+        kvstore=None,
+        optimizer="sgd",
+        optimizer_params={"learning_rate": 0.5},
+    )
+    expected = {k: v.asnumpy() for k, v in single.get_params()[0].items()}
+    for params in trained:
+        assert set(params) == set(expected)
+        for name, value in expected.items():
+            np.testing.assert_allclose(params[name], value, rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def test_a_killed_worker_yields_an_error_not_a_hang(job, cluster):
+    victim = WorkerActor.remote()
+    j = Job([cluster["workers"][0], victim], timeout=3.0)
+    try:
+        refs = j.submit(survive_dead_worker)
+        first_victim, _, _ = ray.get(refs[1], timeout=30)
+        ray.kill(victim)
+        first, error, waited = ray.get(refs[0], timeout=30)
+    finally:
+        j.close()
+    np.testing.assert_allclose(first, np.full(3, 2.0))
+    np.testing.assert_allclose(first_victim, np.full(3, 2.0))
+    assert error is not None and "waited 3 s for worker(s) [1]" in error and "MXLAB_KV_TIMEOUT" in error
+    assert waited < 10.0
+
+
+def test_a_dead_server_is_named(job, cluster):
+    j = job(timeout=5.0)
+    # rank 0 alone would wait at create's barrier for rank 1: let rank 1 join and sit in init
+    refs = j.submit(lose_a_server, j.servers[1])
+    errors = ray.get(refs, timeout=30)
+    for worker_errors in errors:
+        assert worker_errors, "a pull from a dead server must fail"
+        assert all("server" in e for e in worker_errors)
+        assert any("KVStore server 1 (mxlab-kv-server-1) has died" in e for e in worker_errors)
+
+
+def make_store(kv_type: str) -> str:
+    """Runs on a worker: create a store and report its type."""
+    return mx.kv.create(kv_type).type
+
+
+def test_workers_must_agree_and_servers_must_exist(job, cluster):
+    j = job(timeout=20.0)
+    missing = DistConfig(0, 2, 3, j.namespace, None, 20.0)
+    with pytest.raises(mx.kv.KVStoreError, match="'mxlab-kv-server-2' was not found in Ray namespace"):
+        DistKVStore("dist_sync", missing)
+    types = ["dist_sync", "dist_async"]
+    refs = [w.run.remote(c.to_env(), make_store, t) for w, c, t in zip(j.workers, j.configs, types, strict=True)]
+    errors, start = [], time.perf_counter()
+    for ref in refs:
+        with pytest.raises(ray.exceptions.RayTaskError) as caught:
+            ray.get(ref, timeout=30)
+        errors.append(str(caught.value))
+    # a worker that learns of the disagreement aborts the job, so the other does not wait for its timeout
+    mismatch = r"worker \d created a dist_a?sync store but worker \d created dist_a?sync"
+    assert all(re.search(mismatch, e) for e in errors)
+    assert time.perf_counter() - start < 15.0  # well before the 20 s timeout
+
+
+# ----------------------------------------------------------------------------- the launcher
+LAUNCHED = textwrap.dedent(
+    """
+    import os
+    import time
+
+    import ray
+
+    import framework as mx
+
+    kv = mx.kv.create("dist_sync")
+    kv.init("w", mx.nd.zeros((3,)))
+    if os.environ.get("FAIL_RANK") == str(kv.rank):
+        raise SystemExit(f"rank {kv.rank} gives up")
+    if os.environ.get("KILL_SERVER") and kv.rank == 0:
+        ray.kill(ray.get_actor("mxlab-kv-server-1", namespace=os.environ["MXLAB_KV_NAMESPACE"]))
+    if os.environ.get("KILL_SERVER"):
+        time.sleep(4)  # the launcher checks its servers every second: it notices first
+    out = mx.nd.zeros((3,))
+    for step in range(3):
+        kv.push("w", mx.nd.full((3,), kv.rank + 1.0))
+        kv.pull("w", out=out)
+        print(f"rank {kv.rank}/{kv.num_workers} step {step} {out.asnumpy().tolist()}")
+    """
+)
+
+
+def launch(cluster, tmp_path, extra_env: dict[str, str]) -> tuple[subprocess.CompletedProcess, float]:
+    script = tmp_path / "train.py"
+    script.write_text(LAUNCHED)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MXLAB_KV_")}
+    env.update(extra_env)
+    command = [sys.executable, "-m", "framework.kvstore.launch", "-n", "2", "-s", "2"]
+    command += ["--address", cluster["address"], "--timeout", "10", sys.executable, str(script)]
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120)
+    return done, time.perf_counter() - start
+
+
+def test_launcher_runs_two_workers(cluster, tmp_path):
+    done, _ = launch(cluster, tmp_path, {})
+    assert done.returncode == 0, done.stderr
+    for rank in (0, 1):
+        for step in range(3):
+            assert f"[worker {rank}] rank {rank}/2 step {step} [3.0, 3.0, 3.0]" in done.stdout
+
+
+def test_launcher_fails_naming_the_dead_worker(cluster, tmp_path):
+    done, elapsed = launch(cluster, tmp_path, {"FAIL_RANK": "1"})
+    assert done.returncode != 0
+    assert "[worker 1] rank 1 gives up" in done.stderr
+    assert "launch: job failed: worker 1" in done.stderr and "exited with code 1" in done.stderr
+    # rank 0 is not left waiting for the timeout: the launcher aborted the servers at once
+    assert "the distributed KVStore job was aborted: worker 1" in done.stderr
+    assert elapsed < 60
+
+
+def test_launcher_fails_naming_a_dead_server(cluster, tmp_path):
+    done, elapsed = launch(cluster, tmp_path, {"KILL_SERVER": "1"})
+    assert done.returncode != 0
+    assert "launch: job failed: KVStore server(s) [1] died" in done.stderr, done.stderr[-3000:]
+    assert "NameError" not in done.stderr and "Traceback" not in done.stderr.split("aborting the job")[0]
+    assert elapsed < 60
