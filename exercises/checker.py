@@ -15,11 +15,20 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from contextvars import ContextVar
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+#: What the running check is doing right now (set by opcheck before calling the learner's code),
+#: so an exception escaping that code can say which call raised it.
+current_call: ContextVar[str] = ContextVar("current_call", default="")
+
+
+def note_call(text: str) -> None:
+    current_call.set(text)
 
 
 class CheckFailure(Exception):
@@ -55,7 +64,6 @@ class CheckResult:
     hint: str = ""
     diff: str = ""
     details: str = ""
-    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -114,6 +122,7 @@ def describe_exception(error: BaseException) -> str:
 
 def run_check(check: Check, attempt: Any, attempt_file: str | None, context: str = "") -> CheckResult:
     """Run one check; every outcome (pass, failure, exception in the attempt) becomes a result."""
+    current_call.set("")
     try:
         check.fn(attempt)
     except Passed as done:
@@ -129,7 +138,10 @@ def run_check(check: Check, attempt: Any, attempt_file: str | None, context: str
             diff=failure.diff,
         )
     except Exception as error:  # the learner's code raised: report it in their terms
-        return exception_result(check.name, error, attempt_file, context or check.description)
+        what = context or check.description
+        if current_call.get():
+            what = f"{what}; while running {current_call.get()}"
+        return exception_result(check.name, error, attempt_file, what)
     return CheckResult(check.name, True)
 
 

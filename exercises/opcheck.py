@@ -22,7 +22,7 @@ from framework.operator.node import Entry, Node, NodeAttrs, topo_sort, variable
 from framework.operator.params import OperatorParamError
 from framework.resource import ResourceManager
 
-from .checker import CheckFailure, fmt_shape, fmt_value
+from .checker import CheckFailure, fmt_shape, fmt_value, note_call
 
 REQS = {"write": Req.WRITE, "add": Req.ADD, "null": Req.NULL}
 ASSIGN_HINT = "write every output through `assign(out, req[i], value)` (framework/operator/kernel.py)"
@@ -50,6 +50,11 @@ def describe(op_name: str, arrays: dict[str, np.ndarray], params: dict[str, Any]
     return text + (f" with req={req!r}" if req else "")
 
 
+def _params_text(attrs: NodeAttrs) -> str:
+    values = getattr(attrs.parsed, "_values", None)
+    return f"parameters {dict(values)}" if isinstance(values, dict) else "its parameters"
+
+
 def parse(op: Any, params: dict[str, Any]) -> NodeAttrs:
     return op.parse_attrs(dict(params))
 
@@ -75,6 +80,8 @@ def call_compute(
     else:
         outputs = [np.array(a, copy=True) for a in initial]
     copies = [np.array(a, copy=True) for a in inputs]
+    shapes = ", ".join(f"{fmt_shape(a.shape)} {a.dtype}" for a in copies)
+    note_call(f"{op.name}'s compute on inputs {shapes} with req={list(req)} and {_params_text(attrs)}")
     op.get_compute("cpu")(attrs, op_context(op, attrs, is_train), copies, [REQS[r] for r in req], outputs)
     return outputs
 
@@ -167,6 +174,7 @@ def run_backward(
 def infer_shapes(op: Any, params: dict[str, Any], in_shapes: list, out_shapes: list) -> tuple[list, list, bool]:
     attrs = parse(op, params)
     ins, outs = list(in_shapes), list(out_shapes)
+    note_call(f"{op.name}'s infer_shape(in={ins}, out={outs}) with {params}")
     complete = op.run_infer_shape(attrs, ins, outs)
     return ins, outs, complete
 

@@ -21,6 +21,7 @@ import importlib.util
 import json
 import os
 import sys
+from pathlib import Path
 from types import ModuleType
 from typing import Any, TextIO
 
@@ -51,6 +52,7 @@ def load_attempt(name: str, path: str) -> ModuleType:
         raise ImportError(f"cannot import {path} as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
+    sys.path.append(str(Path(path).resolve().parent))  # the learner's own helper modules, last in line
     spec.loader.exec_module(module)
     return module
 

@@ -8,6 +8,7 @@ of the check that was running, instead of a hung or dead ``mxlab`` command.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import signal
@@ -88,8 +89,6 @@ def run_attempt(exercise_name: str, attempt_file: str | Path, timeout: float = D
 
 def _report(name: str, path: str, stdout: str, stderr: str, returncode: int, timed_out: bool, timeout: float) -> Report:
     """Rebuild the results from the protocol lines; explain how the process ended if it ended early."""
-    import importlib
-
     check_names = [c.name for c in importlib.import_module(get(name).checks_module).CHECKS]
     report = Report(name, path, output=_tail(stderr))
     running: str | None = None
