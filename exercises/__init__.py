@@ -6,7 +6,7 @@ Each exercise lives in ``exercises/<name>/``: ``README.md`` (the task and the co
 ``checks.py`` (what the checker verifies). Reference solutions are kept apart, in
 ``exercises/_solutions/``, and shown only by ``mxlab solution <name>``.
 
-The stubs are generated from the solutions (``python -m exercises.stubgen``), so the two
+The stubs are generated from the solutions (``python -m exercises.stubgen --write``), so the two
 cannot drift apart: every ``# BEGIN SOLUTION`` ... ``# END SOLUTION`` block of a solution
 becomes a gap in the stub.
 """

@@ -1,4 +1,4 @@
-"""``python -m exercises.run_checks <exercise> <file>``: run one attempt's checks (the subprocess side).
+"""``python -m exercises.run_checks <exercise> <file> [check ...]``: run an attempt's checks (the subprocess side).
 
 The runner (``runner.py``) starts this in a fresh interpreter with a time limit, so an
 infinite loop, ``os._exit`` or a crash in the learner's code ends *this* process, not the
@@ -58,12 +58,12 @@ def load_attempt(name: str, path: str) -> ModuleType:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print("usage: python -m exercises.run_checks <exercise> <attempt file>", file=sys.stderr)
+    if len(argv) < 2:
+        print("usage: python -m exercises.run_checks <exercise> <attempt file> [check ...]", file=sys.stderr)
         return 2
-    name, path = argv
+    name, path, only = argv[0], argv[1], argv[2:]
     exercise = get(name)
-    checks_module = importlib.import_module(exercise.checks_module)
+    checks = [c for c in importlib.import_module(exercise.checks_module).CHECKS if not only or c.name in only]
     stream = _protocol_stream()
     _send(stream, {"event": "import"})
     try:
@@ -76,7 +76,7 @@ def main(argv: list[str]) -> int:
         _send(stream, {"event": "result", **result.to_json()})
         _send(stream, {"event": "done"})
         return 0
-    for check in checks_module.CHECKS:
+    for check in checks:
         _send(stream, {"event": "start", "check": check.name})
         result: CheckResult = run_check(check, attempt, path)
         _send(stream, {"event": "result", **result.to_json()})

@@ -54,9 +54,22 @@ def _tail(text: str, lines: int = 15) -> str:
     return "\n".join(kept)
 
 
-def run_attempt(exercise_name: str, attempt_file: str | Path, timeout: float = DEFAULT_TIMEOUT) -> Report:
-    """Check ``attempt_file`` against ``exercise_name``'s checks in a subprocess (``timeout`` seconds)."""
+def check_names(exercise_name: str) -> list[str]:
+    """The names of an exercise's checks, in the order they run."""
+    return [c.name for c in importlib.import_module(get(exercise_name).checks_module).CHECKS]
+
+
+def run_attempt(
+    exercise_name: str, attempt_file: str | Path, timeout: float = DEFAULT_TIMEOUT, only: list[str] | None = None
+) -> Report:
+    """Check ``attempt_file`` against ``exercise_name``'s checks (or just ``only``) in a subprocess."""
     exercise = get(exercise_name)
+    only = list(only or [])
+    unknown = [name for name in only if name not in check_names(exercise.name)]
+    if unknown:
+        raise ValueError(
+            f"{exercise.name} has no check {unknown[0]!r}; its checks are: {', '.join(check_names(exercise.name))}"
+        )
     if timeout <= 0:
         raise ValueError(f"timeout must be positive, got {timeout}")
     path = Path(attempt_file).resolve()
@@ -66,7 +79,7 @@ def run_attempt(exercise_name: str, attempt_file: str | Path, timeout: float = D
     env["PYTHONPATH"] = os.pathsep.join([str(_ROOT), *filter(None, [env.get("PYTHONPATH")])])
     env.setdefault("MXLAB_CPU_WORKER_NTHREADS", "2")
     process = subprocess.Popen(
-        [sys.executable, "-m", "exercises.run_checks", exercise.name, str(path)],
+        [sys.executable, "-m", "exercises.run_checks", exercise.name, str(path), *only],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -84,12 +97,21 @@ def run_attempt(exercise_name: str, attempt_file: str | Path, timeout: float = D
         except ProcessLookupError:
             pass
         stdout, stderr = process.communicate()
-    return _report(exercise.name, str(path), stdout, stderr, process.returncode, timed_out, timeout)
+    expected = [n for n in check_names(exercise.name) if not only or n in only]
+    return _report(exercise.name, str(path), expected, stdout, stderr, process.returncode, timed_out, timeout)
 
 
-def _report(name: str, path: str, stdout: str, stderr: str, returncode: int, timed_out: bool, timeout: float) -> Report:
+def _report(
+    name: str,
+    path: str,
+    expected_checks: list[str],
+    stdout: str,
+    stderr: str,
+    returncode: int,
+    timed_out: bool,
+    timeout: float,
+) -> Report:
     """Rebuild the results from the protocol lines; explain how the process ended if it ended early."""
-    check_names = [c.name for c in importlib.import_module(get(name).checks_module).CHECKS]
     report = Report(name, path, output=_tail(stderr))
     running: str | None = None
     done = False
@@ -109,7 +131,7 @@ def _report(name: str, path: str, stdout: str, stderr: str, returncode: int, tim
             done = True
     if done:
         finished = {r.name for r in report.results}
-        report.not_run = [n for n in check_names if n not in finished]
+        report.not_run = [n for n in expected_checks if n not in finished]
         return report
     where = "while importing your file" if running == "import" else f"during check {running!r}"
     if timed_out:
@@ -132,5 +154,5 @@ def _report(name: str, path: str, stdout: str, stderr: str, returncode: int, tim
         )
     )
     finished = {r.name for r in report.results}
-    report.not_run = [n for n in check_names if n not in finished]
+    report.not_run = [n for n in expected_checks if n not in finished]
     return report

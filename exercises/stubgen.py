@@ -14,9 +14,9 @@ and the stub gets, at the same indentation::
         # TODO(exercise): compute a*x^2 + b*x + c and write it through assign
         raise NotImplementedError("exercise gap in quadratic_forward")
 
-``python -m exercises.stubgen`` rewrites every stub; ``--check`` only reports stale ones
-(the test suite runs that). ``strip_markers`` gives the solution as ``mxlab solution``
-prints it.
+``python -m exercises.stubgen`` reports stale stubs (the tests check the same);
+``--write`` regenerates them, overwriting any edits (for exercise authors, not learners).
+``strip_markers`` gives the solution as ``mxlab solution`` prints it.
 """
 
 from __future__ import annotations
@@ -82,7 +82,9 @@ def stub_is_current(exercise: Exercise) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    check_only = "--check" in argv
+    """``--check`` (default) lists stale stubs; ``--write`` regenerates them (authors only:
+    it overwrites whatever a learner wrote in the stubs)."""
+    write = "--write" in argv
     stale = []
     for exercise in CATALOGUE:
         solution = exercise.solution_path.read_text(encoding="utf-8")
@@ -90,13 +92,16 @@ def main(argv: list[str]) -> int:
         if exercise.stub_path.exists() and exercise.stub_path.read_text(encoding="utf-8") == stub:
             continue
         stale.append(exercise.name)
-        if not check_only:
+        if write:
             exercise.stub_path.write_text(stub, encoding="utf-8")
-    if check_only and stale:
-        print(f"stale stubs (run python -m exercises.stubgen): {', '.join(stale)}", file=sys.stderr)
+            print(f"wrote exercises/{exercise.name}/{exercise.name}.py")
+    if stale and not write:
+        print(
+            f"stale stubs: {', '.join(stale)} (python -m exercises.stubgen --write regenerates them, "
+            "overwriting any edits)",
+            file=sys.stderr,
+        )
         return 1
-    for name in stale:
-        print(f"wrote exercises/{name}/{name}.py")
     return 0
 
 

@@ -97,6 +97,15 @@ def test_check_reports_and_records_the_status_shown_by_the_list(mxlab_home):
     assert run("list")[1] == listing
 
 
+def test_only_runs_the_named_checks_and_refuses_unknown_ones(mxlab_home, capsys):
+    code, text = run("check", "quadratic", "--only", "infer_shape", "--only", "forward")
+    assert code == 1 and "FAIL  forward\n" in text and "FAIL  infer_shape" in text
+    assert "backward" not in text and "0/2 checks passed" in text
+    assert not (mxlab_home / "status.json").exists()  # a partial run is not the exercise's status
+    assert run("check", "quadratic", "--only", "forwards")[0] == 2
+    assert "quadratic has no check 'forwards'; its checks are: forward, forward_req" in capsys.readouterr().err
+
+
 def test_usage_errors_return_2_with_a_message(capsys, tmp_path):
     assert run("check", "quadratik")[0] == 2
     assert "unknown exercise 'quadratik' (did you mean" in capsys.readouterr().err
@@ -124,7 +133,7 @@ def test_python_dash_m_exercises_runs_the_same_commands(tmp_path):
 
 def test_the_stubs_are_generated_from_the_solutions_and_current():
     for exercise in CATALOGUE:
-        assert stubgen.stub_is_current(exercise), f"run python -m exercises.stubgen ({exercise.name} is stale)"
+        assert stubgen.stub_is_current(exercise), f"run python -m exercises.stubgen --write ({exercise.name} is stale)"
         stub = exercise.stub_path.read_text(encoding="utf-8")
         assert stub.count("# TODO(exercise): ") == stub.count('raise NotImplementedError("exercise gap in ') >= 1
         assert "BEGIN SOLUTION" not in stub
