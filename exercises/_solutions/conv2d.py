@@ -67,7 +67,7 @@ class Conv2DParam(ParamSet):
 
 
 def geometry(attrs: NodeAttrs) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
-    """(kernel, stride, pad) as pairs; anything but two positive sizes is a parameter error (given)."""
+    """(kernel, stride, pad) as pairs; anything else raises InferenceError naming the parameter (given)."""
     p = attrs.parsed
     kernel, stride, pad = tuple(p.kernel), tuple(p.stride), tuple(p.pad)
     for name, value, low in (("kernel", kernel, 1), ("stride", stride, 1), ("pad", pad, 0)):

@@ -80,6 +80,66 @@ def _cases():
             yield inputs, names, params, bias
 
 
+def reference_col(x: np.ndarray, kernel: tuple, stride: tuple, pad: tuple) -> np.ndarray:
+    """(N, C*KH*KW, OH*OW), rows ordered (c, i, j) like weight.reshape(F, -1)'s columns."""
+    windows = _windows(x, kernel, stride, pad)  # (N, C, OH, OW, KH, KW)
+    n, c, oh, ow, kh, kw = windows.shape
+    return windows.transpose(0, 1, 4, 5, 2, 3).reshape(n, c * kh * kw, oh * ow).astype(x.dtype)
+
+
+def check_im2col(attempt: Any) -> None:
+    for name in ("conv_out_size", "im2col", "col2im"):
+        if not callable(getattr(attempt, name, None)):
+            raise CheckFailure(
+                f"looking up {name} in your file",
+                f"a function {name}",
+                "nothing",
+                "keep the function names of the stub",
+            )
+    for size, kernel, stride, pad in [(5, 3, 1, 0), (5, 3, 1, 1), (7, 3, 2, 1), (6, 2, 3, 0), (2, 3, 1, 1)]:
+        expected = (size + 2 * pad - kernel) // stride + 1
+        got = attempt.conv_out_size(size, kernel, stride, pad)
+        if got != expected:
+            raise CheckFailure(
+                f"conv_out_size(size={size}, kernel={kernel}, stride={stride}, pad={pad})",
+                str(expected),
+                repr(got),
+                PAD_HINT,
+            )
+    rng = np.random.default_rng(46)
+    for shape, kernel, stride, pad in [((1, 1, 3, 3), (2, 2), (1, 1), (0, 0)), ((2, 3, 5, 4), (3, 2), (2, 1), (1, 1))]:
+        x = rng.uniform(-1, 1, size=shape)
+        call = f"im2col(np, x of shape {shape}, kernel={kernel}, stride={stride}, pad={pad})"
+        col = attempt.im2col(np, x, kernel, stride, pad)
+        compare(
+            col,
+            reference_col(x, kernel, stride, pad),
+            call,
+            "col",
+            "col[n, (c*KH + i)*KW + j, y*OW + x] = padded[n, c, y*stride_h + i, x*stride_w + j]: one row per "
+            "(channel, kernel position), one column per output position",
+        )
+        # col2im is im2col's transpose: <im2col(x), c> == <x, col2im(c)> for every x and c.
+        c = rng.uniform(-1, 1, size=col.shape)
+        back = attempt.col2im(np, c, shape, kernel, stride, pad)
+        if np.shape(back) != shape:
+            raise CheckFailure(
+                f"col2im(np, col of shape {c.shape}, {shape}, kernel={kernel}, stride={stride}, pad={pad})",
+                f"an array of shape {shape}",
+                f"shape {np.shape(back)}",
+                "col2im returns an array shaped like the input, with the padding cropped away",
+            )
+        lhs, rhs = float(np.sum(reference_col(x, kernel, stride, pad) * c)), float(np.sum(x * back))
+        if not np.isclose(lhs, rhs, rtol=1e-9, atol=1e-9):
+            raise CheckFailure(
+                f"col2im(np, c, {shape}, kernel={kernel}, stride={stride}, pad={pad}) against im2col",
+                f"col2im to be im2col's transpose: sum(im2col(x) * c) == sum(x * col2im(c)) = {lhs:.6g}",
+                f"sum(x * col2im(c)) = {rhs:.6g}",
+                "every column value must be *added* back onto the input position it was copied from (+=, so "
+                "overlapping windows sum); values that came from the padding are dropped",
+            )
+
+
 def check_forward(attempt: Any) -> None:
     op = lookup(OP)
     for inputs, names, params, bias in _cases():
@@ -216,6 +276,7 @@ def check_edge_cases(attempt: Any) -> None:
 
 
 CHECKS = [
+    Check("im2col", "conv_out_size, im2col against windows, col2im as its transpose", check_im2col),
     Check("forward", "forward against a sliding-window reference (padding, stride, no_bias)", check_forward),
     Check("forward_req", "forward honours req add and null", check_forward_req_),
     Check("backward", "gradients of data (col2im), weight and bias", check_backward),

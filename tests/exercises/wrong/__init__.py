@@ -111,11 +111,19 @@ MUTATIONS = [
     ),
     Mutation(
         "conv2d",
+        "wrong sign of the weight gradient",
+        '    d_weight = xp.einsum("nfl,nkl->fk", d_out, col)',
+        '    d_weight = -xp.einsum("nfl,nkl->fk", d_out, col)',
+        "backward",
+        ("wrong sign", "grad of weight"),
+    ),
+    Mutation(
+        "conv2d",
         "col2im overwrites instead of adding overlapping windows",
         "            padded[:, :, i : i + sh * oh : sh, j : j + sw * ow : sw] += windows[:, :, i, j]",
         "            padded[:, :, i : i + sh * oh : sh, j : j + sw * ow : sw] = windows[:, :, i, j]",
-        "backward",
-        ("grad of data", "overlaps add up"),
+        "im2col",
+        ("im2col's transpose", "+="),
     ),
     Mutation(
         "max_pool",
