@@ -118,8 +118,11 @@ def _report(
     for line in stdout.splitlines():
         if not line.startswith(PROTOCOL_PREFIX):
             continue
-        message = json.loads(line[len(PROTOCOL_PREFIX) :])
-        event = message.pop("event")
+        try:
+            message = json.loads(line[len(PROTOCOL_PREFIX) :])
+        except json.JSONDecodeError:  # a line cut short by the process dying mid-write
+            continue
+        event = message.pop("event", None)
         if event == "import":
             running = "import"
         elif event == "start":
