@@ -26,8 +26,22 @@ ENGINE_TYPES: dict[str, type[Engine]] = {
 }
 
 
-def create(engine_type: str | None = None, num_workers: int | None = None) -> Engine:
-    """A new engine of ``engine_type`` (default: ``MXLAB_ENGINE_TYPE`` or the per-device one)."""
+def create(
+    engine_type: str | None = None, num_workers: int | None = None, var_class: type[Var] | None = None
+) -> Engine:
+    """A new engine of ``engine_type`` (default: ``MXLAB_ENGINE_TYPE`` or the per-device one).
+
+    ``var_class`` replaces the variable queue of ``var.py`` (same interface) for this engine.
+    """
+    engine = _create(engine_type, num_workers)
+    if var_class is not None:
+        if not isinstance(var_class, type):
+            raise EngineError(f"var_class must be a class with Var's interface, got {var_class!r}")
+        engine.var_class = var_class
+    return engine
+
+
+def _create(engine_type: str | None, num_workers: int | None) -> Engine:
     if engine_type is None:
         engine_type = env_choice("MXLAB_ENGINE_TYPE", "ThreadedEnginePerDevice", tuple(ENGINE_TYPES))
     cls = ENGINE_TYPES.get(engine_type)

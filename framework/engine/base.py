@@ -75,6 +75,10 @@ class Engine(abc.ABC):
     type_name: ClassVar[str] = "Engine"
     #: Whether pushes may be fused into bulk segments (the naive engine runs each at once).
     supports_bulk: ClassVar[bool] = True
+    #: The class of the variables ``new_variable`` creates. ``create(..., var_class=...)``
+    #: swaps in another implementation of var.py's queue (the engine exercise plugs the
+    #: learner's in); every variable of one engine has this exact class.
+    var_class: type[Var] = Var
 
     _default: ClassVar[Engine | None] = None
     _default_lock: ClassVar[threading.Lock] = threading.Lock()
@@ -124,7 +128,7 @@ class Engine(abc.ABC):
         """A fresh dependency token; ``name`` appears in events, traces and error messages."""
         if name is not None and not isinstance(name, str):
             raise EngineError(f"new_variable: name must be a str, got {type(name).__name__}")
-        var = Var(self.id, name)
+        var = self.var_class(self.id, name)
         if events.enabled:
             events.publish("engine.var_new", var=var.id, name=var.name)
         return var
@@ -307,7 +311,7 @@ class Engine(abc.ABC):
 
     def throw(self, var: Var) -> None:
         """Raise (once) the exception ``var`` carries, without waiting; no-op if it has none."""
-        if not isinstance(var, Var):
+        if not isinstance(var, self.var_class):
             raise EngineError(f"throw: expected an engine variable, got {type(var).__name__}")
         record = var.exception_record
         if record is not None and record.error is not None:
@@ -503,7 +507,7 @@ class Engine(abc.ABC):
         reads = tuple(const_vars)
         writes = tuple(mutable_vars)
         for var in reads + writes:
-            if type(var) is not Var:
+            if type(var) is not self.var_class:
                 raise EngineError(
                     f"{api}({name!r}): expected engine variables from new_variable(), got {type(var).__name__}"
                 )

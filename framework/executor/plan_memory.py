@@ -46,8 +46,9 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
@@ -123,6 +124,14 @@ def entry_nbytes(shape: Sequence[int] | None, dtype: str | None) -> int:
     return math.prod(shape) * np.dtype(dtype).itemsize
 
 
+class FreeListLike(Protocol):
+    """What the planner asks of a free list: give back a dead block, take one for a size."""
+
+    def add(self, nbytes: int, sid: int) -> None: ...
+
+    def take(self, nbytes: int, usable: Callable[[int], bool]) -> int | None: ...
+
+
 class _FreeList:
     """Dead blocks by size; ``take`` implements rule 3 (the ratio-16 match)."""
 
@@ -167,6 +176,7 @@ def plan_memory(
     external: Iterable[int] = (),
     keep: Iterable[int] | None = None,
     options: PlanOptions | None = None,
+    free_list: Callable[[int], FreeListLike] | None = None,
 ) -> MemoryPlan:
     """Assign a storage id to every entry of ``graph``, walking its nodes in order.
 
@@ -177,6 +187,8 @@ def plan_memory(
             gradients); variables are always external.
         keep: entry ids that must never be freed (default: ``graph.outputs``).
         options: planner switches.
+        free_list: builds rule 3's free list from the match range (default ``_FreeList``);
+            the sharing exercise plugs the learner's in.
     """
     options = options or PlanOptions()
     n_entries = graph.num_entries
@@ -217,7 +229,7 @@ def plan_memory(
     block_bytes: list[int] = []
     block_refs: list[int] = []  # pending reads of the entries living in each block
     block_users: list[int] = []  # bit set of nodes that wrote or read the block
-    free = _FreeList(options.match_range if options.sharing else 1)
+    free = (free_list or _FreeList)(options.match_range if options.sharing else 1)
     inplace: list[tuple[int, int]] = []
     released_after: list[list[int]] = [[] for _ in graph.nodes]
     last_reader: list[int | None] = [None] * n_entries
