@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -232,3 +234,36 @@ def test_bad_parameters_are_refused_naming_the_field(raw, field, error):
         SCENARIO.validate(raw)
     errors = info.value.errors()
     assert [(e["loc"], e["type"]) for e in errors] == [((field,), error)]
+
+
+# ----------------------------------------------------------------------------- the documentation
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "scenarios.md"
+
+
+def test_the_docs_example_runs(capsys):
+    blocks = re.findall(r"```python\n(.*?)```", DOCS.read_text(), flags=re.S)
+    assert blocks, "docs/scenarios.md has no python block"
+    for block in blocks:
+        exec(compile(block, str(DOCS), "exec"), {})
+    planned, naive = (int(word) for word in capsys.readouterr().out.split())
+    assert 0 < planned < naive
+
+
+def test_the_docs_table_holds_the_measured_numbers():
+    """Every row of the table in docs/scenarios.md is what the scenario reports today."""
+    row = re.compile(r"^\| (mlp|lenet) \| (training|inference) \| (on|off) \| (on|off) \| (on|off) \|(.*)\|$", re.M)
+    rows = row.findall(DOCS.read_text())
+    assert len(rows) >= 10
+    for network, mode, inplace, sharing, mirror, numbers in rows:
+        switches = {"inplace": inplace == "on", "sharing": sharing == "on", "mirror": mirror == "on"}
+        result, _, _ = run(network=network, mode=mode, **switches)
+        measured = [
+            result["bytes_planned"],
+            result["num_blocks"],
+            result["bytes_naive"],
+            len(result["inplace"]),
+            result["bytes_not_stored"],
+            result["mirror_nodes"],
+        ]
+        documented = [int(cell.strip().replace(",", "")) for cell in numbers.split("|")]
+        assert documented == measured, f"docs/scenarios.md row {network} {mode} {inplace} {sharing} {mirror}"
