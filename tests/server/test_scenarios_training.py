@@ -111,6 +111,13 @@ def test_train_mlp_with_adam_and_a_wider_layer():
     assert result["num_parameters"] == 64 * 128 + 128 + 128 * 10 + 10
 
 
+def test_train_mlp_with_a_learning_rate_too_large_stays_near_chance():
+    """The failure docs/scenarios.md invites learners to try: dead relu units, no learning."""
+    result, _, _ = run(TRAIN, learning_rate=1.0, epochs=2)
+    assert result["validation_accuracy"] < 0.2
+    assert result["train_loss"] > 2.0
+
+
 # ----------------------------------------------------------------------------- kvstore_parallel
 def test_parallel_training_learns_and_counts_its_traffic(parallel_run):
     result, ctx, recorder = parallel_run
