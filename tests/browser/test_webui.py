@@ -212,3 +212,15 @@ def test_bad_inputs_are_reported_not_sent(page, server_url, tmp_path):
     assert "Cannot open run" in page.inner_text("#run-bar")
     page.problems[:] = [p for p in page.problems if "Failed to load resource" not in p]
     assert not page.problems
+
+
+def test_stop_cancels_a_running_run(page, server_url):
+    open_ui(page, server_url)
+    run_id = start(page, "engine_basics", chain_length=64, op_ms=200, program="dependent")
+    page.wait_for_function("() => document.querySelector('#run-bar').dataset.status === 'running'", timeout=15_000)
+    page.wait_for_function("() => document.querySelectorAll('#timeline rect.bar').length > 0", timeout=15_000)
+    page.click("#stop-button")
+    assert wait_finished(page, 15_000) == "cancelled"
+    assert summary(server_url, run_id)["status"] == "cancelled"
+    assert page.is_disabled("#stop-button")
+    assert not page.problems

@@ -18,7 +18,7 @@ export function colorFor(kind) {
 export function operatorKind(name) {
   const text = String(name ?? "");
   if (/\[\d+ nodes\]$/.test(text)) return "fused segment";
-  const kind = text.replace(/\d+/g, "").replace(/_+$/, "");
+  const kind = text.replace(/\d+/g, "").replace(/[._\s]+$/, "");
   return kind || text || "(unnamed)";
 }
 

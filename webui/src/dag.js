@@ -103,13 +103,16 @@ export class DependencyView {
       if (model !== this.model) return;
       const svg = viz.renderSVGElement(this.toDot(ops));
       svg.classList.add("dag-svg");
-      // Keep the reader's zoom and scroll position across live re-layouts.
+      // Keep the reader's zoom and scroll position across live re-layouts; a reader who has not
+      // scrolled follows the newest operations (laid out on the right).
       const previous = this.host.querySelector("svg.dag-svg");
-      const keepScale = previous ? Number(previous.dataset.scale) || null : null;
+      const keepScale = previous?.dataset.userScaled ? Number(previous.dataset.scale) : null;
       const { scrollLeft, scrollTop } = this.host;
+      const follow = !previous || scrollLeft + this.host.clientWidth >= this.host.scrollWidth - 8;
       this.host.replaceChildren(svg);
       enablePanZoom(svg, this.host, keepScale);
-      this.host.scrollLeft = scrollLeft;
+      if (keepScale) svg.dataset.userScaled = "true";
+      this.host.scrollLeft = follow ? this.host.scrollWidth : scrollLeft;
       this.host.scrollTop = scrollTop;
       this.nodes = new Map();
       for (const g of svg.querySelectorAll("g.node")) {

@@ -25,6 +25,25 @@ export function nodeKind(node, planOps) {
   return String(node.label ?? node.name ?? "").split("\n")[0] || node.name;
 }
 
+/**
+ * Named parameters from a plot_network label. Like MXNet, plot_network prints only the key
+ * parameters of a few operators, positionally ("Convolution\n3x3/1, 32"); this names them back.
+ */
+export function labelParameters(kind, lines) {
+  const text = lines.slice(1).join(" ").trim();
+  if (!text) return [];
+  let m;
+  if (kind === "FullyConnected") return [["num_hidden", text]];
+  if (kind === "Activation" || kind === "LeakyReLU") return [["act_type", text]];
+  if (kind === "Convolution" && (m = /^(\S+)\/(\S+),\s*(\S+)$/.exec(text))) {
+    return [["kernel", m[1]], ["stride", m[2]], ["num_filter", m[3]]];
+  }
+  if (kind === "Pooling" && (m = /^(\S+),\s*(\S+)\/(\S+)$/.exec(text))) {
+    return [["pool_type", m[1]], ["kernel", m[2]], ["stride", m[3]]];
+  }
+  return [["label", text]];
+}
+
 /** name -> operator from the run's executor plans (the symbol graph's nodes keep their names). */
 function planOperators(model) {
   const ops = new Map();
@@ -146,6 +165,7 @@ export class GraphView {
     const node = this.nodes.get(name) ?? { name };
     const lines = String(node.label ?? name).split("\n");
     const kind = nodeKind(node, this.planOps);
+    const params = labelParameters(kind, lines);
     const extra = Object.entries(node).filter(([key]) => !PRESENTATION.has(key) && !key.startsWith("_"));
     // plot_network draws arrows from consumer to producer with dir=back; either way the arrowhead
     // points at the consumer, so "inputs" are the edges whose arrowhead ends at this node.
@@ -160,7 +180,7 @@ export class GraphView {
     this.detail.classList.remove("muted");
     this.detail.innerHTML = `<h3>${escapeHtml(name)}</h3><table class="kv">
       ${row("operator", escapeHtml(kind))}
-      ${lines.length > 1 ? row("parameters", lines.slice(1).map(escapeHtml).join("<br>")) : row("parameters", '<span class="muted">none shown</span>')}
+      ${params.length ? params.map(([k, v]) => row(k, escapeHtml(v))).join("") : row("parameters", '<span class="muted">none in the graph file (plot_network shows the key parameters of FullyConnected, Convolution, Pooling and activations only)</span>')}
       ${extra.map(([k, v]) => row(k, escapeHtml(String(v)))).join("")}
       ${row("inputs (shape)", edgeList(inputs))}
       ${row("feeds", edgeList(outputs))}

@@ -225,6 +225,7 @@ function selectScenario(name) {
   $("scenario-description").textContent = scenario.description ?? "";
   $("scenario-tutorial").innerHTML = scenario.tutorial ? tutorialHtml(scenario.tutorial) : "";
   app.readParams = buildForm($("scenario-form"), scenario.schema, scenario.defaults);
+  if (app.mode === "attach") return;
   $("form-error").textContent = "";
   $("run-button").disabled = false;
 }
@@ -248,7 +249,7 @@ async function startRun() {
     $("form-error").textContent =
       error.status === 429 ? `Too many runs at once: ${describeError(error)}` : describeError(error);
   } finally {
-    $("run-button").disabled = false;
+    $("run-button").disabled = app.mode === "attach";
   }
 }
 
@@ -336,6 +337,12 @@ async function init() {
   }
   $("scenario-select").replaceChildren(...app.scenarios.map((s) => new Option(`${s.title} (${s.name})`, s.name)));
   selectScenario(query.get("scenario") ?? app.scenarios[0]?.name);
+  if (app.mode === "attach") {
+    // The server runs inside the user's script: it streams that process and starts no scenario.
+    $("run-button").disabled = true;
+    $("form-error").textContent = "Attached to your script: scenarios run only under `python -m server`.";
+    $("form-error").className = "muted";
+  }
   refreshRunList();
   const runId = query.get("run") ?? (app.mode === "attach" ? "live" : null);
   if (runId) await openRun(runId);

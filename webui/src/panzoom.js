@@ -5,6 +5,7 @@
 
 const MIN_SCALE = 0.05;
 const MAX_SCALE = 4;
+const READABLE_SCALE = 0.6;
 
 /**
  * Make `svgElement` (already inside `host`) zoomable and pannable; returns a function that fits it.
@@ -29,7 +30,10 @@ export function enablePanZoom(svgElement, host, initialScale = null) {
     scale = clamp(Math.min(1, (host.clientWidth - 4) / naturalWidth, (height - 4) / naturalHeight));
     apply();
   };
-  scale = clamp(initialScale ?? (host.clientWidth > 0 ? Math.min(1, (host.clientWidth - 4) / naturalWidth) : 1));
+  // By default: natural size, shrunk to the host's width but never below READABLE_SCALE (the host
+  // scrolls for the rest), so labels stay legible on large graphs.
+  const widthFit = host.clientWidth > 0 ? (host.clientWidth - 4) / naturalWidth : 1;
+  scale = clamp(initialScale ?? Math.min(1, Math.max(READABLE_SCALE, widthFit)));
   apply();
 
   host.addEventListener(
@@ -43,6 +47,7 @@ export function enablePanZoom(svgElement, host, initialScale = null) {
       const next = clamp(scale * Math.exp(-event.deltaY * 0.002));
       const ratio = next / scale;
       scale = next;
+      svgElement.dataset.userScaled = "true";
       apply();
       // Keep the point under the pointer where it was.
       host.scrollLeft = px * ratio - (event.clientX - rect.left);
