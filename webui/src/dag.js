@@ -33,6 +33,7 @@ export class DependencyView {
   setModel(model) {
     this.model = model;
     this.laidOutCount = -1;
+    this.nodes = null;
     this.host.replaceChildren();
     this.render();
   }
