@@ -9,7 +9,7 @@ const LANE_HEIGHT = 26;
 const AXIS_HEIGHT = 28;
 const LABEL_WIDTH = 170;
 const MARGIN_RIGHT = 16;
-const MAX_LABELLED_BARS = 2000;
+const MAX_LABELLED_BARS = 1500;
 
 /** Workers sorted by device, then pool, then index: cpu(0)/normal/0, cpu(0)/normal/1, cpu(0)/copy/0, ... */
 function sortWorkers(workers) {
@@ -25,6 +25,8 @@ export class Timeline {
     this.model = null;
     this.transform = d3.zoomIdentity;
     this.pinned = null;
+    this.focused = null;
+    this.related = null;
     this.svg = d3.select(host).append("svg").attr("class", "timeline").attr("tabindex", 0);
     this.svg.attr("aria-label", "Engine timeline: wheel to zoom, drag to pan, 0 to reset");
     const defs = this.svg.append("defs");
@@ -52,8 +54,13 @@ export class Timeline {
       .scaleExtent([1, 20000])
       .filter((event) => (!event.ctrlKey || event.type === "wheel") && !event.button && event.type !== "dblclick")
       .on("zoom", (event) => {
+        // Wheel events come faster than frames: draw once per frame with the latest transform.
         this.transform = event.transform;
-        this.layoutBars();
+        if (this.zoomFrame) return;
+        this.zoomFrame = requestAnimationFrame(() => {
+          this.zoomFrame = null;
+          this.layoutBars();
+        });
       });
     this.svg.call(this.zoom);
     this.svg.on("dblclick", () => this.resetZoom());
@@ -88,7 +95,10 @@ export class Timeline {
 
   setModel(model) {
     this.model = model;
+    this.legendKinds = null;
     this.pinned = null;
+    this.focused = null;
+    this.related = null;
     this.transform = d3.zoomIdentity;
     this.svg.call(this.zoom.transform, d3.zoomIdentity);
     this.drawnVersion = -1;
@@ -157,35 +167,30 @@ export class Timeline {
       .attr("y", LANE_HEIGHT / 2)
       .text((w) => w);
 
-    this.bars
-      .selectAll("rect.bar")
-      .data(ops, (op) => op.id)
-      .join("rect")
-      .attr("class", (op) => `bar${op.tEnd === null ? " running" : ""}${op.error ? " failed" : ""}`)
-      .attr("data-op", (op) => op.id)
-      .attr("data-worker", (op) => op.worker)
-      .attr("data-name", (op) => op.name)
-      .attr("fill", (op) => colorFor(operatorKind(op.name)));
-    // Names inside bars that are wide enough (skipped for very large runs to keep zooming smooth).
-    this.labels
-      .selectAll("text.bar-label")
-      .data(ops.length <= MAX_LABELLED_BARS ? ops : [], (op) => op.id)
-      .join("text")
-      .attr("class", "bar-label")
-      .attr("dy", "0.35em")
-      .text((op) => op.name);
+    this.ops = ops;
     const kinds = [...new Set(ops.map((op) => operatorKind(op.name)))];
-    renderLegend(this.legend, kinds);
+    if (kinds.join("\n") !== this.legendKinds) {
+      this.legendKinds = kinds.join("\n");
+      renderLegend(this.legend, kinds);
+    }
     this.layoutBars();
     if (this.pinned) this.focus(this.pinned);
   }
 
-  /** Position bars for the current zoom (called on every zoom event, so no data join here). */
+  /**
+   * Draw the bars inside the current zoom window. Only operations overlapping the visible time range
+   * are in the DOM, so zooming into a run of thousands of operations stays smooth.
+   */
   layoutBars() {
     if (!this.baseX || !this.model) return;
     const x = this.transform.rescaleX(this.baseX);
     this.x = x;
     const now = this.model.now;
+    const [t0, t1] = x.domain();
+    const visible = (this.ops ?? []).filter((op) => op.tStart <= t1 && (op.tEnd ?? now) >= t0);
+    const related = this.related;
+    const laneY = (op) => (this.laneIndex.get(op.worker) ?? 0) * LANE_HEIGHT;
+    const width = (op) => Math.max(1, x(op.tEnd ?? now) - x(op.tStart));
     this.axisG.call(
       d3
         .axisTop(x)
@@ -194,21 +199,37 @@ export class Timeline {
     );
     this.bars
       .selectAll("rect.bar")
+      .data(visible, (op) => op.id)
+      .join("rect")
+      .attr("class", (op) => `bar${op.tEnd === null ? " running" : ""}${op.error ? " failed" : ""}`)
+      .classed("dim", (op) => related !== null && !related.has(op.id))
+      .classed("focused", (op) => op === this.focused)
+      .attr("data-op", (op) => op.id)
+      .attr("data-worker", (op) => op.worker)
+      .attr("data-name", (op) => op.name)
+      .attr("fill", (op) => colorFor(operatorKind(op.name)))
       .attr("x", (op) => x(op.tStart))
-      .attr("y", (op) => (this.laneIndex.get(op.worker) ?? 0) * LANE_HEIGHT + 3)
+      .attr("y", (op) => laneY(op) + 3)
       .attr("height", LANE_HEIGHT - 6)
-      .attr("width", (op) => Math.max(1, x(op.tEnd ?? now) - x(op.tStart)));
+      .attr("width", width);
+    // Names inside the bars wide enough to hold them.
+    const labelled = visible.length <= MAX_LABELLED_BARS ? visible.filter((op) => width(op) > 7 * op.name.length + 6) : [];
     this.labels
       .selectAll("text.bar-label")
+      .data(labelled, (op) => op.id)
+      .join("text")
+      .attr("class", "bar-label")
+      .attr("dy", "0.35em")
+      .text((op) => op.name)
       .attr("x", (op) => x(op.tStart) + 3)
-      .attr("y", (op) => (this.laneIndex.get(op.worker) ?? 0) * LANE_HEIGHT + LANE_HEIGHT / 2)
-      .attr("visibility", (op) => (x(op.tEnd ?? now) - x(op.tStart) > 7 * op.name.length + 6 ? "visible" : "hidden"));
+      .attr("y", (op) => laneY(op) + LANE_HEIGHT / 2);
     if (this.focused) this.drawArrows(this.focused);
   }
 
   /** Show details of `op` and arrows from the operations it waited for (null clears). */
   focus(op) {
     this.focused = op;
+    this.related = null;
     this.bars.selectAll("rect.bar").classed("dim", false).classed("focused", false);
     this.arrows.selectAll("*").remove();
     if (!op) {
@@ -219,6 +240,7 @@ export class Timeline {
     const model = this.model;
     const deps = op.waitsFor.map((id) => model.ops.get(id)).filter(Boolean);
     const related = new Set([op.id, ...deps.map((d) => d.id)]);
+    this.related = related;
     this.bars
       .selectAll("rect.bar")
       .classed("dim", (o) => !related.has(o.id))
