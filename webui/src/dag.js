@@ -84,10 +84,11 @@ export class DependencyView {
       const tip = `${op.name} (op ${op.id})\nreads: ${op.reads.map((v) => model.varLabel(v)).join(", ") || "none"}\nwrites: ${
         op.writes.map((v) => model.varLabel(v)).join(", ") || "none"
       }`;
-      lines.push(`  "op${op.id}" [id="dag-op-${op.id}" label="${escapeDot(op.name)}" tooltip="${escapeDot(tip)}"];`);
+      const id = escapeDot(op.id);
+      lines.push(`  "op${id}" [id="dag-op-${id}" label="${escapeDot(op.name)}" tooltip="${escapeDot(tip)}"];`);
     }
     for (const op of ops) {
-      for (const dep of op.waitsFor) if (shown.has(dep)) lines.push(`  "op${dep}" -> "op${op.id}";`);
+      for (const dep of op.waitsFor) if (shown.has(dep)) lines.push(`  "op${escapeDot(dep)}" -> "op${escapeDot(op.id)}";`);
     }
     lines.push("}");
     return lines.join("\n");
@@ -116,9 +117,9 @@ export class DependencyView {
       this.host.scrollLeft = follow ? this.host.scrollWidth : scrollLeft;
       this.host.scrollTop = scrollTop;
       this.nodes = new Map();
+      const byId = new Map(ops.map((op) => [`dag-op-${op.id}`, op]));
       for (const g of svg.querySelectorAll("g.node")) {
-        const id = g.id.replace(/^dag-op-/, "");
-        const op = model.ops.get(Number.isNaN(Number(id)) ? id : Number(id));
+        const op = byId.get(g.id);
         if (!op) continue;
         g.dataset.op = String(op.id);
         this.nodes.set(op, g);

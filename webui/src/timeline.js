@@ -88,9 +88,9 @@ export class Timeline {
     }).observe(host);
   }
 
+  /** The operation bound to the bar under the pointer (d3 keeps each bar's datum on its element). */
   opFromEvent(event) {
-    const id = event.target?.dataset?.op;
-    return id === undefined ? null : this.model?.ops.get(Number.isNaN(Number(id)) ? id : Number(id)) ?? null;
+    return event.target?.classList?.contains("bar") ? d3.select(event.target).datum() : null;
   }
 
   setModel(model) {
