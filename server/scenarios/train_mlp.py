@@ -70,9 +70,9 @@ class TrainingOutcome:
     batches_per_epoch: int = 0
 
 
-def _metric_values(metric: mx.metric.EvalMetric, prefix: str, global_values: bool) -> dict[str, float]:
-    pairs = metric.get_global_name_value() if global_values else metric.get_name_value()
-    return {f"{prefix}_{name.replace('-', '_')}": float(value) for name, value in pairs}
+def _epoch_values(metric: mx.metric.EvalMetric, prefix: str) -> dict[str, float]:
+    """The metric over the whole epoch (its global sums: the per-batch resets touch only the local ones)."""
+    return {f"{prefix}_{name.replace('-', '_')}": float(value) for name, value in metric.get_global_name_value()}
 
 
 def train_digits(
@@ -114,10 +114,10 @@ def train_digits(
 
     def at_epoch_end(epoch: int, symbol: Any, arg_params: Any, aux_params: Any) -> None:
         train_row.clear()
-        train_row.update({"epoch": epoch, **_metric_values(train_metric, "train", global_values=True)})
+        train_row.update({"epoch": epoch, **_epoch_values(train_metric, "train")})
 
     def after_validation(param: Any) -> None:
-        row = {**train_row, **_metric_values(param.eval_metric, "validation", global_values=True)}
+        row = {**train_row, **_epoch_values(param.eval_metric, "validation")}
         outcome.history.append(row)
         if ctx is not None:
             shown = ", ".join(f"{k}={v:.4f}" for k, v in row.items() if k != "epoch")
