@@ -21,12 +21,13 @@ the end, decides the final status. A run is ``done`` only once its result has ar
 from __future__ import annotations
 
 import multiprocessing
+import operator
 import secrets
 import signal
 import threading
 import time
 from collections import Counter, OrderedDict, deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -34,6 +35,7 @@ from pydantic import ValidationError
 from .scenarios.base import Scenario
 from .streaming import BATCH_MAX_EVENTS, FINAL_STATUSES, Batch, ClientQueue, encode_events
 
+_kind = operator.itemgetter("kind")
 STATUSES = ("queued", "running", "done", "failed", "cancelled", "timeout")
 MAX_HISTORY_EVENTS = 500_000
 MAX_LOG_LINES = 200
@@ -114,7 +116,7 @@ class Run:
         """Encode and publish event dicts (replays and attach mode), in batches."""
         for start in range(0, len(events), BATCH_MAX_EVENTS):
             chunk = events[start : start + BATCH_MAX_EVENTS]
-            self.publish(encode_events(chunk), len(chunk), Counter(e["kind"] for e in chunk))
+            self.publish(encode_events(chunk), len(chunk), Counter(map(_kind, chunk)))
 
     def attach(self, client: ClientQueue) -> list[Batch]:
         """Register ``client`` for live batches; returns the history it has not seen (all of it)."""
@@ -249,18 +251,16 @@ class RunManager:
         with self._lock:
             return list(reversed(self._runs.values()))
 
-    def running(self) -> int:
-        with self._lock:
-            return sum(1 for r in self._runs.values() if r.status in ("queued", "running") and r.scenario != "attach")
+    def _busy_locked(self) -> int:
+        """Runs holding (or about to hold) a worker process; attach mode's live feed is not one."""
+        return sum(1 for r in self._runs.values() if r.status in ("queued", "running") and r.scenario != "attach")
 
     # ----------------------------------------------------------------- new runs
     def _add(self, run: Run, *, counts_as_running: bool) -> None:
         """Keep ``run``, evicting the oldest finished runs beyond ``max_runs``."""
         with self._lock:
             if counts_as_running:
-                busy = sum(
-                    1 for r in self._runs.values() if r.status in ("queued", "running") and r.scenario != "attach"
-                )
+                busy = self._busy_locked()
                 if busy >= self.max_running:
                     raise TooManyRunsError(
                         f"{busy} runs are already running (the limit is {self.max_running}); "
@@ -435,7 +435,3 @@ def validation_errors(err: ValidationError) -> list[dict[str, Any]]:
     import json
 
     return json.loads(err.json(include_url=False))
-
-
-def describe_runs(runs: Iterable[Run]) -> list[dict[str, Any]]:
-    return [run.summary() for run in runs]

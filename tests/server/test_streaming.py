@@ -11,14 +11,13 @@ import pytest
 import uvicorn
 from websockets.sync.client import connect
 
+import framework as mx
 from server.app import create_app
 from server.streaming import Batch, ClientQueue, encode_events, events_message, history_chunks, json_safe
 
 
 def test_encoding_is_json_with_non_json_values_as_strings():
     import numpy as np
-
-    import framework as mx
 
     text = encode_events([{"kind": "a", "ctx": mx.cpu(1), "v": (1, 2), "x": np.float32(0.5), "n": float("nan")}])
     assert json.loads(f"[{text}]") == [{"kind": "a", "ctx": "cpu(1)", "v": [1, 2], "x": 0.5, "n": "nan"}]
@@ -84,7 +83,7 @@ def test_a_client_that_never_reads_is_isolated_and_bounded(live_server):
     import httpx
 
     base = f"http://127.0.0.1:{port}"
-    run = httpx.post(f"{base}/api/runs", json={"scenario": "flood", "params": {"events": 80_000, "per_ms": 30}}).json()
+    run = httpx.post(f"{base}/api/runs", json={"scenario": "flood", "params": {"events": 80_000, "per_ms": 25}}).json()
     stalled = _stalled_websocket(port, f"/api/runs/{run['id']}/events")
     time.sleep(0.3)  # the stalled client is attached before most events exist
     received, dropped = [], []
@@ -108,3 +107,25 @@ def test_a_client_that_never_reads_is_isolated_and_bounded(live_server):
         time.sleep(0.05)
     assert live.clients == []  # closing the socket frees the server side
     assert httpx.get(f"{base}/api/health").json()["status"] == "ok"
+
+
+def test_the_engine_event_templates_give_the_same_json_as_json_dumps():
+    from framework import events
+    from framework.engine import create
+
+    engine = create("ThreadedEnginePerDevice", 2)
+    with events.record() as recorder:
+        a, b = engine.new_variable("a"), engine.new_variable('b "quoted" \\ \u00e9')
+        engine.push_sync(lambda run_ctx: None, mx.cpu(), const_vars=[a], mutable_vars=[b], name='op "1"\n')
+        engine.push_sync(lambda run_ctx: None, mx.cpu(), mutable_vars=[a, b], priority=3)
+        engine.wait_for_all()
+    engine.stop()
+    assert {"engine.push", "engine.start", "engine.end"} <= {e["kind"] for e in recorder.events}
+    assert json.loads(f"[{encode_events(recorder.events)}]") == json.loads(json.dumps(recorder.events))
+    odd = [
+        {"kind": "engine.start", "t_ns": 1, "op": True, "worker": "w", "stream": None},  # bool is not an op id
+        {"kind": "engine.end", "t_ns": 1, "op": 2, "worker": "w", "stream": "s0", "error": "boom"},
+        {"kind": "engine.push", "t_ns": 1, "op": 3, "name": "n", "ctx": "c", "reads": [1.5], "writes": [], "x": 0},
+        {"kind": "engine.start", "t_ns": 1, "op": 4, "worker": "w", "other": None},
+    ]
+    assert json.loads(f"[{encode_events(odd)}]") == odd
