@@ -182,7 +182,11 @@ def report(mode: str, times: dict[str, list[float]], n: int, extra: dict[str, An
             ratio = medians["served"] / medians["no_subscriber"]
             paired = [a / b for a, b in zip(samples, times["no_subscriber"], strict=True)]
             record["ratios"].update(
-                {"served/recorder": medians["served"] / medians["recorder"], "paired_median": statistics.median(paired)}
+                {
+                    "served/recorder": medians["served"] / medians["recorder"],
+                    "paired_median": statistics.median(paired),
+                    "of_minimums": min(samples) / min(times["no_subscriber"]),
+                }
             )
             record.update({"target": TARGET_RATIO, "meets_target": ratio <= TARGET_RATIO, **extra})
         emit(record)

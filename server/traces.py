@@ -30,7 +30,7 @@ from collections import defaultdict
 from typing import Any
 
 MAX_TRACE_BYTES = 16 * 1024 * 1024
-MAX_TRACE_EVENTS = 1_000_000
+MAX_TRACE_EVENTS = 100_000  # trace events; each operation slice becomes 3 framework events
 _PHASES_USED = frozenset({"B", "E", "X", "C", "i", "I", "M"})
 _WAIT_NAME = re.compile(r"wait_for_var\((.+)\)")
 

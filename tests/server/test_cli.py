@@ -49,7 +49,7 @@ def test_bad_serve_arguments_exit_2(capsys, argv, message):
     assert exited.value.code == 2 and message in capsys.readouterr().err
 
 
-def test_unknown_command_and_missing_exercises_package(capsys):
+def test_unknown_command_exits_2(capsys):
     assert main(["frobnicate"]) == 2
     assert "unknown command 'frobnicate'" in capsys.readouterr().err
 
@@ -126,3 +126,22 @@ def test_token_guards_the_command_line_server():
         assert ok.status_code == 200
     finally:
         _stop(process)
+
+
+def test_exercise_commands_are_handed_to_the_exercises_package(monkeypatch):
+    import types
+
+    calls = []
+    fake_cli = types.ModuleType("exercises.cli")
+    fake_cli.main = lambda argv: calls.append(argv) or 7
+    monkeypatch.setitem(sys.modules, "exercises", types.ModuleType("exercises"))
+    monkeypatch.setitem(sys.modules, "exercises.cli", fake_cli)
+    assert main(["check", "relu", "--verbose"]) == 7
+    assert main(["hint", "relu"]) == 7
+    assert calls == [["check", "relu", "--verbose"], ["hint", "relu"]]
+
+
+def test_exercise_commands_without_the_package_exit_2(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "exercises.cli", None)  # importing it raises ImportError
+    assert main(["solution", "relu"]) == 2
+    assert "the exercises package is not available" in capsys.readouterr().err

@@ -273,7 +273,8 @@ def test_twenty_concurrent_runs_get_201_or_429_and_all_accepted_finish(client):
     lock = threading.Lock()
 
     def start() -> None:
-        response = client.post("/api/runs", json={"scenario": "engine_basics", "params": {"chain_length": 2}})
+        # Runs of 2 s: none can finish (and free its slot) while the 20 requests arrive.
+        response = client.post("/api/runs", json={"scenario": "hang", "params": {"seconds": 2.0}})
         with lock:
             responses.append(response)
 
@@ -326,3 +327,11 @@ def test_history_is_bounded_and_the_rest_counted(make_manager, tmp_path):
     assert summary["dropped_history"] == summary["events"] - stored > 0
     messages, _ = read_stream(client, run["id"])
     assert len(stream_events(messages)) == stored
+
+
+def test_a_trace_with_too_many_events_is_400(client):
+    from server.traces import MAX_TRACE_EVENTS
+
+    body = b"[" + b",".join([b'{"ph":"Z"}'] * (MAX_TRACE_EVENTS + 1)) + b"]"
+    response = client.post("/api/traces", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 400 and f"at most {MAX_TRACE_EVENTS} are accepted" in response.json()["detail"]
