@@ -9,8 +9,11 @@ Usage::
 
 The workload is ``benchmarks/engine.py``'s dispatch measurement: tiny Python functions pushed
 through ThreadedEnginePerDevice (2 workers) round robin on 4 variables, push loop plus
-``wait_for_all``, in microseconds per operation. Each operation publishes three events
-(push, start, end). Three configurations alternate rep by rep, so that drift hits all alike:
+``wait_for_all``, in microseconds per operation (kernel ``noop``, the worst case: nothing
+but dispatch). Each operation publishes three events (push, start, end). The same with
+each operation doing a 128x128 float32 matmul (kernel ``matmul128``, tens of microseconds,
+a small layer) shows the overhead next to real work. Three configurations alternate rep by
+rep, so that drift hits all alike:
 
 * ``no_subscriber`` -- nobody listens: publishing costs one attribute check;
 * ``recorder`` -- a ``framework.events`` recorder appends every event to a list: the
@@ -37,10 +40,11 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any
+from typing import Any, Literal
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import numpy as np
 from pydantic import Field
 
 import framework as mx
@@ -98,16 +102,27 @@ def emit(record: dict[str, Any]) -> None:
     print(json.dumps(record), flush=True)
 
 
-def time_dispatch(engine: Any, variables: list[Any], n: int) -> float:
-    """Push ``n`` no-ops round robin on ``variables``, wait; microseconds per operation."""
+def make_kernels(kernel: str) -> list[Any]:
+    """One function per variable: a no-op, or a 128x128 float32 matmul into that variable's buffer."""
+    if kernel == "noop":
 
-    def tiny(run_ctx: Any) -> None:
-        pass
+        def tiny(run_ctx: Any) -> None:
+            pass
 
+        return [tiny] * 4
+    rng = np.random.default_rng(0)
+    a, b = (rng.random((128, 128), dtype=np.float32) for _ in range(2))
+    outs = [np.empty((128, 128), np.float32) for _ in range(4)]
+    return [lambda run_ctx, out=out: np.matmul(a, b, out=out) for out in outs]
+
+
+def time_dispatch(engine: Any, variables: list[Any], n: int, kernel: str = "noop") -> float:
+    """Push ``n`` operations round robin on ``variables``, wait; microseconds per operation."""
+    kernels = make_kernels(kernel)
     push, ctx = engine.push_sync, mx.cpu(0)
     t0 = time.perf_counter()
     for i in range(n):
-        push(tiny, ctx, mutable_vars=(variables[i & 3],))
+        push(kernels[i & 3], ctx, mutable_vars=(variables[i & 3],))
     engine.wait_for_all(timeout=300)
     return (time.perf_counter() - t0) / n * 1e6
 
@@ -116,6 +131,7 @@ class DispatchParams(ScenarioParams):
     """How many operations to push."""
 
     n: int = Field(5_000, ge=1, le=1_000_000)
+    kernel: Literal["noop", "matmul128"] = "noop"
 
 
 def dispatch_scenario(params: DispatchParams, ctx: Any) -> dict[str, Any]:
@@ -123,8 +139,8 @@ def dispatch_scenario(params: DispatchParams, ctx: Any) -> dict[str, Any]:
     engine = create("ThreadedEnginePerDevice", 2)
     try:
         variables = [engine.new_variable(f"v{i}") for i in range(4)]
-        time_dispatch(engine, variables, min(params.n, 2_000))
-        return {"us_per_op": time_dispatch(engine, variables, params.n)}
+        time_dispatch(engine, variables, min(params.n, 2_000), params.kernel)
+        return {"us_per_op": time_dispatch(engine, variables, params.n, params.kernel)}
     finally:
         engine.stop()
 
@@ -164,18 +180,19 @@ def client_counts(streamed: int, received: int) -> dict[str, Any]:
     }
 
 
-def report(mode: str, times: dict[str, list[float]], n: int, extra: dict[str, Any]) -> None:
+def report(mode: str, kernel: str, times: dict[str, list[float]], n: int, extra: dict[str, Any]) -> None:
     """One JSON line per configuration; the served line carries the target and the client check."""
     medians = {name: statistics.median(samples) for name, samples in times.items()}
     for name, samples in times.items():
         record = {
             "workload": "server_overhead",
             "engine": "ThreadedEnginePerDevice",
-            "case": f"{mode}/{name}",
+            "case": f"{mode}/{kernel}/{name}",
             "unit": "us/op",
             **summarize(samples),
             "ratios": {f"{name}/no_subscriber": medians[name] / medians["no_subscriber"]},
             "n_ops": n,
+            "kernel": kernel,
             "events_per_op": EVENTS_PER_OP,
         }
         if name == "served":
@@ -192,7 +209,7 @@ def report(mode: str, times: dict[str, list[float]], n: int, extra: dict[str, An
         emit(record)
 
 
-def server_mode(n: int, reps: int) -> None:
+def server_mode(n: int, reps: int, kernel: str) -> None:
     """``python -m server``'s path: the workload runs as a scenario in a worker process."""
     from server.app import create_app
     from server.runs import RunManager
@@ -205,12 +222,12 @@ def server_mode(n: int, reps: int) -> None:
     def in_process(subscribe: bool) -> float:
         if subscribe:
             with events.record():
-                return dispatch_scenario(DispatchParams(n=n), DirectContext())["us_per_op"]
-        return dispatch_scenario(DispatchParams(n=n), DirectContext())["us_per_op"]
+                return dispatch_scenario(DispatchParams(n=n, kernel=kernel), DirectContext())["us_per_op"]
+        return dispatch_scenario(DispatchParams(n=n, kernel=kernel), DirectContext())["us_per_op"]
 
     def served() -> float:
         nonlocal streamed, received
-        run = manager.start("dispatch", {"n": n})
+        run = manager.start("dispatch", {"n": n, "kernel": kernel})
         client.stdin.write(f"ws://127.0.0.1:{port}/api/runs/{run.id}/events\n")
         client.stdin.flush()
         if client.stdout.readline().strip() != "connected":
@@ -239,13 +256,14 @@ def server_mode(n: int, reps: int) -> None:
         thread.join(10)
     report(
         "worker_process",
+        kernel,
         times,
         n,
         client_counts(streamed, received),
     )
 
 
-def attach_mode(n: int, reps: int) -> None:
+def attach_mode(n: int, reps: int, kernel: str) -> None:
     """``mx.viz.serve()``'s path: the server runs in this process, next to the workload."""
     engine = create("ThreadedEnginePerDevice", 2)
     variables = [engine.new_variable(f"v{i}") for i in range(4)]
@@ -261,16 +279,20 @@ def attach_mode(n: int, reps: int) -> None:
 
         def recorder() -> float:
             with events.record():
-                return time_dispatch(engine, variables, n)
+                return time_dispatch(engine, variables, n, kernel)
 
         def served() -> float:
             handle.resume()
             try:
-                return time_dispatch(engine, variables, n)
+                return time_dispatch(engine, variables, n, kernel)
             finally:
                 handle.pause()
 
-        configs = {"no_subscriber": lambda: time_dispatch(engine, variables, n), "recorder": recorder, "served": served}
+        configs = {
+            "no_subscriber": lambda: time_dispatch(engine, variables, n, kernel),
+            "recorder": recorder,
+            "served": served,
+        }
         for measure in configs.values():  # warm-up
             measure()
         times: dict[str, list[float]] = {name: [] for name in configs}
@@ -288,6 +310,7 @@ def attach_mode(n: int, reps: int) -> None:
     received = int(received_lines[-1]) if received_lines else -1
     report(
         "attach",
+        kernel,
         times,
         n,
         client_counts(streamed, received),
@@ -299,8 +322,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes (seconds), for tests")
     args = parser.parse_args(argv)
     n, reps = (5_000, 3) if args.quick else (20_000, 7)
-    server_mode(n, reps)
-    attach_mode(n, reps)
+    for kernel, ops in (("noop", n), ("matmul128", n // 5)):
+        server_mode(ops, reps, kernel)
+        attach_mode(ops, reps, kernel)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,10 @@ def test_server_overhead_benchmark_quick_prints_json_lines():
     assert done.returncode == 0, done.stderr[-2000:]
     records = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     assert {r["case"] for r in records} == {
-        f"{mode}/{case}" for mode in ("worker_process", "attach") for case in ("no_subscriber", "recorder", "served")
+        f"{mode}/{kernel}/{case}"
+        for mode in ("worker_process", "attach")
+        for kernel in ("noop", "matmul128")
+        for case in ("no_subscriber", "recorder", "served")
     }
     for record in records:
         assert KEYS <= record.keys() and record["min"] <= record["median"] <= record["max"]
