@@ -173,3 +173,21 @@ def test_chrome_trace_of_a_run_matches_the_profilers_view_of_its_events(client, 
     wait_for(client, run["id"])
     events = manager.get(run["id"]).events()
     assert client.get(f"/api/runs/{run['id']}/trace").json() == json.loads(json.dumps(profiler.chrome_trace(events)))
+
+
+def test_messages_from_the_client_are_ignored(client):
+    run = client.post("/api/runs", json={"scenario": "engine_basics", "params": {"chain_length": 1}}).json()
+    from starlette.websockets import WebSocketDisconnect
+
+    messages = []
+    with client.websocket_connect(f"/api/runs/{run['id']}/events") as ws:
+        ws.send_text('{"type": "run", "code": "import os; os._exit(1)"}')
+        ws.send_bytes(b"\x00" * 1000)
+        while True:
+            try:
+                messages.append(ws.receive_json())
+            except WebSocketDisconnect as closed:
+                assert closed.code == 1000
+                break
+    assert messages[-1]["run"]["status"] == "done"
+    assert client.get("/api/health").status_code == 200
