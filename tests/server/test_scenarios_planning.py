@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+import framework as mx
 from framework import events
 from server.scenarios import DirectContext, get
 from server.scenarios import memory_planning as mp
@@ -42,6 +43,9 @@ RESULT_KEYS = {
 
 def run(**raw: Any) -> tuple[dict[str, Any], DirectContext, events.Recorder]:
     ctx = DirectContext()
+    # Arrays that earlier tests left for the next sync point would otherwise be freed
+    # inside the recording, as storage.free events this run never allocated.
+    mx.nd.waitall()
     with events.record() as recorder:
         result = SCENARIO.run(SCENARIO.validate(raw), ctx)
     return result, ctx, recorder
