@@ -1,5 +1,14 @@
-"""MXLab's server side: scenarios that exercise the framework and report what happened.
+"""MXLab's server side: scenarios that exercise the framework, run in worker processes and
+watched live in the browser.
 
-Until the web server lands (its own issue), ``python -m server`` runs the default
-scenario in the terminal: a text timeline plus a Chrome trace file.
+* :mod:`server.scenarios` -- the registered scenarios (typed, range-checked parameters);
+* :mod:`server.runs` -- a worker process per run, supervised (timeouts, crashes, cancel);
+* :mod:`server.worker` -- what runs inside that process: the scenario, its events batched back;
+* :mod:`server.streaming` -- event batches, bounded per-client queues, the WebSocket sender;
+* :mod:`server.traces` -- strict Chrome trace parsing, replay of uploaded traces;
+* :mod:`server.app` -- the FastAPI app: REST routes, WebSocket, static UI, token guard;
+* :mod:`server.attach` -- ``mx.viz.serve()``: the same app showing the calling process;
+* ``python -m server`` (:mod:`server.__main__`) -- the command line (``mxlab``).
+
+docs/server.md describes the routes, the WebSocket protocol and the security model.
 """

@@ -1,14 +1,18 @@
-"""``python -m server`` / ``mxlab``: run the default scenario and show what the engine did.
+"""``python -m server`` / ``mxlab``: the MXLab server, the terminal demo, and the exercise tools.
 
-Until the web UI exists this prints, for every engine type, a text timeline of the
-"engine basics" scenario (dependent versus independent chains) and writes all runs into
-one Chrome trace file that Perfetto (ui.perfetto.dev) or chrome://tracing opens.
+* ``mxlab [serve] [--host H] [--port P] [--token T] [--scenario NAME] [--no-default-run]``
+  serves the REST API, the event WebSocket and the browser UI (default 127.0.0.1:8000),
+  starts one run of the default scenario and prints the URL to open;
+* ``mxlab demo [...]`` prints text timelines of the engine scenario and writes a Chrome trace;
+* ``mxlab check|hint|solution|exercises ...`` are the operator exercises' commands.
 """
 
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
+import socket
 import sys
 from pathlib import Path
 
@@ -17,9 +21,100 @@ from framework.engine import ENGINE_TYPES
 
 from .scenarios import engine_basics
 
+EXERCISE_COMMANDS = ("check", "hint", "solution", "exercises")
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mxlab", description=__doc__.splitlines()[0])
+
+# ----------------------------------------------------------------------------- serve
+def build_serve_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mxlab serve", description="Serve MXLab's web UI and API.")
+    parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="TCP port (default 8000; 0 picks a free one)")
+    parser.add_argument("--token", default=None, help="secret every request must present (required beyond loopback)")
+    parser.add_argument("--scenario", default="engine_basics", help="scenario of the first run (default engine_basics)")
+    parser.add_argument("--no-default-run", action="store_true", help="do not start a run at startup")
+    parser.add_argument("--run-timeout", type=float, default=120.0, help="seconds a run may take (default 120)")
+    parser.add_argument("--max-running", type=int, default=4, help="runs allowed at the same time (default 4)")
+    return parser
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def url_for(host: str, port: int, query: str = "") -> str:
+    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    shown = "127.0.0.1" if shown in ("0.0.0.0", "[::]") else shown
+    return f"http://{shown}:{port}/{('?' + query) if query else ''}"
+
+
+def serve(argv: list[str]) -> int:
+    parser = build_serve_parser()
+    args = parser.parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        parser.error(f"--port must be in [0, 65535], got {args.port}")
+    if args.token is not None and not args.token.strip():
+        parser.error("--token must not be empty")
+    if not is_loopback(args.host):
+        if args.token is None:
+            parser.error(
+                f"--host {args.host} is reachable from other machines: add --token <secret> "
+                "(every request must then present it), or keep the default 127.0.0.1"
+            )
+        print(
+            f"WARNING: listening on {args.host}: anyone who can reach this machine and knows the token "
+            "can start runs and read their events",
+            file=sys.stderr,
+        )
+    import uvicorn
+
+    from .app import create_app
+    from .runs import RunManager
+
+    runs = RunManager(run_timeout_s=args.run_timeout, max_running=max(1, args.max_running))
+    if not args.no_default_run and args.scenario not in runs.scenarios:
+        parser.error(f"unknown scenario {args.scenario!r}; known scenarios: {', '.join(runs.scenarios)}")
+    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((args.host.strip("[]"), args.port))
+    except OSError as err:
+        sock.close()
+        print(f"mxlab: cannot listen on {args.host}:{args.port}: {err.strerror or err}", file=sys.stderr)
+        return 2
+    sock.listen(128)
+    port = sock.getsockname()[1]
+    app = create_app(runs, token=args.token)
+    runs.warm_up()
+    query = []
+    if not args.no_default_run:
+        query.append(f"run={runs.start(args.scenario).id}")
+    if args.token is not None:
+        query.append(f"token={args.token}")
+    print(f"MXLab is running at {url_for(args.host, port, '&'.join(query))}", flush=True)
+    print("API documentation at " + url_for(args.host, port).rstrip("/") + "/docs; press Ctrl+C to stop", flush=True)
+    config = uvicorn.Config(app, log_level="warning", ws_max_size=64 * 1024, timeout_graceful_shutdown=2)
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn re-raises Ctrl+C after its graceful shutdown
+        pass
+    finally:
+        runs.shutdown()
+    print("MXLab stopped", flush=True)
+    return 0
+
+
+# ----------------------------------------------------------------------------- demo
+def build_demo_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mxlab demo", description="Text timelines of the engine scenario plus a Chrome trace file."
+    )
     parser.add_argument("--workers", type=int, default=2, help="worker threads per pool (default 2)")
     parser.add_argument("--chain-length", type=int, default=4, help="operations per chain (default 4)")
     parser.add_argument("--op-ms", type=float, default=20.0, help="duration of each operation in ms (default 20)")
@@ -31,13 +126,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def demo(argv: list[str]) -> int:
+    """For every engine type, a text timeline of dependent and independent chains."""
+    args = build_demo_parser().parse_args(argv)
     if args.workers < 1:
         print("mxlab: --workers must be >= 1", file=sys.stderr)
         return 2
     try:
-        results = engine_basics.run(args.engine, args.workers, args.chain_length, args.op_ms)
+        results = engine_basics.compare_engines(args.engine, args.workers, args.chain_length, args.op_ms)
     except ValueError as err:
         print(f"mxlab: {err}", file=sys.stderr)
         return 2
@@ -57,6 +153,28 @@ def main(argv: list[str] | None = None) -> int:
     args.trace.write_text(json.dumps(profiler.chrome_trace(all_events)))
     print(f"Chrome trace of all runs written to {args.trace} (open it in https://ui.perfetto.dev)")
     return 0
+
+
+# ----------------------------------------------------------------------------- dispatch
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = argv[0] if argv and not argv[0].startswith("-") else "serve"
+    if command == "demo":
+        return demo(argv[1:])
+    if command in EXERCISE_COMMANDS:
+        try:
+            from exercises.cli import main as exercises_main
+        except ImportError as err:
+            print(f"mxlab {command}: the exercises package is not available ({err})", file=sys.stderr)
+            return 2
+        return exercises_main(argv)
+    if command == "serve":
+        return serve(argv[1:] if argv and argv[0] == "serve" else argv)
+    print(
+        f"mxlab: unknown command {command!r}; choose serve (the default), demo, " + ", ".join(EXERCISE_COMMANDS),
+        file=sys.stderr,
+    )
+    return 2
 
 
 if __name__ == "__main__":

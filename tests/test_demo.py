@@ -1,4 +1,4 @@
-"""The main job: ``python -m server`` runs the engine scenario and writes a trace."""
+"""The terminal demo: ``mxlab demo`` runs the engine scenario and writes a trace."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_independent_chains_overlap_and_dependent_chains_do_not():
-    results = engine_basics.run(["ThreadedEnginePerDevice"], num_workers=2, chain_length=3, op_ms=30)
+    results = engine_basics.compare_engines(["ThreadedEnginePerDevice"], num_workers=2, chain_length=3, op_ms=30)
     by_program = {r.program: r for r in results}
 
     def max_overlap(events):
@@ -32,14 +32,14 @@ def test_independent_chains_overlap_and_dependent_chains_do_not():
 
 def test_scenario_rejects_out_of_range_parameters():
     with pytest.raises(ValueError, match="chain_length must be in"):
-        engine_basics.run(chain_length=0)
+        engine_basics.compare_engines(chain_length=0)
     with pytest.raises(ValueError, match="op_ms must be in"):
-        engine_basics.run(op_ms=-1)
+        engine_basics.compare_engines(op_ms=-1)
 
 
 def test_main_prints_timelines_and_writes_a_chrome_trace(tmp_path, capsys):
     trace = tmp_path / "demo.json"
-    assert main(["--chain-length", "2", "--op-ms", "5", "--trace", str(trace)]) == 0
+    assert main(["demo", "--chain-length", "2", "--op-ms", "5", "--trace", str(trace)]) == 0
     out = capsys.readouterr().out
     for engine_type in ("NaiveEngine", "ThreadedEngine", "ThreadedEnginePerDevice"):
         assert f"== {engine_type}, dependent chains" in out
@@ -50,16 +50,17 @@ def test_main_prints_timelines_and_writes_a_chrome_trace(tmp_path, capsys):
 
 
 def test_main_rejects_bad_arguments(capsys):
-    assert main(["--workers", "0"]) == 2
+    assert main(["demo", "--workers", "0"]) == 2
     assert "--workers must be >= 1" in capsys.readouterr().err
 
 
-def test_python_dash_m_server_runs(tmp_path):
+def test_python_dash_m_server_demo_runs(tmp_path):
     result = subprocess.run(
         [
             sys.executable,
             "-m",
             "server",
+            "demo",
             "--engine",
             "NaiveEngine",
             "--chain-length",

@@ -9,17 +9,27 @@ GIL, so two workers really overlap):
 * **independent chains**: P and Q touch disjoint variables, so with two workers they run
   side by side and the program takes about half the time.
 
-The result holds every engine event, so a caller can draw the timeline or write a trace.
+Two front doors use the same programs: :func:`run` is the registered scenario (typed
+parameters, one engine type, called by the server's worker process), and
+:func:`compare_engines` is the terminal demo (``mxlab demo``), which runs both programs on
+every engine type and keeps the events of each run for a text timeline.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import Field
 
 import framework as mx
 from framework import events
 from framework.engine import ENGINE_TYPES, create
+
+from .base import RunContext, Scenario, ScenarioParams, register
+
+EngineType = Literal["NaiveEngine", "ThreadedEngine", "ThreadedEnginePerDevice"]
 
 
 @dataclass
@@ -58,25 +68,85 @@ def push_independent_chains(engine: mx.engine.Engine, chain_length: int, op_ms: 
 PROGRAMS = {"dependent": push_dependent_chains, "independent": push_independent_chains}
 
 
-def run(
+def run_program(engine_type: str, num_workers: int, program: str, chain_length: int, op_ms: float) -> ProgramResult:
+    """Run one program on a fresh engine of ``engine_type``; the engine is stopped afterwards."""
+    engine = create(engine_type, None if engine_type == "NaiveEngine" else num_workers)
+    try:
+        with events.record() as recorder:
+            start = time.perf_counter()
+            PROGRAMS[program](engine, chain_length, op_ms)
+            engine.wait_for_all()
+            seconds = time.perf_counter() - start
+    finally:
+        engine.stop()
+    return ProgramResult(engine_type, program, seconds, recorder.events)
+
+
+def compare_engines(
     engine_types: list[str] | None = None, num_workers: int = 2, chain_length: int = 4, op_ms: float = 20.0
 ) -> list[ProgramResult]:
-    """Run both programs on each engine type; one fresh engine per program."""
+    """The terminal demo: both programs on each engine type, one fresh engine per program."""
     if not 1 <= chain_length <= 1000:
         raise ValueError(f"engine_basics: chain_length must be in [1, 1000], got {chain_length}")
     if not 0 <= op_ms <= 10_000:
         raise ValueError(f"engine_basics: op_ms must be in [0, 10000], got {op_ms}")
     results = []
     for engine_type in engine_types or list(ENGINE_TYPES):
-        for program, push_program in PROGRAMS.items():
-            engine = create(engine_type, None if engine_type == "NaiveEngine" else num_workers)
-            try:
-                with events.record() as recorder:
-                    start = time.perf_counter()
-                    push_program(engine, chain_length, op_ms)
-                    engine.wait_for_all()
-                    seconds = time.perf_counter() - start
-            finally:
-                engine.stop()
-            results.append(ProgramResult(engine_type, program, seconds, recorder.events))
+        for program in PROGRAMS:
+            results.append(run_program(engine_type, num_workers, program, chain_length, op_ms))
     return results
+
+
+def max_overlap(program_events: list[dict]) -> int:
+    """The largest number of operations running at the same moment (1 = strictly one by one)."""
+    starts = {e["op"]: e["t_ns"] for e in program_events if e["kind"] == "engine.start"}
+    ends = {e["op"]: e["t_ns"] for e in program_events if e["kind"] == "engine.end"}
+    spans = [(starts[op], ends[op]) for op in starts if op in ends]
+    return max((sum(1 for s, e in spans if s <= t < e) for t, _ in spans), default=0)
+
+
+class EngineBasicsParams(ScenarioParams):
+    """Parameters of the engine basics scenario (ranges keep a run well under 10 s)."""
+
+    engine_type: EngineType = Field("ThreadedEnginePerDevice", description="which engine runs the programs")
+    workers: int = Field(2, ge=1, le=8, description="worker threads per pool (NaiveEngine has none)")
+    chain_length: int = Field(4, ge=1, le=64, description="operations per chain")
+    op_ms: float = Field(20.0, ge=0, le=200, description="how long each operation sleeps, in ms")
+    program: Literal["both", "dependent", "independent"] = Field("both", description="which program(s) to run")
+
+
+def run(params: EngineBasicsParams, ctx: RunContext) -> dict[str, Any]:
+    """The registered scenario: the chosen program(s) on one engine type."""
+    programs = list(PROGRAMS) if params.program == "both" else [params.program]
+    serial_s = 2 * params.chain_length * params.op_ms / 1000.0
+    summary = {}
+    for program in programs:
+        ctx.log(f"{program} chains on {params.engine_type}")
+        result = run_program(params.engine_type, params.workers, program, params.chain_length, params.op_ms)
+        summary[program] = {
+            "seconds": result.seconds,
+            "operations": 2 * params.chain_length,
+            "max_overlap": max_overlap(result.events),
+            "speedup_over_serial": serial_s / result.seconds if result.seconds > 0 else None,
+        }
+    return {
+        "engine_type": params.engine_type,
+        "workers": 1 if params.engine_type == "NaiveEngine" else params.workers,
+        "programs": summary,
+        "operations_pushed": sum(p["operations"] for p in summary.values()),
+    }
+
+
+SCENARIO = register(
+    Scenario(
+        name="engine_basics",
+        title="Engine basics: dependent vs independent chains",
+        description=(
+            "Two chains of sleeping operations pushed to the dependency engine. When one chain reads the "
+            "other's variable they alternate; when they share nothing, two workers run them side by side."
+        ),
+        params=EngineBasicsParams,
+        run=run,
+        tutorial="tutorials/02-dependency-engine.md",
+    )
+)

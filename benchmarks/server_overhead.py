@@ -1,0 +1,331 @@
+#!/usr/bin/env python3
+"""What watching costs: engine dispatch with the server streaming every event to a browser-like
+client, against no subscriber at all. Prints JSON lines.
+
+Usage::
+
+    python benchmarks/server_overhead.py           # the full run (about half a minute)
+    python benchmarks/server_overhead.py --quick   # a few seconds (what the test runs)
+
+The workload is ``benchmarks/engine.py``'s dispatch measurement: tiny Python functions pushed
+through ThreadedEnginePerDevice (2 workers) round robin on 4 variables, push loop plus
+``wait_for_all``, in microseconds per operation (kernel ``noop``, the worst case: nothing
+but dispatch). Each operation publishes three events (push, start, end). The same with
+each operation doing a 128x128 float32 matmul (kernel ``matmul128``, tens of microseconds,
+a small layer) shows the overhead next to real work. Three configurations alternate rep by
+rep, so that drift hits all alike:
+
+* ``no_subscriber`` -- nobody listens: publishing costs one attribute check;
+* ``recorder`` -- a ``framework.events`` recorder appends every event to a list: the
+  framework's own cost of building events, without any server;
+* ``served`` -- ``mx.viz.serve()`` (attach mode) is subscribed, encodes the events into
+  batches every 50 ms and streams them over a WebSocket to one client in another process
+  that, like the browser, receives and JSON-parses every message.
+
+The target (issue 5): ``served`` at most 20% slower than ``no_subscriber``
+(``ratios["served/no_subscriber"] <= 1.2``). The client reports how many events it
+received: at several hundred thousand events a second a Python client (like a browser)
+may not keep up, and then the server drops events for it (``client_events_dropped``)
+rather than slow the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from typing import Any, Literal
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import numpy as np
+from pydantic import Field
+
+import framework as mx
+from framework import events
+from framework.engine import create
+from server.scenarios.base import DirectContext, Scenario, ScenarioParams
+
+TARGET_RATIO = 1.2
+EVENTS_PER_OP = 3  # engine.push, engine.start, engine.end
+
+# The browser-like client: runs in its own process and, like the browser, receives and
+# JSON-parses every message. With a URL argument it follows that run (attach mode's
+# "live") until stdin closes; without one it reads WebSocket URLs from stdin, follows each
+# run to its end and prints how many events it received.
+CLIENT = r"""
+import json, sys, threading
+from websockets.sync.client import connect
+
+def follow(url, stop=None):
+    received = 0
+    with connect(url, max_size=None) as ws:
+        print("connected", flush=True)
+        while stop is None or not stop.is_set():
+            try:
+                text = ws.recv(timeout=0.2)
+            except TimeoutError:
+                continue
+            except Exception:
+                break
+            message = json.loads(text)
+            if message["type"] == "events":
+                received += len(message["events"])
+    print(received, flush=True)
+
+if len(sys.argv) > 1:
+    stop = threading.Event()
+    threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+    follow(sys.argv[1], stop)
+else:
+    for line in sys.stdin:
+        follow(line.strip())
+"""
+
+
+def summarize(samples: list[float]) -> dict[str, Any]:
+    return {
+        "median": statistics.median(samples),
+        "min": min(samples),
+        "max": max(samples),
+        "samples": [round(s, 6) for s in samples],
+    }
+
+
+def emit(record: dict[str, Any]) -> None:
+    print(json.dumps(record), flush=True)
+
+
+def make_kernels(kernel: str) -> list[Any]:
+    """One function per variable: a no-op, or a 128x128 float32 matmul into that variable's buffer."""
+    if kernel == "noop":
+
+        def tiny(run_ctx: Any) -> None:
+            pass
+
+        return [tiny] * 4
+    rng = np.random.default_rng(0)
+    a, b = (rng.random((128, 128), dtype=np.float32) for _ in range(2))
+    outs = [np.empty((128, 128), np.float32) for _ in range(4)]
+    return [lambda run_ctx, out=out: np.matmul(a, b, out=out) for out in outs]
+
+
+def time_dispatch(engine: Any, variables: list[Any], n: int, kernel: str = "noop") -> float:
+    """Push ``n`` operations round robin on ``variables``, wait; microseconds per operation."""
+    kernels = make_kernels(kernel)
+    push, ctx = engine.push_sync, mx.cpu(0)
+    t0 = time.perf_counter()
+    for i in range(n):
+        push(kernels[i & 3], ctx, mutable_vars=(variables[i & 3],))
+    engine.wait_for_all(timeout=300)
+    return (time.perf_counter() - t0) / n * 1e6
+
+
+class DispatchParams(ScenarioParams):
+    """How many operations to push."""
+
+    n: int = Field(5_000, ge=1, le=1_000_000)
+    kernel: Literal["noop", "matmul128"] = "noop"
+
+
+def dispatch_scenario(params: DispatchParams, ctx: Any) -> dict[str, Any]:
+    """The dispatch workload on a fresh engine (after a short warm-up); us/op in the result."""
+    engine = create("ThreadedEnginePerDevice", 2)
+    try:
+        variables = [engine.new_variable(f"v{i}") for i in range(4)]
+        time_dispatch(engine, variables, min(params.n, 2_000), params.kernel)
+        return {"us_per_op": time_dispatch(engine, variables, params.n, params.kernel)}
+    finally:
+        engine.stop()
+
+
+DISPATCH = Scenario(
+    name="dispatch",
+    title="dispatch benchmark",
+    description="tiny no-ops pushed round robin",
+    params=DispatchParams,
+    run=dispatch_scenario,
+)
+
+
+def start_server(app: Any) -> tuple[Any, threading.Thread, int]:
+    """``app`` on uvicorn in a daemon thread, on a free loopback port."""
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.01)
+    return server, thread, sock.getsockname()[1]
+
+
+def client_counts(streamed: int, received: int) -> dict[str, Any]:
+    """What the client got of the served reps: all of it unless it could not keep up (then the
+    server dropped events for it, as designed, instead of slowing the run)."""
+    return {
+        "events_streamed": streamed,
+        "client_events_received": received,
+        "client_events_dropped": streamed - received,
+        "client_events_ok": received == streamed,
+    }
+
+
+def report(mode: str, kernel: str, times: dict[str, list[float]], n: int, extra: dict[str, Any]) -> None:
+    """One JSON line per configuration; the served line carries the target and the client check."""
+    medians = {name: statistics.median(samples) for name, samples in times.items()}
+    for name, samples in times.items():
+        record = {
+            "workload": "server_overhead",
+            "engine": "ThreadedEnginePerDevice",
+            "case": f"{mode}/{kernel}/{name}",
+            "unit": "us/op",
+            **summarize(samples),
+            "ratios": {f"{name}/no_subscriber": medians[name] / medians["no_subscriber"]},
+            "n_ops": n,
+            "kernel": kernel,
+            "events_per_op": EVENTS_PER_OP,
+        }
+        if name == "served":
+            ratio = medians["served"] / medians["no_subscriber"]
+            paired = [a / b for a, b in zip(samples, times["no_subscriber"], strict=True)]
+            record["ratios"].update(
+                {
+                    "served/recorder": medians["served"] / medians["recorder"],
+                    "paired_median": statistics.median(paired),
+                    "of_minimums": min(samples) / min(times["no_subscriber"]),
+                }
+            )
+            record.update({"target": TARGET_RATIO, "meets_target": ratio <= TARGET_RATIO, **extra})
+        emit(record)
+
+
+def server_mode(n: int, reps: int, kernel: str) -> None:
+    """``python -m server``'s path: the workload runs as a scenario in a worker process."""
+    from server.app import create_app
+    from server.runs import RunManager
+
+    manager = RunManager({"dispatch": DISPATCH}, run_timeout_s=300)
+    server, thread, port = start_server(create_app(manager))
+    client = subprocess.Popen([sys.executable, "-c", CLIENT], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    streamed, received = 0, 0
+
+    def in_process(subscribe: bool) -> float:
+        if subscribe:
+            with events.record():
+                return dispatch_scenario(DispatchParams(n=n, kernel=kernel), DirectContext())["us_per_op"]
+        return dispatch_scenario(DispatchParams(n=n, kernel=kernel), DirectContext())["us_per_op"]
+
+    def served() -> float:
+        nonlocal streamed, received
+        run = manager.start("dispatch", {"n": n, "kernel": kernel})
+        client.stdin.write(f"ws://127.0.0.1:{port}/api/runs/{run.id}/events\n")
+        client.stdin.flush()
+        if client.stdout.readline().strip() != "connected":
+            raise RuntimeError("the benchmark client could not connect")
+        received += int(client.stdout.readline())  # the run's socket closed: it is over
+        summary = run.summary()
+        if summary["status"] != "done":
+            raise RuntimeError(f"benchmark run ended {summary['status']}: {summary['error']}")
+        streamed += summary["events"]
+        return summary["result"]["us_per_op"]
+
+    configs = {"no_subscriber": lambda: in_process(False), "recorder": lambda: in_process(True), "served": served}
+    try:
+        for measure in configs.values():  # warm-up (and the fork server's start)
+            measure()
+        streamed = received = 0
+        times: dict[str, list[float]] = {name: [] for name in configs}
+        for _ in range(reps):
+            for name, measure in configs.items():
+                times[name].append(measure())
+    finally:
+        client.stdin.close()
+        client.wait(timeout=30)
+        manager.shutdown()
+        server.should_exit = True
+        thread.join(10)
+    report(
+        "worker_process",
+        kernel,
+        times,
+        n,
+        client_counts(streamed, received),
+    )
+
+
+def attach_mode(n: int, reps: int, kernel: str) -> None:
+    """``mx.viz.serve()``'s path: the server runs in this process, next to the workload."""
+    engine = create("ThreadedEnginePerDevice", 2)
+    variables = [engine.new_variable(f"v{i}") for i in range(4)]
+    handle = mx.viz.serve(port=0)
+    handle.pause()
+    ws_url = handle.url.split("/?")[0].replace("http://", "ws://") + "/api/runs/live/events"
+    client = subprocess.Popen(
+        [sys.executable, "-c", CLIENT, ws_url], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        if client.stdout.readline().strip() != "connected":
+            raise RuntimeError("the benchmark client could not connect")
+
+        def recorder() -> float:
+            with events.record():
+                return time_dispatch(engine, variables, n, kernel)
+
+        def served() -> float:
+            handle.resume()
+            try:
+                return time_dispatch(engine, variables, n, kernel)
+            finally:
+                handle.pause()
+
+        configs = {
+            "no_subscriber": lambda: time_dispatch(engine, variables, n, kernel),
+            "recorder": recorder,
+            "served": served,
+        }
+        for measure in configs.values():  # warm-up
+            measure()
+        times: dict[str, list[float]] = {name: [] for name in configs}
+        for _ in range(reps):
+            for name, measure in configs.items():
+                times[name].append(measure())
+        time.sleep(0.5)  # the last batches reach the client
+        streamed = handle.run.summary()["events"]
+    finally:
+        client.stdin.close()
+        received_lines = client.stdout.read().strip().splitlines()
+        client.wait(timeout=30)
+        handle.stop()
+        engine.stop()
+    received = int(received_lines[-1]) if received_lines else -1
+    report(
+        "attach",
+        kernel,
+        times,
+        n,
+        client_counts(streamed, received),
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes (seconds), for tests")
+    args = parser.parse_args(argv)
+    n, reps = (5_000, 3) if args.quick else (20_000, 7)
+    for kernel, ops in (("noop", n), ("matmul128", n // 5)):
+        server_mode(ops, reps, kernel)
+        attach_mode(ops, reps, kernel)
+
+
+if __name__ == "__main__":
+    main()

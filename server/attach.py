@@ -1,0 +1,181 @@
+"""Attach mode: ``mx.viz.serve()`` shows the events of the calling process, live.
+
+Inside any script::
+
+    import framework as mx
+    handle = mx.viz.serve(port=8000)   # prints the URL; the browser shows run "live"
+    ...                                # train, push work: every event streams to the browser
+    handle.stop()
+
+The same web app as ``python -m server`` runs in a daemon thread (uvicorn with its own
+event loop). Instead of worker processes, one run with id ``"live"`` (scenario
+``"attach"``, status ``running``) is fed by a subscription to this process's event bus:
+the callback is a deque's ``append`` (engine threads must not wait), and a forwarder
+thread encodes and publishes batches every 50 ms -- the same path a worker's events take,
+except that here the JSON encoding shares this process's GIL with the code being watched
+(benchmarks/server_overhead.py measures what that costs).
+Starting scenario runs is refused in this mode (a worker process would re-import the
+user's script); ``/api/health`` reports ``"mode": "attach"`` so the UI opens ``?run=live``.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+import threading
+import time
+import webbrowser
+from typing import Any
+
+from framework import events
+
+from .runs import Run, RunManager
+from .streaming import BATCH_MAX_EVENTS, FLUSH_INTERVAL_S
+
+LIVE_RUN_ID = "live"
+
+
+class LiveFeed:
+    """Subscribes to every event of this process and publishes them into ``run`` in batches."""
+
+    def __init__(self, run: Run, interval: float = FLUSH_INTERVAL_S, batch_events: int = BATCH_MAX_EVENTS) -> None:
+        from collections import deque
+
+        self.run = run
+        self._interval = interval
+        self._batch_events = batch_events
+        self._pending: deque[dict[str, Any]] = deque()
+        self._wake = threading.Event()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._loop, name="mxlab-live-feed", daemon=True)
+        self._subscription: events.Subscription | None = None
+
+    def start(self) -> None:
+        self._subscription = events.subscribe(self._pending.append)
+        self._thread.start()
+
+    def pause(self) -> None:
+        """Stop listening (events published meanwhile are not shown); ``resume`` listens again."""
+        if self._subscription is not None:
+            events.unsubscribe(self._subscription)
+            self._subscription = None
+
+    def resume(self) -> None:
+        if self._subscription is None and not self._stopping:
+            self._subscription = events.subscribe(self._pending.append)
+
+    def stop(self) -> None:
+        if self._subscription is not None:
+            events.unsubscribe(self._subscription)
+            self._subscription = None
+        self._stopping = True
+        self._wake.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        self.flush()
+
+    def flush(self) -> None:
+        pending = self._pending
+        while pending:
+            n = min(len(pending), self._batch_events)
+            batch = [pending.popleft() for _ in range(n)]
+            self.run.publish_events(batch)
+
+    def _loop(self) -> None:
+        while not self._stopping:
+            self._wake.wait(self._interval)
+            self._wake.clear()
+            self.flush()
+
+
+class ServerHandle:
+    """What :func:`serve` returns: the ``url`` to open and ``stop()``."""
+
+    def __init__(self, url: str, server: Any, thread: threading.Thread, feed: LiveFeed, run: Run) -> None:
+        self.url = url
+        self.run = run
+        self._server = server
+        self._thread = thread
+        self._feed = feed
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def pause(self) -> None:
+        """Stop streaming this process's events until :meth:`resume` (publishing is free again)."""
+        self._feed.pause()
+
+    def resume(self) -> None:
+        self._feed.resume()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop streaming, mark the live run done, and shut the server down (idempotent)."""
+        self._feed.stop()
+        self.run.finish("done")
+        deadline = time.monotonic() + 2.0  # let connected browsers receive the final status
+        while self.run.clients and time.monotonic() < deadline:
+            time.sleep(0.02)
+        self._server.should_exit = True
+        self._thread.join(timeout)
+
+    def __repr__(self) -> str:
+        return f"<MXLab server {self.url} {'running' if self.running else 'stopped'}>"
+
+
+def serve(
+    port: int = 8000, host: str = "127.0.0.1", token: str | None = None, open_browser: bool = False
+) -> ServerHandle:
+    """Serve the MXLab UI for this process in a background thread; returns a :class:`ServerHandle`.
+
+    ``port=0`` picks a free port (read it from ``handle.url``). A host beyond loopback
+    needs a ``token``, as with ``python -m server``.
+    """
+    import uvicorn
+
+    from .__main__ import is_loopback, url_for
+    from .app import create_app
+
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ValueError(f"serve: port must be an int in [0, 65535], got {port!r}")
+    if token is not None and (not isinstance(token, str) or not token):
+        raise ValueError("serve: token must be a non-empty string or None")
+    if not is_loopback(host):
+        if token is None:
+            raise ValueError(f"serve: host {host!r} is reachable from other machines; pass token=<secret>")
+        print(f"WARNING: mx.viz.serve listening on {host}: protect the token", file=sys.stderr)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as err:
+        sock.close()
+        raise OSError(f"serve: cannot listen on {host}:{port}: {err.strerror or err}") from err
+    sock.listen(128)
+    actual_port = sock.getsockname()[1]
+
+    runs = RunManager(allow_runs=False)
+    run = runs.add_live(Run(LIVE_RUN_ID, "attach", {}))
+    run.set_running()
+    feed = LiveFeed(run)
+    feed.start()
+    app = create_app(runs, token=token, mode="attach")
+    config = uvicorn.Config(app, log_level="warning", ws_max_size=64 * 1024, lifespan="off")
+    server = uvicorn.Server(config)
+    # uvicorn installs signal handlers only from the main thread: Ctrl+C stays the script's.
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="mxlab-server", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10.0
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if not server.started:
+        feed.stop()
+        server.should_exit = True
+        raise RuntimeError("serve: the server did not start within 10 s")
+    query = f"run={LIVE_RUN_ID}" + (f"&token={token}" if token else "")
+    url = url_for(host, actual_port, query)
+    print(f"MXLab is showing this process at {url}", flush=True)
+    if open_browser:
+        webbrowser.open(url)
+    return ServerHandle(url, server, thread, feed, run)

@@ -1,0 +1,41 @@
+"""Fixtures for the server tests: run managers over the real and the hostile scenarios, and
+a FastAPI test client."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hostile_scenarios import HOSTILE
+from starlette.testclient import TestClient
+
+from server.app import create_app
+from server.runs import RunManager
+from server.scenarios import REGISTRY
+
+
+@pytest.fixture
+def make_manager():
+    """RunManagers over the registered and hostile scenarios; shut down after the test."""
+    built: list[RunManager] = []
+
+    def build(**settings: Any) -> RunManager:
+        settings.setdefault("run_timeout_s", 60.0)
+        manager = RunManager({**REGISTRY, **HOSTILE}, **settings)
+        built.append(manager)
+        return manager
+
+    yield build
+    for manager in built:
+        manager.shutdown()
+
+
+@pytest.fixture
+def manager(make_manager):
+    return make_manager()
+
+
+@pytest.fixture
+def client(manager, tmp_path):
+    """A test client on an app whose web UI directory is empty (no UI installed)."""
+    return TestClient(create_app(manager, webui_dir=tmp_path / "no-webui"))

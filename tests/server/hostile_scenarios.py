@@ -1,0 +1,87 @@
+"""Scenarios that misbehave on purpose, for the server's isolation tests (never registered).
+
+They are passed to a test's own RunManager; the worker process imports this module by
+name, which works because pytest puts this directory on ``sys.path`` and a forkserver
+child receives the parent's ``sys.path``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import time
+from typing import Any
+
+from pydantic import Field
+
+import framework as mx
+from framework import events
+from server.scenarios.base import RunContext, Scenario, ScenarioParams
+
+
+class NoParams(ScenarioParams):
+    """No parameters."""
+
+
+class FloodParams(ScenarioParams):
+    events: int = Field(1000, ge=0, le=2_000_000)
+    per_ms: int = Field(0, ge=0, description="events per millisecond at most (0: as fast as possible)")
+
+
+class SleepParams(ScenarioParams):
+    seconds: float = Field(30.0, ge=0, le=600)
+
+
+def crash(params: NoParams, ctx: RunContext) -> dict[str, Any]:
+    events.publish("train.metric", epoch=0, batch=0, name="before_crash", value=1.0)
+    time.sleep(0.3)  # the forwarder sends every 50 ms: this event leaves before the crash
+    os._exit(3)
+
+
+def segfault(params: NoParams, ctx: RunContext) -> dict[str, Any]:
+    ctypes.string_at(0)  # reads address 0: SIGSEGV
+    return {}
+
+
+def boom(params: NoParams, ctx: RunContext) -> dict[str, Any]:
+    raise RuntimeError("the scenario failed on purpose")
+
+
+def not_a_dict(params: NoParams, ctx: RunContext) -> Any:
+    return [1, 2, 3]
+
+
+def hang(params: SleepParams, ctx: RunContext) -> dict[str, Any]:
+    time.sleep(params.seconds)
+    return {"slept": params.seconds}
+
+
+def flood(params: FloodParams, ctx: RunContext) -> dict[str, Any]:
+    """``events`` train.metric events as fast as the bus takes them (plus a graph and a log line)."""
+    ctx.set_graph("digraph flood { a -> b; }")
+    ctx.log("flooding")
+    start = time.perf_counter()
+    for i in range(params.events):
+        events.publish("train.metric", epoch=0, batch=i, name="flood", value=float(i))
+        if params.per_ms and i % params.per_ms == 0:
+            ahead = i / params.per_ms / 1000 - (time.perf_counter() - start)
+            if ahead > 0:
+                time.sleep(ahead)
+    return {"published": params.events, "nan": float("nan"), "tuple": (1, 2), "context": mx.cpu(0)}
+
+
+def _scenario(name: str, run: Any, params: type[ScenarioParams] = NoParams) -> Scenario:
+    return Scenario(name=name, title=name, description=f"test scenario {name}", params=params, run=run)
+
+
+HOSTILE = {
+    s.name: s
+    for s in (
+        _scenario("crash", crash),
+        _scenario("segfault", segfault),
+        _scenario("boom", boom),
+        _scenario("not_a_dict", not_a_dict),
+        _scenario("hang", hang, SleepParams),
+        _scenario("flood", flood, FloodParams),
+    )
+}

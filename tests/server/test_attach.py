@@ -1,0 +1,68 @@
+"""Attach mode: ``mx.viz.serve()`` streams the calling process's events live."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import httpx
+import pytest
+from websockets.sync.client import connect
+
+import framework as mx
+from framework.engine import create
+
+
+def test_serve_streams_this_processs_events_and_stops():
+    handle = mx.viz.serve(port=0)
+    try:
+        base = handle.url.split("/?")[0]
+        assert handle.url.endswith("/?run=live")
+        assert httpx.get(f"{base}/api/health").json()["mode"] == "attach"
+        live = httpx.get(f"{base}/api/runs/live").json()
+        assert live["scenario"] == "attach" and live["status"] == "running"
+        refused = httpx.post(f"{base}/api/runs", json={"scenario": "engine_basics"})
+        assert refused.status_code == 409 and "python -m server" in refused.json()["detail"]
+        ws_url = base.replace("http://", "ws://") + "/api/runs/live/events"
+        with connect(ws_url, max_size=None) as ws:
+            assert json.loads(ws.recv(timeout=10))["type"] == "hello"
+            engine = create("ThreadedEnginePerDevice", 2)
+            v = engine.new_variable("attached")
+            for i in range(20):
+                engine.push_sync(lambda run_ctx: None, mx.cpu(), mutable_vars=[v], name=f"live{i}")
+            engine.wait_for_all()
+            engine.stop()
+            names: list[str] = []
+            deadline = time.monotonic() + 10
+            while len(names) < 20 and time.monotonic() < deadline:
+                message = json.loads(ws.recv(timeout=10))
+                if message["type"] == "events":
+                    names += [e["name"] for e in message["events"] if e["kind"] == "engine.push"]
+            assert names == [f"live{i}" for i in range(20)]
+            handle.stop()
+            statuses = [json.loads(m) for m in ws]  # the rest, until the server closes
+            assert statuses[-1]["type"] == "status" and statuses[-1]["run"]["status"] == "done"
+    finally:
+        handle.stop()
+    assert not handle.running
+    assert not mx.events.enabled or True  # other subscribers may exist; ours is gone:
+    with pytest.raises(httpx.HTTPError):
+        httpx.get(f"{base}/api/health", timeout=2)
+
+
+def test_serve_refuses_bad_arguments():
+    with pytest.raises(ValueError, match="pass token"):
+        mx.viz.serve(port=0, host="0.0.0.0")
+    with pytest.raises(ValueError, match="port must be an int"):
+        mx.viz.serve(port=-1)
+    with pytest.raises(ValueError, match="token must be a non-empty string"):
+        mx.viz.serve(port=0, token="")
+
+
+def test_framework_does_not_import_the_server_at_import_time():
+    import subprocess
+    import sys
+
+    code = "import sys, framework; print('fastapi' in sys.modules, 'server' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]

@@ -1,0 +1,38 @@
+"""benchmarks/server_overhead.py runs and prints well-formed JSON lines (its figures are not judged here)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+KEYS = {"workload", "engine", "case", "unit", "median", "min", "max", "samples", "ratios"}
+
+
+def test_server_overhead_benchmark_quick_prints_json_lines():
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "server_overhead.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=ROOT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    records = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert {r["case"] for r in records} == {
+        f"{mode}/{kernel}/{case}"
+        for mode in ("worker_process", "attach")
+        for kernel in ("noop", "matmul128")
+        for case in ("no_subscriber", "recorder", "served")
+    }
+    for record in records:
+        assert KEYS <= record.keys() and record["min"] <= record["median"] <= record["max"]
+        assert len(record["samples"]) == 3
+    for served in (r for r in records if r["case"].endswith("/served")):
+        assert 0 < served["client_events_received"] <= served["events_streamed"]
+        assert served["client_events_dropped"] == served["events_streamed"] - served["client_events_received"]
+        assert {"served/no_subscriber", "served/recorder"} <= served["ratios"].keys()
+        assert served["meets_target"] == (served["ratios"]["served/no_subscriber"] <= served["target"])

@@ -1,0 +1,147 @@
+"""The ``mxlab`` / ``python -m server`` command line."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from server.__main__ import is_loopback, main, url_for
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_non_loopback_host_without_token_exits_2_with_a_clear_message(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["--host", "0.0.0.0"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "--host 0.0.0.0 is reachable from other machines: add --token" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["serve", "--port", "70000"], "--port must be in [0, 65535]"),
+        (["--port", "eighty"], "invalid int value"),
+        (["--token", "  "], "--token must not be empty"),
+        (["--scenario", "nope"], "unknown scenario 'nope'"),
+        (["--bogus"], "unrecognized arguments: --bogus"),
+    ],
+)
+def test_bad_serve_arguments_exit_2(capsys, argv, message):
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_unknown_command_exits_2(capsys):
+    assert main(["frobnicate"]) == 2
+    assert "unknown command 'frobnicate'" in capsys.readouterr().err
+
+
+def test_port_in_use_is_reported(capsys):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        assert main(["--port", str(port), "--no-default-run"]) == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
+
+
+def test_loopback_detection_and_urls():
+    assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1") and is_loopback("127.8.0.1")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.2") and not is_loopback("example.com")
+    assert url_for("::1", 8000, "run=x") == "http://[::1]:8000/?run=x"
+    assert url_for("127.0.0.1", 80) == "http://127.0.0.1:80/"
+
+
+def _serve(*args: str) -> tuple[subprocess.Popen, str]:
+    """Start ``python -m server`` and return it with the URL it printed."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "server", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    line = process.stdout.readline()
+    match = re.search(r"MXLab is running at (\S+)", line)
+    if match is None:
+        process.kill()
+        raise AssertionError(f"no URL printed: {line!r} {process.stderr.read()}")
+    return process, match.group(1)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    process.send_signal(signal.SIGINT)
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def test_python_dash_m_server_serves_the_api_and_starts_the_default_run():
+    port = free_port()
+    process, url = _serve("--port", str(port))
+    try:
+        assert url.startswith(f"http://127.0.0.1:{port}/?run=")
+        run_id = url.rsplit("run=", 1)[1]
+        deadline = time.monotonic() + 60
+        while True:
+            run = httpx.get(f"http://127.0.0.1:{port}/api/runs/{run_id}", timeout=5).json()
+            if run["status"] not in ("queued", "running") or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert run["scenario"] == "engine_basics" and run["status"] == "done", run
+        assert httpx.get(f"http://127.0.0.1:{port}/api/health").json()["mode"] == "server"
+    finally:
+        _stop(process)
+    assert process.returncode == 0
+
+
+def test_token_guards_the_command_line_server():
+    port = free_port()
+    process, url = _serve("--port", str(port), "--no-default-run", "--token", "s3cret")
+    try:
+        assert url == f"http://127.0.0.1:{port}/?token=s3cret"
+        assert httpx.get(f"http://127.0.0.1:{port}/api/health").status_code == 401
+        ok = httpx.get(f"http://127.0.0.1:{port}/api/health", headers={"Authorization": "Bearer s3cret"})
+        assert ok.status_code == 200
+    finally:
+        _stop(process)
+
+
+def test_exercise_commands_are_handed_to_the_exercises_package(monkeypatch):
+    import types
+
+    calls = []
+    fake_cli = types.ModuleType("exercises.cli")
+    fake_cli.main = lambda argv: calls.append(argv) or 7
+    monkeypatch.setitem(sys.modules, "exercises", types.ModuleType("exercises"))
+    monkeypatch.setitem(sys.modules, "exercises.cli", fake_cli)
+    assert main(["check", "relu", "--verbose"]) == 7
+    assert main(["hint", "relu"]) == 7
+    assert calls == [["check", "relu", "--verbose"], ["hint", "relu"]]
+
+
+def test_exercise_commands_without_the_package_exit_2(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "exercises.cli", None)  # importing it raises ImportError
+    assert main(["solution", "relu"]) == 2
+    assert "the exercises package is not available" in capsys.readouterr().err

@@ -1,0 +1,294 @@
+// The engine timeline: one lane per worker, one bar per operation, coloured by operator.
+// d3 provides the scales, the axis and the zoom behaviour; bars are SVG rects carrying
+// data-op / data-worker so that tests (and curious users in devtools) can find them.
+import d3 from "d3";
+import { colorFor, operatorKind, renderLegend } from "./colors.js";
+import { escapeHtml, formatMs } from "./format.js";
+
+const LANE_HEIGHT = 26;
+const AXIS_HEIGHT = 28;
+const LABEL_WIDTH = 170;
+const MARGIN_RIGHT = 16;
+const MAX_LABELLED_BARS = 1500;
+
+/** Workers sorted by device, then pool, then index: cpu(0)/normal/0, cpu(0)/normal/1, cpu(0)/copy/0, ... */
+function sortWorkers(workers) {
+  const key = (w) => w.replace(/\d+/g, (d) => d.padStart(6, "0"));
+  return [...workers].sort((a, b) => key(a).localeCompare(key(b)));
+}
+
+export class Timeline {
+  constructor({ host, legend, detail, resetButton }) {
+    this.host = host;
+    this.legend = legend;
+    this.detail = detail;
+    this.model = null;
+    this.transform = d3.zoomIdentity;
+    this.pinned = null;
+    this.focused = null;
+    this.related = null;
+    this.svg = d3.select(host).append("svg").attr("class", "timeline").attr("tabindex", 0);
+    this.svg.attr("aria-label", "Engine timeline: wheel to zoom, drag to pan, 0 to reset");
+    const defs = this.svg.append("defs");
+    defs.append("clipPath").attr("id", "timeline-clip").append("rect");
+    defs
+      .append("marker")
+      .attr("id", "timeline-arrow")
+      .attr("viewBox", "0 0 10 10")
+      .attr("refX", 9)
+      .attr("refY", 5)
+      .attr("markerWidth", 7)
+      .attr("markerHeight", 7)
+      .attr("orient", "auto-start-reverse")
+      .append("path")
+      .attr("d", "M0,0L10,5L0,10z");
+    this.lanes = this.svg.append("g").attr("class", "lanes");
+    this.axisG = this.svg.append("g").attr("class", "axis");
+    this.plot = this.svg.append("g").attr("class", "plot").attr("clip-path", "url(#timeline-clip)");
+    this.bars = this.plot.append("g").attr("class", "bars");
+    this.labels = this.plot.append("g").attr("class", "labels");
+    this.arrows = this.plot.append("g").attr("class", "arrows");
+    this.empty = d3.select(host).append("div").attr("class", "empty-state");
+    this.zoom = d3
+      .zoom()
+      .scaleExtent([1, 20000])
+      .filter((event) => (!event.ctrlKey || event.type === "wheel") && !event.button && event.type !== "dblclick")
+      .on("zoom", (event) => {
+        // Wheel events come faster than frames: draw once per frame with the latest transform.
+        this.transform = event.transform;
+        if (this.zoomFrame) return;
+        this.zoomFrame = requestAnimationFrame(() => {
+          this.zoomFrame = null;
+          this.layoutBars();
+        });
+      });
+    this.svg.call(this.zoom);
+    this.svg.on("dblclick", () => this.resetZoom());
+    this.svg.on("keydown", (event) => this.onKey(event));
+    resetButton.addEventListener("click", () => this.resetZoom());
+    this.bars.on("mouseover", (event) => {
+      const op = this.opFromEvent(event);
+      if (op && !this.pinned) this.focus(op);
+    });
+    this.bars.on("mouseout", () => {
+      if (!this.pinned) this.focus(null);
+    });
+    this.bars.on("click", (event) => {
+      const op = this.opFromEvent(event);
+      this.pinned = op && this.pinned !== op ? op : null;
+      this.focus(op);
+    });
+    // Redraw when the host's width changes (not on every notification: drawing changes the height).
+    this.observedWidth = 0;
+    new ResizeObserver(() => {
+      const width = host.clientWidth;
+      if (width === this.observedWidth) return;
+      this.observedWidth = width;
+      requestAnimationFrame(() => this.render(true));
+    }).observe(host);
+  }
+
+  /** The operation bound to the bar under the pointer (d3 keeps each bar's datum on its element). */
+  opFromEvent(event) {
+    return event.target?.classList?.contains("bar") ? d3.select(event.target).datum() : null;
+  }
+
+  setModel(model) {
+    this.model = model;
+    this.legendKinds = null;
+    this.pinned = null;
+    this.focused = null;
+    this.related = null;
+    this.transform = d3.zoomIdentity;
+    this.svg.call(this.zoom.transform, d3.zoomIdentity);
+    this.drawnVersion = -1;
+    this.render(true);
+  }
+
+  resetZoom() {
+    this.svg.transition().duration(200).call(this.zoom.transform, d3.zoomIdentity);
+  }
+
+  onKey(event) {
+    const width = this.plotWidth || 1;
+    if (event.key === "+" || event.key === "=") this.svg.call(this.zoom.scaleBy, 1.5);
+    else if (event.key === "-") this.svg.call(this.zoom.scaleBy, 1 / 1.5);
+    else if (event.key === "0") this.resetZoom();
+    else if (event.key === "ArrowLeft") this.svg.call(this.zoom.translateBy, width / 10 / this.transform.k, 0);
+    else if (event.key === "ArrowRight") this.svg.call(this.zoom.translateBy, -width / 10 / this.transform.k, 0);
+    else if (event.key === "Escape") {
+      this.pinned = null;
+      this.focus(null);
+    } else return;
+    event.preventDefault();
+  }
+
+  /** Redraw from the model; cheap when nothing changed since the last call. */
+  render(force = false) {
+    const model = this.model;
+    if (!force && model && this.drawnVersion === model.version && model.finished) return;
+    this.drawnVersion = model?.version;
+    const width = Math.max(this.host.clientWidth, 320);
+    const ops = model ? model.order.filter((op) => op.tStart !== null) : [];
+    const workers = model ? sortWorkers(model.workers) : [];
+    const pending = model ? model.order.length - ops.length : 0;
+    this.empty.style("display", ops.length ? "none" : null).html(
+      !model
+        ? "No run open. Pick <b>engine_basics</b> on the left and press <b>Run</b> to watch two engine workers."
+        : model.finished
+          ? "This run pushed no engine operations. Try <b>engine_basics</b> or <b>rw_hazards</b>."
+          : `Waiting for the first operation to start… (${pending} pushed)`,
+    );
+    const height = AXIS_HEIGHT + Math.max(workers.length, 1) * LANE_HEIGHT + 8;
+    this.plotWidth = width - LABEL_WIDTH - MARGIN_RIGHT;
+    this.svg.attr("width", width).attr("height", ops.length ? height : 0);
+    this.svg.select("#timeline-clip rect").attr("width", this.plotWidth).attr("height", height);
+    this.plot.attr("transform", `translate(${LABEL_WIDTH},${AXIS_HEIGHT})`);
+    this.axisG.attr("transform", `translate(${LABEL_WIDTH},${AXIS_HEIGHT - 2})`);
+    let end = Math.max(model?.now ?? 0, 1e-3);
+    for (const op of ops) if (op.tEnd !== null && op.tEnd > end) end = op.tEnd;
+    this.baseX = d3.scaleLinear().domain([0, end]).range([0, this.plotWidth]);
+    this.laneIndex = new Map(workers.map((w, i) => [w, i]));
+    this.zoom.extent([[0, 0], [this.plotWidth, height]]).translateExtent([[0, 0], [this.plotWidth, height]]);
+
+    const lane = this.lanes
+      .selectAll("g.lane")
+      .data(workers, (w) => w)
+      .join((enter) => {
+        const g = enter.append("g").attr("class", "lane");
+        g.append("rect").attr("class", "lane-bg");
+        g.append("text").attr("class", "lane-label").attr("x", 8).attr("dy", "0.35em");
+        return g;
+      });
+    lane.attr("transform", (w, i) => `translate(0,${AXIS_HEIGHT + i * LANE_HEIGHT})`).attr("data-worker", (w) => w);
+    lane.select("rect").attr("width", width).attr("height", LANE_HEIGHT);
+    lane
+      .select("text")
+      .attr("y", LANE_HEIGHT / 2)
+      .text((w) => w);
+
+    this.ops = ops;
+    const kinds = [...new Set(ops.map((op) => operatorKind(op.name)))];
+    if (kinds.join("\n") !== this.legendKinds) {
+      this.legendKinds = kinds.join("\n");
+      renderLegend(this.legend, kinds);
+    }
+    this.layoutBars();
+    if (this.pinned) this.focus(this.pinned);
+  }
+
+  /**
+   * Draw the bars inside the current zoom window. Only operations overlapping the visible time range
+   * are in the DOM, so zooming into a run of thousands of operations stays smooth.
+   */
+  layoutBars() {
+    if (!this.baseX || !this.model) return;
+    const x = this.transform.rescaleX(this.baseX);
+    this.x = x;
+    const now = this.model.now;
+    const [t0, t1] = x.domain();
+    const visible = (this.ops ?? []).filter((op) => op.tStart <= t1 && (op.tEnd ?? now) >= t0);
+    const related = this.related;
+    const laneY = (op) => (this.laneIndex.get(op.worker) ?? 0) * LANE_HEIGHT;
+    const width = (op) => Math.max(1, x(op.tEnd ?? now) - x(op.tStart));
+    this.axisG.call(
+      d3
+        .axisTop(x)
+        .ticks(Math.max(2, Math.floor(this.plotWidth / 90)))
+        .tickFormat((d) => formatMs(d)),
+    );
+    this.bars
+      .selectAll("rect.bar")
+      .data(visible, (op) => op.id)
+      .join("rect")
+      .attr("class", (op) => `bar${op.tEnd === null ? " running" : ""}${op.error ? " failed" : ""}`)
+      .classed("dim", (op) => related !== null && !related.has(op.id))
+      .classed("focused", (op) => op === this.focused)
+      .attr("data-op", (op) => op.id)
+      .attr("data-worker", (op) => op.worker)
+      .attr("data-name", (op) => op.name)
+      .attr("fill", (op) => colorFor(operatorKind(op.name)))
+      .attr("x", (op) => x(op.tStart))
+      .attr("y", (op) => laneY(op) + 3)
+      .attr("height", LANE_HEIGHT - 6)
+      .attr("width", width);
+    // Names inside the bars wide enough to hold them.
+    const labelled = visible.length <= MAX_LABELLED_BARS ? visible.filter((op) => width(op) > 7 * op.name.length + 6) : [];
+    this.labels
+      .selectAll("text.bar-label")
+      .data(labelled, (op) => op.id)
+      .join("text")
+      .attr("class", "bar-label")
+      .attr("dy", "0.35em")
+      .text((op) => op.name)
+      .attr("x", (op) => x(op.tStart) + 3)
+      .attr("y", (op) => laneY(op) + LANE_HEIGHT / 2);
+    if (this.focused) this.drawArrows(this.focused);
+  }
+
+  /** Show details of `op` and arrows from the operations it waited for (null clears). */
+  focus(op) {
+    this.focused = op;
+    this.related = null;
+    this.bars.selectAll("rect.bar").classed("dim", false).classed("focused", false);
+    this.arrows.selectAll("*").remove();
+    if (!op) {
+      this.detail.classList.add("muted");
+      this.detail.textContent = "Hover or click a bar for its details.";
+      return;
+    }
+    const model = this.model;
+    const deps = op.waitsFor.map((id) => model.ops.get(id)).filter(Boolean);
+    const related = new Set([op.id, ...deps.map((d) => d.id)]);
+    this.related = related;
+    this.bars
+      .selectAll("rect.bar")
+      .classed("dim", (o) => !related.has(o.id))
+      .classed("focused", (o) => o.id === op.id);
+    this.drawArrows(op);
+    const readyAt = Math.max(op.tPush, ...deps.map((d) => d.tEnd ?? op.tPush));
+    const vars = (list) => (list.length ? list.map((v) => escapeHtml(model.varLabel(v))).join(", ") : "none");
+    const depText = deps.length
+      ? deps.map((d) => `${escapeHtml(d.name)} <span class="muted">(op ${d.id})</span>`).join(", ")
+      : "nothing (it could start as soon as a worker was free)";
+    this.detail.classList.remove("muted");
+    this.detail.innerHTML = `
+      <b>${escapeHtml(op.name)}</b> <span class="muted">op ${op.id} · ${escapeHtml(op.worker ?? "")} · ${escapeHtml(op.prop ?? "")}</span>
+      ${this.pinned ? '<span class="pin">pinned — click again or Esc to release</span>' : ""}<br>
+      reads ${vars(op.reads)} · writes ${vars(op.writes)}<br>
+      waited for ${depText}<br>
+      pushed at ${formatMs(op.tPush)} · dependencies done at ${formatMs(readyAt)} · started ${formatMs(op.tStart)}
+      (queued ${formatMs(op.tStart - readyAt)} for a worker) · ran ${op.tEnd === null ? "…still running" : formatMs(op.tEnd - op.tStart)}
+      ${op.error ? `<br><span class="error">error: ${escapeHtml(op.error)}</span>` : ""}`;
+  }
+
+  drawArrows(op) {
+    this.arrows.selectAll("*").remove();
+    if (!this.x) return;
+    const x = this.x;
+    const yOf = (o) => (this.laneIndex.get(o.worker) ?? 0) * LANE_HEIGHT + LANE_HEIGHT / 2;
+    const links = op.waitsFor
+      .map((id) => this.model.ops.get(id))
+      .filter((d) => d && d.tStart !== null)
+      .map((d) => ({ from: d, to: op }));
+    this.arrows
+      .selectAll("path")
+      .data(links)
+      .join("path")
+      .attr("class", "dep-arrow")
+      .attr("marker-end", "url(#timeline-arrow)")
+      .attr("d", ({ from, to }) => {
+        const x1 = x(from.tEnd ?? this.model.now);
+        const y1 = yOf(from);
+        const x2 = x(to.tStart);
+        const y2 = yOf(to);
+        if (y1 === y2) {
+          // Same lane: arc over the bars so that the arrow is not hidden behind them.
+          const top = y1 - LANE_HEIGHT / 2 - 2;
+          return `M${x1},${y1 - 4} C${x1 + 6},${top - 6} ${x2 - 6},${top - 6} ${x2},${y2 - 4}`;
+        }
+        const bend = Math.max(12, Math.abs(x2 - x1) / 2);
+        return `M${x1},${y1} C${x1 + bend},${y1} ${x2 - bend},${y2} ${x2},${y2}`;
+      });
+  }
+}

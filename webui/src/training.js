@@ -1,0 +1,82 @@
+// Training curves: train.metric events grouped by metric name into a loss chart and an
+// accuracy (and other metrics) chart, both with training batches on the x axis.
+import { LineChart } from "./charts.js";
+import { colorFor } from "./colors.js";
+import { escapeHtml } from "./format.js";
+
+const LOSS = /loss|entropy|ce$|mse|mae|nll|perplexity/i;
+
+function chart(host, title, yLabel) {
+  return { host, title, yLabel, chart: null, names: "" };
+}
+
+export class TrainingView {
+  constructor({ lossHost, accuracyHost, stats }) {
+    this.stats = stats;
+    this.groups = [chart(lossHost, "Loss", "loss"), chart(accuracyHost, "Accuracy and other metrics", "value")];
+    this.empty = document.createElement("div");
+    this.empty.className = "empty-state";
+    lossHost.before(this.empty);
+    this.model = null;
+  }
+
+  setModel(model) {
+    this.model = model;
+    this.render();
+  }
+
+  render() {
+    const model = this.model;
+    const series = model ? [...model.metrics.values()] : [];
+    this.empty.style.display = series.length ? "none" : "";
+    this.empty.innerHTML = !model
+      ? "No run open. Run <b>train_mlp</b> to watch loss and accuracy."
+      : model.finished
+        ? "This run reported no training metrics. <b>train_mlp</b> and <b>kvstore_parallel</b> train a network."
+        : "No metric reported yet…";
+    const [lossGroup, otherGroup] = this.groups;
+    const split = [series.filter((s) => LOSS.test(s.name)), series.filter((s) => !LOSS.test(s.name))];
+    [lossGroup, otherGroup].forEach((group, i) => this.renderGroup(group, split[i]));
+    this.stats.innerHTML = series
+      .map((s) => {
+        const last = s.y[s.y.length - 1];
+        return `<div class="stat"><span class="stat-value">${last == null ? "–" : last.toFixed(4)}</span><span class="stat-label">${escapeHtml(s.name)} (epoch ${escapeHtml(String(s.epoch[s.epoch.length - 1]))})</span></div>`;
+      })
+      .join("");
+  }
+
+  renderGroup(group, series) {
+    group.host.style.display = series.length ? "" : "none";
+    if (!series.length) {
+      group.host.dataset.points = "0";
+      return;
+    }
+    const names = series.map((s) => s.name).join("|");
+    if (!group.chart || group.names !== names) {
+      // The set of metrics changed (a validation metric arrived): rebuild the chart with the new series.
+      group.host.replaceChildren();
+      group.names = names;
+      group.chart = new LineChart(group.host, {
+        title: group.title,
+        xLabel: "training batches",
+        yLabel: group.yLabel,
+        xFormat: (v) => String(Math.round(v)),
+        yFormat: (v) => (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(3)),
+        series: series.map((s) =>
+          s.phase === "validation"
+            ? { label: s.name, stroke: colorFor(`metric:${s.name}`), width: 2, dash: [6, 4], points: { show: true, size: 7 } }
+            : { label: s.name, stroke: colorFor(`metric:${s.name}`), width: 1.5 },
+        ),
+      });
+    }
+    // uPlot wants aligned columns: one sorted x array, each series with null where it has no value.
+    const xs = [...new Set(series.flatMap((s) => s.x))].sort((a, b) => a - b);
+    const index = new Map(xs.map((x, i) => [x, i]));
+    const columns = series.map((s) => {
+      const column = new Array(xs.length).fill(null);
+      s.x.forEach((x, i) => (column[index.get(x)] = s.y[i]));
+      return column;
+    });
+    group.chart.setData([xs, ...columns]);
+  }
+}
