@@ -5,6 +5,12 @@ guards each call with ``if events.enabled:`` so that, with no subscriber, report
 one attribute check. Each event is a plain dict ``{"kind", "t_ns", **fields}`` with
 ``t_ns`` from ``time.perf_counter_ns()``; the kinds and their fields are listed in
 ``KINDS`` (DESIGN.md, "Events").
+
+The hottest publishers (the engine's push/start/end, three per operation) call
+:func:`emit` with the fields as positional values in ``KINDS`` order. A subscriber that asks
+for ``raw=True`` then receives the tuple ``(kind, t_ns, values)`` as it is, and builds dicts
+later, off the hot path, with :func:`to_dict`: the server's event forwarder does this, so
+watching a program costs it a tuple and an append per event rather than a dict.
 """
 
 from __future__ import annotations
@@ -16,6 +22,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 Event = dict[str, Any]
+#: What a ``raw=True`` subscriber receives: ``(kind, t_ns, values)``, where ``values`` is a
+#: tuple in ``KINDS[kind]`` order (from :func:`emit`) or a dict of fields (from :func:`publish`).
+RawEvent = tuple[str, int, "tuple[Any, ...] | dict[str, Any]"]
 Callback = Callable[[Event], None]
 
 KINDS: dict[str, tuple[str, ...]] = {
@@ -40,20 +49,26 @@ _log = logging.getLogger(__name__)
 enabled = False
 
 _lock = threading.Lock()
-# kind -> subscribers interested in it; "*" holds those that want every kind. Replaced,
-# never mutated, so publish() can read it without a lock.
+_subscriptions: tuple[Subscription, ...] = ()
+# kind -> every subscriber that receives it (those of "*" included), computed when someone
+# subscribes or unsubscribes. Replaced, never mutated, so publishers read it without a lock
+# and pay a single dict lookup per event.
 _routes: dict[str, tuple[Subscription, ...]] = {}
 
 
 class Subscription:
     """A handle returned by :func:`subscribe`; pass it to :func:`unsubscribe` (or use ``with``)."""
 
-    __slots__ = ("callback", "kinds", "failures")
+    __slots__ = ("callback", "kinds", "raw", "failures")
 
-    def __init__(self, callback: Callback, kinds: frozenset[str] | None) -> None:
+    def __init__(self, callback: Callback, kinds: frozenset[str] | None, raw: bool = False) -> None:
         self.callback = callback
         self.kinds = kinds
+        self.raw = raw
         self.failures = 0
+
+    def wants(self, kind: str) -> bool:
+        return self.kinds is None or kind in self.kinds
 
     def __enter__(self) -> Subscription:
         return self
@@ -62,12 +77,13 @@ class Subscription:
         unsubscribe(self)
 
 
-def subscribe(callback: Callback, kinds: Iterable[str] | None = None) -> Subscription:
+def subscribe(callback: Callback, kinds: Iterable[str] | None = None, raw: bool = False) -> Subscription:
     """Call ``callback(event)`` for every published event of ``kinds`` (all kinds if None).
 
     Callbacks run synchronously in the publishing thread (often an engine worker), so they
     must be quick and thread-safe; hand heavy work to a queue. An exception in a callback
-    is logged and counted, never propagated into the engine.
+    is logged and counted, never propagated into the engine. With ``raw=True`` the callback
+    receives :data:`RawEvent` tuples (turn them into dicts with :func:`to_dict`).
     """
     if not callable(callback):
         raise TypeError(f"events.subscribe: callback must be callable, got {type(callback).__name__}")
@@ -77,42 +93,81 @@ def subscribe(callback: Callback, kinds: Iterable[str] | None = None) -> Subscri
         unknown = sorted(kind_set - KINDS.keys())
         if unknown:
             raise ValueError(f"events.subscribe: unknown event kind(s) {unknown}; known kinds: {sorted(KINDS)}")
-    sub = Subscription(callback, kind_set)
-    global enabled
+    sub = Subscription(callback, kind_set, bool(raw))
+    global _subscriptions
     with _lock:
-        for key in kind_set or ("*",):
-            _routes[key] = _routes.get(key, ()) + (sub,)
-        enabled = True
+        _subscriptions = (*_subscriptions, sub)
+        _rebuild_routes()
     return sub
 
 
 def unsubscribe(sub: Subscription) -> None:
     """Stop delivering to ``sub``; unsubscribing twice is harmless."""
-    global enabled
+    global _subscriptions
     with _lock:
-        for key in list(_routes):
-            remaining = tuple(s for s in _routes[key] if s is not sub)
-            if remaining:
-                _routes[key] = remaining
-            else:
-                del _routes[key]
-        enabled = bool(_routes)
+        _subscriptions = tuple(s for s in _subscriptions if s is not sub)
+        _rebuild_routes()
+
+
+def _rebuild_routes() -> None:
+    """Recompute ``_routes`` and ``enabled`` from the subscriptions (called under ``_lock``)."""
+    global _routes, enabled
+    _routes = {kind: targets for kind in KINDS if (targets := tuple(s for s in _subscriptions if s.wants(kind)))}
+    enabled = bool(_subscriptions)
+
+
+def _deliver(sub: Subscription, kind: str, event: object) -> None:
+    try:
+        sub.callback(event)
+    except Exception:
+        sub.failures += 1
+        if sub.failures == 1:
+            _log.exception("event subscriber %r failed on %s; later failures are counted only", sub.callback, kind)
 
 
 def publish(kind: str, **fields: Any) -> None:
     """Deliver ``{"kind": kind, "t_ns": now, **fields}`` to the subscribers of ``kind``."""
-    routes = _routes
-    targets = routes.get(kind, ()) + routes.get("*", ())
+    targets = _routes.get(kind)
     if not targets:
         return
-    event = {"kind": kind, "t_ns": fields.pop("t_ns", None) or time.perf_counter_ns(), **fields}
+    t_ns = fields.pop("t_ns", None) or time.perf_counter_ns()
+    event = {"kind": kind, "t_ns": t_ns, **fields}
     for sub in targets:
-        try:
-            sub.callback(event)
-        except Exception:
-            sub.failures += 1
-            if sub.failures == 1:
-                _log.exception("event subscriber %r failed on %s; later failures are counted only", sub.callback, kind)
+        _deliver(sub, kind, (kind, t_ns, fields) if sub.raw else event)
+
+
+def emit(kind: str, *values: Any) -> None:
+    """The hot path: publish ``kind`` with its fields given positionally, in ``KINDS[kind]`` order.
+
+    Raw subscribers get the values tuple as it is; a dict is built only if some subscriber
+    wants dicts. Callers still guard with ``if events.enabled:``.
+    """
+    targets = _routes.get(kind)
+    if not targets:
+        return
+    t_ns = time.perf_counter_ns()
+    raw = (kind, t_ns, values)
+    event = None
+    for sub in targets:
+        if sub.raw:
+            _deliver(sub, kind, raw)
+        else:
+            if event is None:
+                event = to_dict(raw)
+            _deliver(sub, kind, event)
+
+
+def to_dict(raw: RawEvent) -> Event:
+    """The ``{"kind", "t_ns", ...fields}`` dict of a raw event (what ordinary subscribers get)."""
+    kind, t_ns, values = raw
+    if isinstance(values, dict):
+        return {"kind": kind, "t_ns": t_ns, **values}
+    names = KINDS[kind]
+    if len(names) != len(values):
+        raise ValueError(f"events: {kind} has fields {names}, got {len(values)} values {values!r}")
+    event = {"kind": kind, "t_ns": t_ns}
+    event.update(zip(names, values, strict=True))
+    return event
 
 
 class Recorder:

@@ -229,9 +229,7 @@ class PooledStorageManager:
             self.bytes_in_use += rounded
             self.peak_bytes_in_use = max(self.peak_bytes_in_use, self.bytes_in_use)
         if events.enabled:
-            events.publish(
-                "storage.alloc", handle=handle.id, ctx=str(self.ctx), nbytes=nbytes, rounded=rounded, pool_hit=hit
-            )
+            events.emit("storage.alloc", handle.id, str(self.ctx), nbytes, rounded, hit)
         return handle
 
     def free(self, handle: Handle) -> None:
@@ -255,14 +253,7 @@ class PooledStorageManager:
             del buffer  # the last reference: the block goes back to the system now
             backend.release_cached_memory(self.ctx)  # on a GPU, past CuPy's own cache too
         if events.enabled:
-            events.publish(
-                "storage.free",
-                handle=handle.id,
-                ctx=str(self.ctx),
-                nbytes=handle.nbytes,
-                rounded=handle.rounded,
-                pooled=pooled,
-            )
+            events.emit("storage.free", handle.id, str(self.ctx), handle.nbytes, handle.rounded, pooled)
 
     def release_all(self) -> None:
         """Hand every pooled block back to the system (blocks in use are not touched)."""

@@ -51,7 +51,7 @@ class LiveFeed:
         self._subscription: events.Subscription | None = None
 
     def start(self) -> None:
-        self._subscription = events.subscribe(self._pending.append)
+        self._subscription = events.subscribe(self._pending.append, raw=True)
         self._thread.start()
 
     def pause(self) -> None:
@@ -62,7 +62,7 @@ class LiveFeed:
 
     def resume(self) -> None:
         if self._subscription is None and not self._stopping:
-            self._subscription = events.subscribe(self._pending.append)
+            self._subscription = events.subscribe(self._pending.append, raw=True)
 
     def stop(self) -> None:
         if self._subscription is not None:
@@ -78,7 +78,8 @@ class LiveFeed:
         pending = self._pending
         while pending:
             n = min(len(pending), self._batch_events)
-            batch = [pending.popleft() for _ in range(n)]
+            # raw tuples were queued on the hot path; dicts are built here, in this thread
+            batch = [events.to_dict(pending.popleft()) for _ in range(n)]
             self.run.publish_events(batch)
 
     def _loop(self) -> None:

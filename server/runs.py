@@ -32,6 +32,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from framework.events import to_dict as raw_event_dict
+
 from .scenarios.base import Scenario
 from .streaming import BATCH_MAX_EVENTS, FINAL_STATUSES, Batch, ClientQueue, encode_events
 
@@ -392,7 +394,7 @@ class RunManager:
                         break  # the worker exited (or died)
                     tag = message[0]
                     if tag == "events":
-                        run.publish_events(message[1])
+                        run.publish_events([e if isinstance(e, dict) else raw_event_dict(e) for e in message[1]])
                     elif tag == "graph":
                         run.graph = message[1]
                     elif tag == "log":

@@ -3,9 +3,10 @@
 The server starts :func:`worker_main` in a fresh process (``server.runs``) and reads the
 other end of ``conn``. Everything the worker says is a tuple ``(tag, payload...)``:
 
-* ``("events", [event, ...])`` -- a batch of at most 2000 events, pickled as they are (the
-  server encodes them as JSON: encoding costs more than the engine's own dispatch, so it
-  belongs on the server's core, not in the process being watched);
+* ``("events", [raw, ...])`` -- a batch of at most 2000 raw events ``(kind, t_ns, values)``
+  (:data:`framework.events.RawEvent`), pickled as they are: the server turns them into
+  dicts and JSON (that costs more than the engine's own dispatch, so it belongs on the
+  server's core, not in the process being watched);
 * ``("graph", dot)`` and ``("log", line)`` -- from the scenario's :class:`WorkerContext`;
 * ``("result", dict)`` -- the scenario's return value plus ``event_counts``, sent last;
 * ``("error", text)`` -- the scenario raised; ``text`` is the exception's type and message.
@@ -35,7 +36,7 @@ MAX_GRAPH_CHARS = 2_000_000
 MAX_LOG_CHARS = 2_000
 
 Send = Callable[..., None]
-_kind = operator.itemgetter("kind")
+_kind = operator.itemgetter(0)  # raw events are (kind, t_ns, values)
 
 
 class EventForwarder:
@@ -51,7 +52,7 @@ class EventForwarder:
         self._send = send
         self._interval = interval
         self._batch_events = batch_events
-        self._pending: deque[dict[str, Any]] = deque()
+        self._pending: deque[events.RawEvent] = deque()
         self._wake = threading.Event()
         self._stopping = False
         self._flush_lock = threading.Lock()
@@ -60,8 +61,8 @@ class EventForwarder:
         self.forwarded = 0
 
     @property
-    def on_event(self) -> Callable[[dict[str, Any]], None]:
-        """The subscriber callback."""
+    def on_event(self) -> Callable[[events.RawEvent], None]:
+        """The subscriber callback (a ``raw=True`` subscription)."""
         return self._pending.append
 
     def start(self) -> None:
@@ -85,7 +86,7 @@ class EventForwarder:
                 try:
                     self._send("events", batch)
                 except (TypeError, AttributeError, pickle.PicklingError):
-                    self._send("events", json_safe(batch))  # an unpicklable field: send its str
+                    self._send("events", [json_safe(events.to_dict(e)) for e in batch])  # unpicklable: str
                 self.counts.update(map(_kind, batch))
                 self.forwarded += n
 
@@ -140,7 +141,7 @@ def worker_main(conn: Connection, scenario: Scenario, raw_params: dict[str, Any]
     try:
         params = scenario.validate(raw_params)
         forwarder = EventForwarder(send)
-        subscription = events.subscribe(forwarder.on_event)
+        subscription = events.subscribe(forwarder.on_event, raw=True)
         forwarder.start()
         try:
             result = scenario.run(params, WorkerContext(send))

@@ -5,26 +5,10 @@ from __future__ import annotations
 import os
 
 import pytest
+from engine_configs import ENGINE_CONFIGS, THREADED_CONFIGS, config_id
 
 import framework as mx
 from framework.engine import Engine, create
-
-# (engine type, worker count) pairs every engine-level behaviour is checked on.
-ENGINE_CONFIGS = [
-    ("NaiveEngine", None),
-    ("ThreadedEngine", 1),
-    ("ThreadedEngine", 2),
-    ("ThreadedEngine", 4),
-    ("ThreadedEnginePerDevice", 1),
-    ("ThreadedEnginePerDevice", 2),
-    ("ThreadedEnginePerDevice", 4),
-]
-THREADED_CONFIGS = [c for c in ENGINE_CONFIGS if c[0] != "NaiveEngine"]
-
-
-def config_id(config: tuple[str, int | None]) -> str:
-    kind, workers = config
-    return kind if workers is None else f"{kind}-{workers}w"
 
 
 @pytest.fixture

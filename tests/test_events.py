@@ -6,6 +6,7 @@ import threading
 
 import pytest
 
+import framework as mx
 from framework import events
 
 
@@ -69,3 +70,37 @@ def test_recorder_collects_from_many_threads():
             thread.join()
     assert len(rec.events) == 2000
     assert len(rec.of_kind("engine.var_new")) == 2000
+
+
+def test_emit_gives_raw_subscribers_tuples_and_others_dicts():
+    raw, plain = [], []
+    with events.subscribe(raw.append, raw=True), events.subscribe(plain.append, kinds="engine.start"):
+        events.emit("engine.start", 7, "cpu(0)/normal/0", None)
+        events.publish("kvstore.push", key="w", nbytes=4, ctx="cpu(0)", extra=1)
+    # the raw subscriber sees the positional values as emitted, and publish()'s fields dict
+    assert [r[0] for r in raw] == ["engine.start", "kvstore.push"]
+    assert raw[0][2] == (7, "cpu(0)/normal/0", None)
+    assert raw[1][2] == {"key": "w", "nbytes": 4, "ctx": "cpu(0)", "extra": 1}
+    # the dict subscriber gets the same event as if it had been published with names
+    assert plain == [{"kind": "engine.start", "t_ns": raw[0][1], "op": 7, "worker": "cpu(0)/normal/0", "stream": None}]
+    assert events.to_dict(raw[0]) == plain[0]
+    assert events.to_dict(raw[1])["extra"] == 1
+
+
+def test_emit_with_the_wrong_number_of_values_is_named_when_converted():
+    with events.subscribe(lambda e: None, raw=True):
+        pass
+    with pytest.raises(ValueError, match=r"engine.start has fields \('op', 'worker', 'stream'\), got 2 values"):
+        events.to_dict(("engine.start", 1, (7, "w")))
+
+
+def test_engine_events_match_the_kinds_table(make_engine):
+    engine = make_engine("ThreadedEnginePerDevice", 1)
+    var = engine.new_variable("v")
+    with events.record() as rec:
+        engine.push_sync(lambda rc: None, mx.cpu(0), mutable_vars=[var], name="noop")
+        engine.wait_for_all()
+    for event in rec.of_kind("engine.push", "engine.start", "engine.end"):
+        assert set(event) == {"kind", "t_ns", *events.KINDS[event["kind"]]}
+    push = rec.of_kind("engine.push")[0]
+    assert push["name"] == "noop" and push["writes"] == [var.id] and push["reads"] == []

@@ -381,15 +381,16 @@ class Engine(abc.ABC):
             raise EngineError(f"cannot push {op.name!r}: the engine is stopped (call start())")
         self._inflight[op.id] = op
         if events.enabled and op.profiled:
-            events.publish(
+            # emit: positional fields in events.KINDS order, no dict on the hot path
+            events.emit(
                 "engine.push",
-                op=op.id,
-                name=op.name,
-                ctx=str(op.ctx),
-                reads=[v.id for v in op.reads],
-                writes=[v.id for v in op.writes],
-                priority=op.priority,
-                prop=op.prop.value,
+                op.id,
+                op.name,
+                str(op.ctx),
+                [v.id for v in op.reads],
+                [v.id for v in op.writes],
+                op.priority,
+                op.prop.value,
             )
         self._schedule(op)
 
@@ -397,7 +398,7 @@ class Engine(abc.ABC):
         """Run one ready operation on the calling thread (a worker, or inline)."""
         op.state = "running"
         if events.enabled and op.profiled:
-            events.publish("engine.start", op=op.id, worker=worker, stream=backend.stream_name(stream))
+            events.emit("engine.start", op.id, worker, backend.stream_name(stream))
         if not (op.no_skip or op.handles_exceptions):
             for var in op.reads + op.writes:
                 record = var.exception_record
@@ -457,7 +458,7 @@ class Engine(abc.ABC):
                 message = f"{type(cause).__name__}: {cause}"
                 if error is None:
                     message = f"skipped after error in {record.op_name!r}: {message}"
-            events.publish("engine.end", op=op.id, worker=worker, stream=backend.stream_name(stream), error=message)
+            events.emit("engine.end", op.id, worker, backend.stream_name(stream), message)
         self._release_dependencies(op)
         del self._inflight[op.id]
         if op.done is not None:

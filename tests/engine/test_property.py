@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from conftest import ENGINE_CONFIGS, config_id
+from engine_configs import ENGINE_CONFIGS, config_id
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
