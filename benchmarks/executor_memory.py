@@ -46,6 +46,7 @@ import framework as mx
 from framework import symbol as sym
 from framework.engine import create
 from framework.executor import simple_bind
+from server.scenarios.memory_planning import lenet  # the memory scenario's LeNet: one definition
 
 MB = 1 << 20
 # MXNet 1.9.1, anchors RESULTS.md W4: (reported MB at the batch, at 16x the batch, naive MB at the batch).
@@ -83,21 +84,6 @@ def mlp(depth: int, hidden: int) -> sym.Symbol:
         x = sym.FullyConnected(x, num_hidden=hidden, name=f"fc{i}")
         x = sym.Activation(x, act_type="relu", name=f"relu{i}")
     x = sym.FullyConnected(x, num_hidden=10, name="fc_out")
-    return sym.SoftmaxOutput(x, name="softmax")
-
-
-def lenet() -> sym.Symbol:
-    x = sym.Variable("data")
-    x = sym.Convolution(x, kernel=(5, 5), num_filter=20, name="conv1")
-    x = sym.Activation(x, act_type="tanh", name="tanh1")
-    x = sym.Pooling(x, pool_type="max", kernel=(2, 2), stride=(2, 2), name="pool1")
-    x = sym.Convolution(x, kernel=(5, 5), num_filter=50, name="conv2")
-    x = sym.Activation(x, act_type="tanh", name="tanh2")
-    x = sym.Pooling(x, pool_type="max", kernel=(2, 2), stride=(2, 2), name="pool2")
-    x = sym.Flatten(x, name="flatten")
-    x = sym.FullyConnected(x, num_hidden=500, name="fc1")
-    x = sym.Activation(x, act_type="tanh", name="tanh3")
-    x = sym.FullyConnected(x, num_hidden=10, name="fc2")
     return sym.SoftmaxOutput(x, name="softmax")
 
 
