@@ -27,21 +27,19 @@ same). The property answers the registry's questions (argument, output and auxil
 names, shape and type inference); ``create_operator`` builds the computing object once per
 node (or imperative call pattern), device, input shapes and dtypes.
 
-**How the NDArrays reach your code.** The engine calls the operator with raw arrays on one
-of its worker threads. Your ``forward``/``backward`` receive *fresh* NDArrays holding
-copies of the inputs (and of the outputs' current values, so ``req='add'`` works), and may
-use any ``mx.nd`` operation on them. Because those operations are themselves pushed to the
-engine, and a worker that waits for work queued behind itself would deadlock, the Python
-code runs on a dedicated thread (MXNet also runs custom operators on their own thread),
-and on CPU the NDArrays it receives live on a context of their own, ``cpu(1023)``
-(:data:`SIDE_CONTEXT`; arrays you create inside inherit it), whose operations
-``ThreadedEnginePerDevice`` runs in a separate worker pool. With the ``NaiveEngine`` the
-code runs inline on the real context. Results are copied back into the real outputs
-honouring ``req``. The price is one copy per array, fine for learning and prototyping.
-
-Known limitation: with ``ThreadedEngine`` (one pool for everything) or on GPU, several
-``Custom`` nodes running at once can still occupy every worker while their Python code
-waits for work queued behind them; use the default engine (CPU) or ``NaiveEngine``.
+**How it runs (MXNet 1.x's design).** ``Custom`` is an *asynchronous* operator
+(``OpDef.set_is_async``): the engine pushes it with ``push_async`` and
+``FnProperty.ASYNC``, and its compute function only queues a job for the custom-op
+thread and returns, so the engine worker (or the pushing thread) is free at once. On the
+custom-op thread your ``forward``/``backward`` receive NDArrays over the operator's real
+arrays, on their real context, each with a fresh engine variable (the real ones are held
+by the running operation). Your ``mx.nd`` calls push work normally; when your code
+returns, the thread waits until every operation pushed on those arrays has finished,
+then calls ``on_complete``, and only then does the engine run what depends on the
+outputs. An exception (yours, or one raised by work you pushed) becomes a
+:class:`CustomOpError` naming the operator type and the step, raised at the next wait.
+With the ``NaiveEngine`` the code runs inline and completes synchronously, as in MXNet.
+The arrays you receive are valid only during the call (keep a ``.copy()`` if needed).
 
 **Backward dependencies.** ``declare_backward_dependency`` is honoured for what your
 ``backward`` receives (undeclared ``in_data``/``out_data`` entries are still passed, as in
@@ -315,6 +313,14 @@ def _backward_infer_type(attrs: NodeAttrs, in_types: list, out_types: list) -> b
 
 def _gradient(node: Node, out_grads: list[Entry]) -> list[Entry | None]:
     n_args, n_out, _ = _counts(node.attrs)
+    if not _prop(node.attrs).need_top_grad_:
+        # A loss layer (need_top_grad=False) ignores the gradient from above: backward gets
+        # zeros instead, so executors need no head gradient for it (like SoftmaxOutput).
+        zeros = registry.get("zeros_like")
+        out_grads = [
+            Entry(Node(zeros, zeros.parse_attrs({}, name=f"{node.name}_no_top_grad{i}"), [Entry(node, i)]))
+            for i in range(n_out)
+        ]
     inputs = list(out_grads) + list(node.inputs[:n_args]) + [Entry(node, i) for i in range(n_out)]
     inputs += list(node.inputs[n_args:])
     backward = make_backward_node(node, "_backward_Custom", inputs)

@@ -14,7 +14,9 @@ in five steps, each a pass over an explicit graph:
 5. **Allocation and steps**: one NDArray per storage block, a view of it per entry, and
    per node a prepared call of the operator's compute function with the right ``req``
    per output (``write``, ``inplace``, ``add`` for ``grad_req='add'``, ``null`` for
-   outputs nobody reads). Chains of nodes are grouped into bulk segments.
+   outputs nobody reads). Chains of nodes are grouped into bulk segments; an asynchronous
+   operator (``OpDef.is_async``, e.g. ``Custom``) is always a segment of its own, pushed
+   with ``push_async``.
 
 ``forward`` and ``backward`` then only push: each segment goes to the engine with the
 variables of the blocks it reads and writes, so the engine runs independent branches at
