@@ -204,7 +204,11 @@ class _Step:
             on_complete(error)
 
         op_ctx = OpContext(is_train, self.ctx, run_ctx.stream, self.requested, complete)
-        self.compute(self.attrs, op_ctx, self.inputs, self.req, self.outputs)
+        try:
+            self.compute(self.attrs, op_ctx, self.inputs, self.req, self.outputs)
+        except BaseException as err:  # the engine completes the operation with it
+            self._note(err)
+            raise
 
     def _note(self, err: BaseException) -> None:
         try:

@@ -339,3 +339,56 @@ def test_called_outside_the_engine_runs_synchronously():
     attrs = op.parse_attrs({"op_type": "async_broken"})
     with pytest.raises(CustomOpError, match="forward raised RuntimeError"):
         op.get_compute("cpu")(attrs, OpContext(False, mx.cpu()), [X.copy()], [WRITE], [out])
+
+
+# ------------------------------------------------------------------ the custom-op thread pool
+def test_custom_op_threads_run_a_chain_on_one_thread_and_grow_only_for_nesting():
+    pool = custom_op._CustomOpThreads(max_threads=3)
+    ran: list[str] = []
+    finished = threading.Event()
+
+    def chained(i: int):
+        def job():
+            ran.append(threading.current_thread().name)
+            # completing job i queues job i + 1 (what on_complete does for a dependent chain)
+            return (lambda: pool.submit(chained(i + 1))) if i < 20 else finished.set
+
+        return job
+
+    pool.submit(chained(0))
+    assert finished.wait(10)
+    assert pool.num_threads == 1 and set(ran) == {"mxlab-custom-op/0"}
+
+    inner_done = threading.Event()
+
+    def inner():
+        inner_done.set()
+        return lambda: None
+
+    def outer():  # waits for a job it queued itself: needs a second thread
+        pool.submit(inner)
+        assert inner_done.wait(10)
+        return lambda: None
+
+    pool.submit(outer)
+    assert inner_done.wait(10)
+    assert pool.num_threads == 2
+
+    release = threading.Event()
+    blocked = [threading.Event() for _ in range(4)]
+
+    def blocker(i: int):
+        def job():
+            blocked[i].set()
+            release.wait(10)
+            return lambda: None
+
+        return job
+
+    for i in range(4):
+        pool.submit(blocker(i))
+    assert blocked[2].wait(10)
+    assert pool.num_threads == 3  # capped at max_threads: the fourth job waits its turn
+    assert not blocked[3].is_set()
+    release.set()
+    assert blocked[3].wait(10)
