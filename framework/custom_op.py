@@ -27,21 +27,19 @@ same). The property answers the registry's questions (argument, output and auxil
 names, shape and type inference); ``create_operator`` builds the computing object once per
 node (or imperative call pattern), device, input shapes and dtypes.
 
-**How the NDArrays reach your code.** The engine calls the operator with raw arrays on one
-of its worker threads. Your ``forward``/``backward`` receive *fresh* NDArrays holding
-copies of the inputs (and of the outputs' current values, so ``req='add'`` works), and may
-use any ``mx.nd`` operation on them. Because those operations are themselves pushed to the
-engine, and a worker that waits for work queued behind itself would deadlock, the Python
-code runs on a dedicated thread (MXNet also runs custom operators on their own thread),
-and on CPU the NDArrays it receives live on a context of their own, ``cpu(1023)``
-(:data:`SIDE_CONTEXT`; arrays you create inside inherit it), whose operations
-``ThreadedEnginePerDevice`` runs in a separate worker pool. With the ``NaiveEngine`` the
-code runs inline on the real context. Results are copied back into the real outputs
-honouring ``req``. The price is one copy per array, fine for learning and prototyping.
-
-Known limitation: with ``ThreadedEngine`` (one pool for everything) or on GPU, several
-``Custom`` nodes running at once can still occupy every worker while their Python code
-waits for work queued behind them; use the default engine (CPU) or ``NaiveEngine``.
+**How it runs (MXNet 1.x's design).** ``Custom`` is an *asynchronous* operator
+(``OpDef.set_is_async``): the engine pushes it with ``push_async`` and
+``FnProperty.ASYNC``, and its compute function only queues a job for the custom-op
+thread and returns, so the engine worker (or the pushing thread) is free at once. On the
+custom-op thread your ``forward``/``backward`` receive NDArrays over the operator's real
+arrays, on their real context, each with a fresh engine variable (the real ones are held
+by the running operation). Your ``mx.nd`` calls push work normally; when your code
+returns, the thread waits until every operation pushed on those arrays has finished,
+then calls ``on_complete``, and only then does the engine run what depends on the
+outputs. An exception (yours, or one raised by work you pushed) becomes a
+:class:`CustomOpError` naming the operator type and the step, raised at the next wait.
+With the ``NaiveEngine`` the code runs inline and completes synchronously, as in MXNet.
+The arrays you receive are valid only during the call (keep a ``.copy()`` if needed).
 
 **Backward dependencies.** ``declare_backward_dependency`` is honoured for what your
 ``backward`` receives (undeclared ``in_data``/``out_data`` entries are still passed, as in
@@ -57,10 +55,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import backend
-from .base import MXLabError
+from .base import MXLabError, env_int
 from .context import Context
-from .engine import Engine, NaiveEngine
+from .engine import Engine, NaiveEngine, Var
 from .library import OpenFields
+from .ndarray.chunk import Chunk
 from .ndarray.imperative import STATE
 from .ndarray.ndarray import NDArray, new_array
 from .operator import registry
@@ -314,6 +313,14 @@ def _backward_infer_type(attrs: NodeAttrs, in_types: list, out_types: list) -> b
 
 def _gradient(node: Node, out_grads: list[Entry]) -> list[Entry | None]:
     n_args, n_out, _ = _counts(node.attrs)
+    if not _prop(node.attrs).need_top_grad_:
+        # A loss layer (need_top_grad=False) ignores the gradient from above: backward gets
+        # zeros instead, so executors need no head gradient for it (like SoftmaxOutput).
+        zeros = registry.get("zeros_like")
+        out_grads = [
+            Entry(Node(zeros, zeros.parse_attrs({}, name=f"{node.name}_no_top_grad{i}"), [Entry(node, i)]))
+            for i in range(n_out)
+        ]
     inputs = list(out_grads) + list(node.inputs[:n_args]) + [Entry(node, i) for i in range(n_out)]
     inputs += list(node.inputs[n_args:])
     backward = make_backward_node(node, "_backward_Custom", inputs)
@@ -321,70 +328,220 @@ def _gradient(node: Node, out_grads: list[Entry]) -> list[Entry | None]:
 
 
 # ------------------------------------------------------------------------------ running user code
-class _Worker:
-    """The thread custom operators run on when the engine uses worker threads."""
+class _CustomOpThreads:
+    """The threads Python ``forward``/``backward`` run on (MXNet's ``CustomOperator`` worker).
 
-    def __init__(self) -> None:
-        self.jobs: queue.Queue = queue.Queue()
-        self.thread = threading.Thread(target=self._loop, name="mxlab-custom-op", daemon=True)
-        self.thread.start()
+    ``Custom`` is an asynchronous operator: its compute function, called by the engine in
+    whatever thread made it ready, only queues a job here and returns, so no engine worker
+    ever waits for Python code. One thread takes the jobs in order. Because user code may
+    itself wait for another custom operator (a ``forward`` that calls ``mx.nd.Custom`` and
+    reads the result), a further thread is started when a job is queued and no thread is
+    idle, up to ``MXLAB_CUSTOM_OP_NUM_THREADS`` (default 16).
+    """
+
+    def __init__(self, max_threads: int) -> None:
+        self.max_threads = max_threads
+        self._jobs: queue.SimpleQueue[Callable[[], Callable[[], None]]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._idle = 0  # threads waiting for a job
+        self._queued = 0  # jobs not taken yet
+
+    def submit(self, job: Callable[[], Callable[[], None]]) -> None:
+        """Queue ``job``: it runs the user code and returns the completion to call."""
+        with self._lock:
+            self._queued += 1
+            if self._queued > self._idle and len(self._threads) < self.max_threads:
+                name = f"mxlab-custom-op/{len(self._threads)}"
+                thread = threading.Thread(target=self._loop, name=name, daemon=True)
+                self._threads.append(thread)
+                self._idle += 1
+                thread.start()
+        self._jobs.put(job)
+
+    @property
+    def num_threads(self) -> int:
+        return len(self._threads)
 
     def _loop(self) -> None:
         while True:
-            job, done, box = self.jobs.get()
-            try:
-                box.append(("ok", job()))
-            except BaseException as err:
-                box.append(("error", err))
-            done.set()
-
-    def run(self, job: Callable[[], Any]) -> Any:
-        if threading.current_thread() is self.thread:
-            return job()  # a custom operator called from inside another one
-        done, box = threading.Event(), []
-        self.jobs.put((job, done, box))
-        done.wait()
-        kind, value = box[0]
-        if kind == "error":
-            raise value
-        return value
+            job = self._jobs.get()
+            with self._lock:
+                self._queued -= 1
+                self._idle -= 1
+            complete = job()
+            # Idle again *before* completing: the completion may make the next custom
+            # operator of a chain ready, and its job should go to this thread, not a new one.
+            with self._lock:
+                self._idle += 1
+            complete()
 
 
-_worker: _Worker | None = None
-_worker_lock = threading.Lock()
+_threads: _CustomOpThreads | None = None
+_threads_lock = threading.Lock()
 
 
-def _run_user(job: Callable[[], Any]) -> Any:
-    global _worker
-    if isinstance(Engine.get(), NaiveEngine):
-        return job()
-    with _worker_lock:
-        if _worker is None:
-            _worker = _Worker()
-    return _worker.run(job)
+def _custom_op_threads() -> _CustomOpThreads:
+    global _threads
+    with _threads_lock:
+        if _threads is None:
+            _threads = _CustomOpThreads(env_int("MXLAB_CUSTOM_OP_NUM_THREADS", 16, minimum=1))
+        return _threads
 
 
 _REQ_NAMES = {Req.NULL: "null", Req.WRITE: "write", Req.INPLACE: "inplace", Req.ADD: "add"}
 
 
-#: Where the NDArrays handed to CPU custom operators live when the engine has worker threads:
-#: a CPU device of its own, so their operations run in a worker pool of their own
-#: (ThreadedEnginePerDevice keeps one pool per context) and never wait for a worker that
-#: is itself blocked inside a custom operator.
-SIDE_CONTEXT = Context("cpu", 1023)
+def _borrowed_chunk(ctx: Context, engine: Engine, name: str) -> Chunk:
+    """A chunk over memory the operator's caller owns, with an engine variable of its own.
+
+    The engine operation running ``Custom`` holds the real arrays' variables until it
+    completes, so user code pushing work on them would wait for itself. The NDArrays handed
+    to user code therefore view the *same memory* under *fresh* variables (MXNet does the
+    same); the operation completes only after every push on those variables has finished.
+    The chunk owns no storage block: its variable is deleted by :func:`_retire`, never
+    returned to the pool.
+    """
+    chunk = Chunk.__new__(Chunk)
+    chunk.engine, chunk.ctx, chunk.handle = engine, ctx, None
+    chunk.var = engine.new_variable(name)
+    return chunk
 
 
-def _user_context(ctx: Context) -> Context:
-    if ctx.device_type == "cpu" and not isinstance(Engine.get(), NaiveEngine):
-        return SIDE_CONTEXT
-    return ctx
+def _borrow(
+    arrays: dict[str, list], scratch: dict[str, list[bool]], ctx: Context, engine: Engine, label: str
+) -> tuple[dict[str, list], list[Var]]:
+    """NDArrays over the raw arrays (see :func:`_borrowed_chunk`) and their variables.
+
+    Arrays that overlap in memory share one variable, so the user's operations on them
+    stay ordered. Arrays marked in ``scratch`` (outputs nobody reads, ``req='null'``, which
+    may be read-only placeholders) are replaced by fresh arrays the user may write freely.
+    """
+    xp = backend.array_module(ctx)
+    seen: list[tuple[Any, Chunk]] = []
+    wrapped: dict[str, list] = {}
+    for key, raws in arrays.items():
+        wrapped[key] = []
+        for i, raw in enumerate(raws):
+            if scratch.get(key, [False] * len(raws))[i]:
+                wrapped[key].append(new_array(tuple(raw.shape), ctx, raw.dtype.name))
+                continue
+            chunk = next((c for other, c in seen if xp.may_share_memory(other, raw)), None)
+            if chunk is None:
+                chunk = _borrowed_chunk(ctx, engine, f"{key}[{i}] of {label} (valid only during the call)")
+            seen.append((raw, chunk))
+            wrapped[key].append(NDArray(chunk, raw))
+    variables = list({id(c.var): c.var for _, c in seen}.values())
+    return wrapped, variables
 
 
-def _wrap(raw: Any, ctx: Context) -> NDArray:
-    """A fresh NDArray holding a copy of ``raw`` (nobody else knows it: no engine push needed)."""
-    array = new_array(tuple(raw.shape), ctx, raw.dtype.name)
-    array._data[...] = raw
-    return array
+def _retire(engine: Engine, ctx: Context, variables: list[Var]) -> BaseException | None:
+    """Wait until every operation pushed on ``variables`` (reads and writes) has run; delete them.
+
+    ``delete_variable`` runs its function after all earlier operations on the variable,
+    so its completion is the moment the user's work on that memory is over. Returns the
+    first error those operations raised (each is reported here, not at a later wait).
+    """
+    if not variables:
+        return None
+    errors: list[BaseException] = []
+    remaining = [len(variables)]
+    lock, finished = threading.Lock(), threading.Event()
+
+    def retired(var: Var) -> None:
+        try:
+            engine.throw(var)
+        except BaseException as err:
+            errors.append(err)
+        with lock:
+            remaining[0] -= 1
+            if remaining[0] == 0:
+                finished.set()
+
+    for var in variables:
+        engine.delete_variable(lambda run_ctx, var=var: retired(var), ctx, var)
+    finished.wait()
+    return errors[0] if errors else None
+
+
+def _run_user_code(
+    attrs: NodeAttrs,
+    op_ctx: OpContext,
+    step: str,
+    arrays: dict[str, list],
+    scratch: dict[str, list[bool]],
+    body: Callable[[CustomOp, dict[str, list]], None],
+) -> BaseException | None:
+    """Run ``body`` (the user's forward or backward) on NDArrays over the raw arrays.
+
+    Returns the error to report (None on success), after every operation the user code
+    pushed on those arrays has finished: only then may the engine hand them on.
+    """
+    ctx = op_ctx.ctx
+    engine = Engine.get()
+    label = _label(attrs)
+    in_data = arrays["in_data"]
+    saved = STATE.recording, STATE.training
+    STATE.recording, STATE.training = False, op_ctx.is_train
+    try:
+        op = _operator(attrs, ctx, [a.shape for a in in_data], [a.dtype.type for a in in_data])
+    except CustomOpError as err:
+        STATE.recording, STATE.training = saved
+        return err
+    variables: list[Var] = []
+    error: BaseException | None = None
+    try:
+        wrapped, variables = _borrow(arrays, scratch, ctx, engine, label)
+        with ctx:  # arrays the user creates land beside the inputs
+            body(op, wrapped)
+    except BaseException as err:
+        error = err
+    finally:
+        STATE.recording, STATE.training = saved
+    pushed_error = _retire(engine, ctx, variables)
+    if ctx.device_type == "gpu":
+        backend.synchronize(ctx)  # raw kernels launched on the arrays from as_array()
+    error = error if error is not None else pushed_error
+    if isinstance(error, Exception):
+        return _named(CustomOpError(f"{label}: {step} raised {type(error).__name__}: {error}"), error)
+    return error  # None, or KeyboardInterrupt and friends, passed on as they are
+
+
+def _named(error: CustomOpError, cause: BaseException) -> CustomOpError:
+    """``error`` with ``cause`` attached (``raise ... from cause`` without raising)."""
+    error.__cause__ = cause
+    return error
+
+
+def _launch(
+    attrs: NodeAttrs,
+    op_ctx: OpContext,
+    step: str,
+    arrays: dict[str, list],
+    scratch: dict[str, list[bool]],
+    body: Callable[[CustomOp, dict[str, list]], None],
+) -> None:
+    """Run the user code where it cannot block the engine, then report to the engine.
+
+    With threaded engines the job goes to the custom-op thread and this returns at once
+    (the engine's worker is free); ``on_complete`` fires from that thread. With the
+    ``NaiveEngine``, or when called outside the engine (no ``async_on_complete``), the
+    code runs here and now, as in MXNet.
+    """
+    on_complete = op_ctx.async_on_complete
+    if on_complete is None or isinstance(Engine.get(), NaiveEngine):
+        error = _run_user_code(attrs, op_ctx, step, arrays, scratch, body)
+        if on_complete is not None:
+            on_complete(error)
+        elif error is not None:
+            raise error
+        return
+
+    def job() -> Callable[[], None]:
+        error = _run_user_code(attrs, op_ctx, step, arrays, scratch, body)
+        return lambda: on_complete(error)
+
+    _custom_op_threads().submit(job)
 
 
 def _operator(attrs: NodeAttrs, ctx: Context, shapes: list, dtypes: list) -> CustomOp:
@@ -394,7 +551,11 @@ def _operator(attrs: NodeAttrs, ctx: Context, shapes: list, dtypes: list) -> Cus
     with parsed._lock:  # type: ignore[union-attr]
         found = parsed._operators.get(key)  # type: ignore[union-attr]
     if found is None:
-        found = _prop(attrs).create_operator(ctx, [list(s) for s in shapes], list(dtypes))
+        try:
+            found = _prop(attrs).create_operator(ctx, [list(s) for s in shapes], list(dtypes))
+        except Exception as err:
+            message = f"{_label(attrs)}: create_operator raised {type(err).__name__}: {err}"
+            raise CustomOpError(message) from err
         if not isinstance(found, CustomOp):
             raise CustomOpError(f"{_label(attrs)}: create_operator must return a CustomOp, got {type(found).__name__}")
         with parsed._lock:  # type: ignore[union-attr]
@@ -402,81 +563,35 @@ def _operator(attrs: NodeAttrs, ctx: Context, shapes: list, dtypes: list) -> Cus
     return found
 
 
-def _call(
-    attrs: NodeAttrs,
-    op_ctx: OpContext,
-    step: str,
-    arrays: dict[str, list],
-    targets: dict[str, list],
-    body: Callable[[dict[str, list]], None],
-) -> None:
-    """Copy raw arrays into NDArrays, run ``body`` (user code), copy the written ones back.
-
-    ``targets`` maps a key of ``arrays`` to its write requests: those arrays are copied
-    back unless their request is ``null``.
-    """
-    ctx = op_ctx.ctx
-    backend.synchronize_stream(op_ctx.stream)  # the copies below happen on another stream/thread
-
-    user_ctx = _user_context(ctx)
-
-    def job() -> None:
-        saved = STATE.recording, STATE.training
-        STATE.recording, STATE.training = False, op_ctx.is_train
-        try:
-            wrapped = {k: [None if a is None else _wrap(a, user_ctx) for a in v] for k, v in arrays.items()}
-            with user_ctx:  # arrays the user creates land beside the inputs
-                body(wrapped)
-            for key in targets:
-                for array in wrapped[key]:
-                    array.wait_to_read()
-            if ctx.device_type == "gpu":
-                backend.synchronize(ctx)
-            for key, reqs in targets.items():
-                for raw, result, r in zip(arrays[key], wrapped[key], reqs, strict=True):
-                    if r is not Req.NULL:
-                        raw[...] = result._data
-        finally:
-            STATE.recording, STATE.training = saved
-
-    try:
-        _run_user(job)
-    except (CustomOpError, InferenceError):
-        raise
-    except Exception as err:
-        raise CustomOpError(f"{_label(attrs)}: {step} raised {type(err).__name__}: {err}") from err
-    if ctx.device_type == "gpu":
-        backend.synchronize(ctx)
-
-
 def _forward(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list, outputs: list) -> None:
     n_args, _, _ = _counts(attrs)
-    in_data, aux = list(inputs[:n_args]), list(inputs[n_args:])
-    op = _operator(attrs, op_ctx.ctx, [a.shape for a in in_data], [a.dtype.type for a in in_data])
     reqs = [_REQ_NAMES[r] for r in req]
+    # auxiliary states are mutable inputs of the node: forward writes them in place
+    arrays = {"in_data": list(inputs[:n_args]), "out_data": list(outputs), "aux": list(inputs[n_args:])}
+    scratch = {"out_data": [r is Req.NULL for r in req]}
 
-    def body(w: dict[str, list]) -> None:
+    def body(op: CustomOp, w: dict[str, list]) -> None:
         op.forward(op_ctx.is_train, reqs, w["in_data"], w["out_data"], w["aux"])
 
-    arrays = {"out_data": list(outputs), "in_data": in_data, "aux": aux}
-    # auxiliary states are mutable inputs of the node: what forward writes there is kept
-    _call(attrs, op_ctx, "forward", arrays, {"out_data": list(req), "aux": [Req.WRITE] * len(aux)}, body)
+    _launch(attrs, op_ctx, "forward", arrays, scratch, body)
 
 
 def _backward(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list, outputs: list) -> None:
     n_args, n_out, _ = _counts(attrs)
-    out_grad = list(inputs[:n_out])
-    in_data = list(inputs[n_out : n_out + n_args])
-    out_data = list(inputs[n_out + n_args : 2 * n_out + n_args])
-    aux = list(inputs[2 * n_out + n_args :])
-    op = _operator(attrs, op_ctx.ctx, [a.shape for a in in_data], [a.dtype.type for a in in_data])
     reqs = [_REQ_NAMES[r] for r in req]
+    arrays = {
+        "in_data": list(inputs[n_out : n_out + n_args]),
+        "out_grad": list(inputs[:n_out]),
+        "out_data": list(inputs[n_out + n_args : 2 * n_out + n_args]),
+        "aux": list(inputs[2 * n_out + n_args :]),
+        "in_grad": list(outputs),
+    }
+    scratch = {"in_grad": [r is Req.NULL for r in req]}
 
-    def body(w: dict[str, list]) -> None:
+    def body(op: CustomOp, w: dict[str, list]) -> None:
         op.backward(reqs, w["out_grad"], w["in_data"], w["out_data"], w["in_grad"], w["aux"])
 
-    arrays = {"in_grad": list(outputs), "out_grad": out_grad, "in_data": in_data, "out_data": out_data, "aux": aux}
-    _call(attrs, op_ctx, "backward", arrays, {"in_grad": list(req)}, body)
+    _launch(attrs, op_ctx, "backward", arrays, scratch, body)
 
 
 def _register() -> None:
@@ -495,6 +610,7 @@ def _register() -> None:
         .set_infer_shape(_infer_shape)
         .set_infer_type(_infer_type)
         .set_compute(_forward)
+        .set_is_async()  # forward runs on the custom-op thread (see _launch)
         .set_gradient(_gradient)
     )
     op.front_door = "CustomOp"
@@ -508,6 +624,7 @@ def _register() -> None:
         .set_infer_shape(_backward_infer_shape)
         .set_infer_type(_backward_infer_type)
         .set_compute(_backward)
+        .set_is_async()
         .set_is_backward()
     )
     backward.front_door = "CustomOp"

@@ -46,26 +46,27 @@ class Completion:
     exception that is then propagated like one raised by a synchronous function.
     """
 
-    __slots__ = ("_engine", "_op", "_worker", "_stream", "_called")
+    __slots__ = ("_engine", "_op", "_worker", "_stream", "_once")
 
     def __init__(self, engine: Engine, op: Operation, worker: str, stream: Any) -> None:
         self._engine = engine
         self._op = op
         self._worker = worker
         self._stream = stream
-        self._called = False
+        # Taken by the first call: an atomic "called" flag, so that two threads racing to
+        # complete the same operation cannot both get through.
+        self._once = threading.Lock()
 
     def __call__(self, error: BaseException | None = None) -> None:
-        if self._called:
-            raise EngineError(f"on_complete of operation {self._op.name!r} was called twice")
         if error is not None and not isinstance(error, BaseException):
             raise EngineError(f"on_complete of {self._op.name!r} takes an exception or nothing, got {error!r}")
-        self._called = True
+        if not self._once.acquire(blocking=False):
+            raise EngineError(f"on_complete of operation {self._op.name!r} was called twice")
         self._engine._complete(self._op, error, self._worker, self._stream)
 
     @property
     def called(self) -> bool:
-        return self._called
+        return self._once.locked()
 
 
 class Engine(abc.ABC):

@@ -31,17 +31,19 @@ class NaiveEngine(Engine):
         self._streams: dict[Context, Any] = {}
 
     def _schedule(self, op: Operation) -> None:
+        if op.is_async:
+            op.done = threading.Event()
         with self._run_lock:
-            if op.is_async:
-                op.done = threading.Event()
             stream = None
             if op.ctx.device_type == "gpu":
                 stream = self._streams.get(op.ctx)
                 if stream is None:
                     stream = self._streams[op.ctx] = backend.new_stream(op.ctx)
             self._execute(op, "naive", stream)
-            if op.done is not None:
-                op.done.wait()
+        # Wait for on_complete outside the lock: an async function may hand its work to
+        # another thread that pushes more work (which needs the lock) before calling back.
+        if op.done is not None:
+            op.done.wait()
 
     def _release_dependencies(self, op: Operation) -> None:
         """Nothing waits in a naive engine: every operation ran before the next was pushed."""

@@ -14,7 +14,9 @@ in five steps, each a pass over an explicit graph:
 5. **Allocation and steps**: one NDArray per storage block, a view of it per entry, and
    per node a prepared call of the operator's compute function with the right ``req``
    per output (``write``, ``inplace``, ``add`` for ``grad_req='add'``, ``null`` for
-   outputs nobody reads). Chains of nodes are grouped into bulk segments.
+   outputs nobody reads). Chains of nodes are grouped into bulk segments; an asynchronous
+   operator (``OpDef.is_async``, e.g. ``Custom``) is always a segment of its own, pushed
+   with ``push_async``.
 
 ``forward`` and ``backward`` then only push: each segment goes to the engine with the
 variables of the blocks it reads and writes, so the engine runs independent branches at
@@ -46,7 +48,7 @@ import numpy as np
 from .. import backend, events
 from ..base import MXLabError, env_int
 from ..context import Context, current_context
-from ..engine import Engine, Var
+from ..engine import Engine, FnProperty, Var
 from ..ndarray.ndarray import NDArray, normalize_dtype
 from ..operator import registry
 from ..operator.infer import InferenceError, dtype_name
@@ -162,6 +164,7 @@ class _Step:
         "ctx",
         "reads",
         "writes",
+        "is_async",
     )
 
     def __init__(self, nid: int, node: Node, ctx: Context) -> None:
@@ -169,6 +172,7 @@ class _Step:
         self.name = node.name
         self.op_name = node.op.name
         self.compute = node.op.get_compute(ctx.device_type)
+        self.is_async = node.op.is_async
         self.attrs = node.attrs
         self.ctx = ctx
         self.inputs: list[Any] = []
@@ -188,11 +192,29 @@ class _Step:
                 self.outputs,
             )
         except BaseException as err:
-            try:
-                err.add_note(f"(in executor node {self.name!r}, operator {self.op_name})")
-            except AttributeError:
-                pass
+            self._note(err)
             raise
+
+    def run_async(self, run_ctx: Any, is_train: bool, on_complete: Any) -> None:
+        """Start an asynchronous operator; ``on_complete`` is called when it has finished."""
+
+        def complete(error: BaseException | None = None) -> None:
+            if error is not None:
+                self._note(error)
+            on_complete(error)
+
+        op_ctx = OpContext(is_train, self.ctx, run_ctx.stream, self.requested, complete)
+        try:
+            self.compute(self.attrs, op_ctx, self.inputs, self.req, self.outputs)
+        except BaseException as err:  # the engine completes the operation with it
+            self._note(err)
+            raise
+
+    def _note(self, err: BaseException) -> None:
+        try:
+            err.add_note(f"(in executor node {self.name!r}, operator {self.op_name})")
+        except AttributeError:
+            pass
 
 
 class _Segment:
@@ -210,6 +232,13 @@ class _Segment:
 
     def push(self, engine: Engine, ctx: Context, is_train: bool) -> None:
         steps = self.steps
+        if steps[0].is_async:  # an asynchronous operator is always a segment of its own
+
+            def run_async(run_ctx: Any, on_complete: Any) -> None:
+                steps[0].run_async(run_ctx, is_train, on_complete)
+
+            engine.push_async(run_async, ctx, self.reads, self.writes, prop=FnProperty.ASYNC, name=self.name)
+            return
 
         def run(run_ctx: Any) -> None:
             for step in steps:
@@ -241,7 +270,8 @@ def _segments(steps: list[_Step], graph: IndexedGraph, ancestors: list[int], max
     current: list[_Step] = []
     members = 0
     for step in steps:
-        if current and len(current) < max_nodes:
+        # asynchronous operators are pushed alone (push_async): they never join a segment
+        if current and len(current) < max_nodes and not (step.is_async or current[-1].is_async):
             first, last = current[0].nid, current[-1].nid
             continues_chain = readers.get(last, set()) == {step.nid}
             outside = ancestors[step.nid] & ~(members | ancestors[first] | variables)

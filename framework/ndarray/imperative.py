@@ -7,6 +7,7 @@
 3. allocate outputs (pooled storage + a fresh engine variable each);
 4. push one function to the engine that reads the inputs' variables and writes the
    outputs' (plus any input the operator mutates and any resource it requested);
+   asynchronous operators (``OpDef.is_async``) are pushed with ``push_async``;
 5. if autograd is recording, remember the call on the tape.
 
 It returns as soon as the push is done: the computation happens on an engine worker.
@@ -20,7 +21,7 @@ from typing import Any
 from .. import backend
 from ..base import MXLabError
 from ..context import Context, current_context
-from ..engine import Engine
+from ..engine import Engine, FnProperty
 from ..operator import registry
 from ..operator.infer import InferenceError, dtype_name
 from ..operator.kernel import WRITE, OpContext
@@ -184,10 +185,20 @@ def invoke(
     reqs = [WRITE] * num_outputs
     is_train = STATE.training
 
-    def run(run_ctx: Any) -> None:
-        compute(attrs, OpContext(is_train, ctx, run_ctx.stream, requested), in_data, reqs, out_data)
+    if op.is_async:
+        # The compute function starts the work and returns; the engine counts the
+        # operation done when it calls on_complete (MXNet's ExecType::kAsync).
+        def run_async(run_ctx: Any, on_complete: Any) -> None:
+            op_ctx = OpContext(is_train, ctx, run_ctx.stream, requested, on_complete)
+            compute(attrs, op_ctx, in_data, reqs, out_data)
 
-    Engine.get().push_sync(run, ctx, reads, writes, name=op.name)
+        Engine.get().push_async(run_async, ctx, reads, writes, prop=FnProperty.ASYNC, name=op.name)
+    else:
+
+        def run(run_ctx: Any) -> None:
+            compute(attrs, OpContext(is_train, ctx, run_ctx.stream, requested), in_data, reqs, out_data)
+
+        Engine.get().push_sync(run, ctx, reads, writes, name=op.name)
 
     # 5. the tape
     if STATE.recording and tape_hook is not None:

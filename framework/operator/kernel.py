@@ -41,9 +41,16 @@ NULL, WRITE, INPLACE, ADD = Req.NULL, Req.WRITE, Req.INPLACE, Req.ADD
 class OpContext:
     """Runtime information for one call: training or not, device, stream, resources."""
 
-    __slots__ = ("is_train", "ctx", "stream", "requested", "xp")
+    __slots__ = ("is_train", "ctx", "stream", "requested", "xp", "async_on_complete")
 
-    def __init__(self, is_train: bool, ctx: Context, stream: Any = None, requested: list | None = None) -> None:
+    def __init__(
+        self,
+        is_train: bool,
+        ctx: Context,
+        stream: Any = None,
+        requested: list | None = None,
+        async_on_complete: Callable[..., None] | None = None,
+    ) -> None:
         self.is_train = is_train
         self.ctx = ctx
         self.stream = stream
@@ -51,6 +58,9 @@ class OpContext:
         self.requested = requested or []
         #: The array module for ``ctx``: numpy on CPU, cupy on GPU.
         self.xp: ModuleType = backend.array_module(ctx)
+        #: For asynchronous operators (``OpDef.set_is_async``) run by the engine: call it
+        #: once when the outputs are final (MXNet's ``OpContext::async_on_complete``).
+        self.async_on_complete = async_on_complete
 
 
 def assign(out: Any, req: Req, value: Any) -> None:

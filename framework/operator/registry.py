@@ -58,6 +58,8 @@ class OpDef:
         self._resource_request: AttrFn | None = None
         self._mutate_inputs: AttrFn | None = None
         self.is_backward = False
+        #: Asynchronous compute (MXNet's ``ExecType::kAsync``): see :meth:`set_is_async`.
+        self.is_async = False
         #: Name of the parameter holding the number of variadic inputs (``num_args``).
         self.key_var_num_args: str | None = None
         #: Where the front door came from ("registry", "OperatorProperty", "SimpleOp", ...).
@@ -130,6 +132,20 @@ class OpDef:
 
     def set_is_backward(self, flag: bool = True) -> OpDef:
         self.is_backward = flag
+        return self
+
+    def set_is_async(self, flag: bool = True) -> OpDef:
+        """Make the compute function asynchronous (MXNet's ``FExecType`` = ``kAsync``).
+
+        An async compute function only *starts* its work (typically by handing it to
+        another thread) and returns; it must call ``op_ctx.async_on_complete()`` exactly
+        once when everything it writes is final, or ``op_ctx.async_on_complete(error)``.
+        The engine frees the worker as soon as the function returns, and runs the
+        operations that depend on the outputs only after the callback. ``async_on_complete``
+        is None when a caller runs the function outside the engine (then it must finish
+        before returning).
+        """
+        self.is_async = bool(flag)
         return self
 
     def set_key_var_num_args(self, name: str) -> OpDef:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 import pytest
 
@@ -128,9 +130,7 @@ def test_arguments_outputs_aux_kwargs_and_is_train() -> None:
 
 
 def test_concurrent_custom_nodes_do_not_deadlock() -> None:
-    """Two graphs running Custom at once keep both CPU workers busy; user code must still finish."""
-    if mx.engine.Engine.get().type_name == "ThreadedEngine":
-        pytest.skip("known limitation: one shared pool, see framework/custom_op.py")
+    """Several graphs running Custom at once; user code must still finish (any engine type)."""
     s = mx.sym.Custom(mx.sym.var("data"), op_type="test_sigmoid")
     execs = [s.bind(mx.cpu(), {"data": mx.nd.array(X)}) for _ in range(4)]
     for ex in execs:
@@ -233,3 +233,40 @@ def test_raw_kernel_operator_on_gpu() -> None:
     assert y.context == ctx
     np.testing.assert_allclose(y.asnumpy(), np.maximum(X, 0))
     np.testing.assert_allclose(x.grad.asnumpy(), (X > 0).astype(np.float32))
+
+
+class SquaredLoss(CustomOp):
+    """out = x**2 / 2; a loss layer, so its gradient ignores out_grad (which must be zeros)."""
+
+    seen_out_grad: ClassVar[list] = []
+
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], in_data[0] * in_data[0] / 2)
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        SquaredLoss.seen_out_grad.append(out_grad[0].asnumpy())
+        self.assign(in_grad[0], req[0], in_data[0])
+
+
+@custom_op.register("test_squared_loss")
+class SquaredLossProp(CustomOpProp):
+    def __init__(self) -> None:
+        super().__init__(need_top_grad=False)
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return SquaredLoss()
+
+
+def test_loss_layer_without_top_grad_needs_no_head_gradient() -> None:
+    SquaredLoss.seen_out_grad.clear()
+    s = mx.sym.Custom(mx.sym.var("data"), op_type="test_squared_loss")
+    grad = mx.nd.zeros((1, 3))
+    ex = s.bind(mx.cpu(), {"data": mx.nd.array(X)}, args_grad={"data": grad})
+    ex.forward(is_train=True)
+    ex.backward()  # no out_grads: like SoftmaxOutput, the layer is its own loss
+    np.testing.assert_allclose(grad.asnumpy(), X)
+    np.testing.assert_allclose(SquaredLoss.seen_out_grad[0], np.zeros_like(X))
+    with pytest.raises(mx.executor.ExecutorError, match="head gradient is required"):
+        mx.sym.Custom(mx.sym.var("data"), op_type="test_sigmoid").bind(
+            mx.cpu(), {"data": mx.nd.array(X)}, args_grad={"data": grad}
+        ).backward()
