@@ -40,8 +40,10 @@ EXPECTED_FILES = [
     "12-gpu-with-cupy.md",
     "13-profiling.md",
 ]
-# The browser UI's scenarios (server issue) the tutorials link to.
+# The browser UI's scenarios the tutorials link to, as the server registers them.
 SCENARIOS = {"engine_basics", "rw_hazards", "memory_planning", "train_mlp", "kvstore_parallel"}
+WATCH_LINK = re.compile(r"http://127\.0\.0\.1:8000/\?scenario=(\w+)")
+EXERCISE_COMMAND = re.compile(r"mxlab (?:check|hint|solution) (\w+)")
 # Requirements a CI machine must have: there a missing one fails instead of skipping.
 CI_REQUIRED = {"g++"}
 
@@ -54,7 +56,7 @@ def test_the_numbered_tutorials_exist_and_follow_the_format():
         assert text.startswith("---\njupyter:\n  jupytext:"), f"{name}: no jupytext YAML header"
         assert "kernelspec:" in text and "name: python3" in text, f"{name}: no python3 kernelspec"
         assert "## What you saw" in text and "## Try this" in text, f"{name}: missing closing sections"
-        scenarios = set(re.findall(r"http://127\.0\.0\.1:8000/\?scenario=(\w+)", text))
+        scenarios = set(WATCH_LINK.findall(text))
         assert scenarios and scenarios <= SCENARIOS, f"{name}: links {scenarios}, known scenarios are {SCENARIOS}"
         tutorial = runner.parse(TUTORIALS / name)
         assert tutorial.cells, f"{name}: no python blocks"
@@ -94,6 +96,38 @@ def test_tutorial_runs_and_prints_its_expected_output(name):
         pytest.skip(result.stdout.strip())
     assert result.returncode == 0, f"{name} failed:\n{result.stdout[-4000:]}\n{result.stderr[-8000:]}"
     assert result.stdout.strip().endswith("outputs checked")
+
+
+def test_watch_it_live_links_name_registered_scenarios_and_the_index_agrees():
+    """Every tutorial's links name scenarios the server registers, after `make run`; the index lists the same ones."""
+    from server.scenarios import REGISTRY
+
+    assert set(REGISTRY) == SCENARIOS
+    index_row = re.compile(r"^\| \d\d \| \[[^]]+\]\((\d\d-[\w-]+\.md)\) \|.*\| ([^|]+) \|$", re.M)
+    index_rows = {
+        match.group(1): set(re.findall(r"`(\w+)`", match.group(2)))
+        for match in index_row.finditer((TUTORIALS / "README.md").read_text())
+    }
+    assert sorted(index_rows) == EXPECTED_FILES
+    for name in EXPECTED_FILES:
+        text = (TUTORIALS / name).read_text()
+        watch = text[text.index("Watch it live:") :]
+        assert watch.startswith("Watch it live: run `make run`, then open http://127.0.0.1:8000/?scenario="), name
+        linked = set(WATCH_LINK.findall(text))
+        assert linked <= set(REGISTRY), f"{name}: links {linked - set(REGISTRY)}, not a registered scenario"
+        assert linked == index_rows[name], f"{name} links {linked}; tutorials/README.md lists {index_rows[name]}"
+
+
+def test_exercise_references_name_real_exercises_and_every_exercise_is_referenced():
+    from exercises import EXERCISES
+
+    texts = {name: (TUTORIALS / name).read_text() for name in EXPECTED_FILES}
+    for name, text in texts.items():
+        commands = set(EXERCISE_COMMAND.findall(text))
+        assert commands <= set(EXERCISES), f"{name}: `mxlab check` of unknown exercise(s) {commands - set(EXERCISES)}"
+    everything = "\n".join(texts.values())
+    unreferenced = [exercise for exercise in EXERCISES if f"`{exercise}`" not in everything]
+    assert not unreferenced, f"no tutorial points at the exercise(s) {unreferenced}"
 
 
 # ---------------------------------------------------------------------- the runner itself
