@@ -47,6 +47,7 @@ from .symbol import naming as name
 # seed 004; CustomOpProp classes register with mx.operator.register_custom (docs/differences.md).
 operator.CustomOp = custom_op.CustomOp
 operator.CustomOpProp = custom_op.CustomOpProp
+operator.CustomOpError = custom_op.CustomOpError
 operator.register_custom = custom_op.register
 operator.get_all_registered_operators = custom_op.get_all_registered_operators
 

@@ -233,6 +233,21 @@ def _label(attrs: NodeAttrs) -> str:
     return f"Custom operator {attrs.parsed.op_type!r} (node {attrs.name!r})"  # type: ignore[union-attr]
 
 
+def _ask_prop(attrs: NodeAttrs, method: str, *args: Any) -> Any:
+    """Call the user's ``CustomOpProp.<method>``; what it raises becomes an InferenceError naming the op.
+
+    Shape and type inference run while a symbol is bound or an imperative call is prepared,
+    far from the user's class: the message says which operator and which method failed, and
+    the user's own exception stays attached as the cause.
+    """
+    try:
+        return getattr(_prop(attrs), method)(*args)
+    except InferenceError:
+        raise
+    except Exception as err:
+        raise InferenceError(f"{_label(attrs)}: {method} raised {type(err).__name__}: {err}") from err
+
+
 def _split3(attrs: NodeAttrs, method: str, result: Any) -> tuple[list, list, list]:
     n_args, n_out, n_aux = _counts(attrs)
     if not isinstance(result, tuple | list) or len(result) not in (2, 3):
@@ -250,7 +265,7 @@ def _infer_shape(attrs: NodeAttrs, in_shapes: list[ShapeT], out_shapes: list[Sha
     if not all(shape_known(s) for s in in_shapes[:n_args]):
         return False  # the property's infer_shape needs every argument shape
     given = [list(s) for s in in_shapes[:n_args]]
-    args, outs, aux = _split3(attrs, "infer_shape", _prop(attrs).infer_shape(given))
+    args, outs, aux = _split3(attrs, "infer_shape", _ask_prop(attrs, "infer_shape", given))
     names = _input_names(attrs)
     for i, shape in enumerate(args):
         shape_assign(in_shapes, i, tuple(shape), attrs.name, f"argument '{names[i]}'")
@@ -274,7 +289,7 @@ def _infer_type(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
     import numpy as np
 
     given = [np.dtype(t).type for t in in_types[:n_args]]  # MXNet hands NumPy types
-    args, outs, aux = _split3(attrs, "infer_type", _prop(attrs).infer_type(given))
+    args, outs, aux = _split3(attrs, "infer_type", _ask_prop(attrs, "infer_type", given))
     names = _input_names(attrs)
     for i, t in enumerate(args):
         type_assign(in_types, i, _dtype_name(t), attrs.name, f"argument '{names[i]}'")

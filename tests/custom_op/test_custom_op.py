@@ -270,3 +270,18 @@ def test_loss_layer_without_top_grad_needs_no_head_gradient() -> None:
         mx.sym.Custom(mx.sym.var("data"), op_type="test_sigmoid").bind(
             mx.cpu(), {"data": mx.nd.array(X)}, args_grad={"data": grad}
         ).backward()
+
+
+def test_an_exception_in_infer_type_names_the_operator_and_keeps_the_cause():
+    @mx.operator.register_custom("test_picky_dtype")
+    class PickyProp(mx.operator.CustomOpProp):
+        def infer_type(self, in_type):
+            raise TypeError("only float32, please")
+
+        def create_operator(self, ctx, shapes, dtypes):
+            raise AssertionError("never reached")
+
+    with pytest.raises(mx.MXLabError, match=r"'test_picky_dtype'.*infer_type raised TypeError: only float32") as info:
+        mx.nd.Custom(mx.nd.ones((2,)), op_type="test_picky_dtype")
+    assert isinstance(info.value.__cause__, TypeError)
+    assert mx.operator.CustomOpError is CustomOpError
