@@ -32,7 +32,6 @@ rather than slow the run.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import socket
 import statistics
@@ -48,6 +47,7 @@ import numpy as np
 from pydantic import Field
 
 import framework as mx
+from benchmarks.engine import emit, summarize  # the JSON-line helpers of the dispatch benchmark
 from framework import events
 from framework.engine import create
 from server.scenarios.base import DirectContext, Scenario, ScenarioParams
@@ -87,19 +87,6 @@ else:
     for line in sys.stdin:
         follow(line.strip())
 """
-
-
-def summarize(samples: list[float]) -> dict[str, Any]:
-    return {
-        "median": statistics.median(samples),
-        "min": min(samples),
-        "max": max(samples),
-        "samples": [round(s, 6) for s in samples],
-    }
-
-
-def emit(record: dict[str, Any]) -> None:
-    print(json.dumps(record), flush=True)
 
 
 def make_kernels(kernel: str) -> list[Any]:

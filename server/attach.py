@@ -10,8 +10,8 @@ Inside any script::
 The same web app as ``python -m server`` runs in a daemon thread (uvicorn with its own
 event loop). Instead of worker processes, one run with id ``"live"`` (scenario
 ``"attach"``, status ``running``) is fed by a subscription to this process's event bus:
-the callback is a deque's ``append`` (engine threads must not wait), and a forwarder
-thread encodes and publishes batches every 50 ms -- the same path a worker's events take,
+the callback is a deque's ``append`` (engine threads must not wait), and the worker's
+forwarder thread publishes batches every 50 ms -- the same path a worker's events take,
 except that here the JSON encoding shares this process's GIL with the code being watched
 (benchmarks/server_overhead.py measures what that costs).
 Starting scenario runs is refused in this mode (a worker process would re-import the
@@ -31,28 +31,31 @@ from framework import events
 
 from .runs import Run, RunManager
 from .streaming import BATCH_MAX_EVENTS, FLUSH_INTERVAL_S
+from .worker import EventForwarder
 
 LIVE_RUN_ID = "live"
 
 
 class LiveFeed:
-    """Subscribes to every event of this process and publishes them into ``run`` in batches."""
+    """Subscribes to every event of this process and publishes them into ``run`` in batches.
+
+    The batching is the worker's :class:`~server.worker.EventForwarder`; only where the
+    batches go differs: into the live run here, down a pipe in a worker process.
+    """
 
     def __init__(self, run: Run, interval: float = FLUSH_INTERVAL_S, batch_events: int = BATCH_MAX_EVENTS) -> None:
-        from collections import deque
-
         self.run = run
-        self._interval = interval
-        self._batch_events = batch_events
-        self._pending: deque[dict[str, Any]] = deque()
-        self._wake = threading.Event()
-        self._stopping = False
-        self._thread = threading.Thread(target=self._loop, name="mxlab-live-feed", daemon=True)
+        self._forwarder = EventForwarder(self._publish, interval, batch_events)
         self._subscription: events.Subscription | None = None
+        self._stopping = False
+
+    def _publish(self, tag: str, batch: list[events.RawEvent]) -> None:
+        # raw tuples were queued on the hot path; dicts are built here, in the forwarder's thread
+        self.run.publish_events([events.to_dict(e) for e in batch])
 
     def start(self) -> None:
-        self._subscription = events.subscribe(self._pending.append, raw=True)
-        self._thread.start()
+        self._subscription = events.subscribe(self._forwarder.on_event, raw=True)
+        self._forwarder.start()
 
     def pause(self) -> None:
         """Stop listening (events published meanwhile are not shown); ``resume`` listens again."""
@@ -62,31 +65,12 @@ class LiveFeed:
 
     def resume(self) -> None:
         if self._subscription is None and not self._stopping:
-            self._subscription = events.subscribe(self._pending.append, raw=True)
+            self._subscription = events.subscribe(self._forwarder.on_event, raw=True)
 
     def stop(self) -> None:
-        if self._subscription is not None:
-            events.unsubscribe(self._subscription)
-            self._subscription = None
+        self.pause()
         self._stopping = True
-        self._wake.set()
-        if self._thread.is_alive():
-            self._thread.join()
-        self.flush()
-
-    def flush(self) -> None:
-        pending = self._pending
-        while pending:
-            n = min(len(pending), self._batch_events)
-            # raw tuples were queued on the hot path; dicts are built here, in this thread
-            batch = [events.to_dict(pending.popleft()) for _ in range(n)]
-            self.run.publish_events(batch)
-
-    def _loop(self) -> None:
-        while not self._stopping:
-            self._wake.wait(self._interval)
-            self._wake.clear()
-            self.flush()
+        self._forwarder.stop()
 
 
 class ServerHandle:

@@ -545,6 +545,10 @@ class BaseModule:
             raise ModuleError(f"{what}: call init_optimizer(...) first (no optimizer is installed)")
 
     # ------------------------------------------------------------------ the steps subclasses provide
+    def _unimplemented(self, name: str) -> NotImplementedError:
+        """The error for a step of the BaseModule interface this subclass did not provide."""
+        return NotImplementedError(f"{type(self).__name__} does not implement {name} (a BaseModule subclass must)")
+
     @property
     def symbol(self) -> Any:
         """The network this module runs."""
@@ -552,26 +556,26 @@ class BaseModule:
 
     @property
     def data_names(self) -> list[str]:
-        raise NotImplementedError()
+        raise self._unimplemented("data_names")
 
     @property
     def output_names(self) -> list[str]:
-        raise NotImplementedError()
+        raise self._unimplemented("output_names")
 
     @property
     def data_shapes(self) -> list[Any]:
-        raise NotImplementedError()
+        raise self._unimplemented("data_shapes")
 
     @property
     def label_shapes(self) -> list[Any] | None:
-        raise NotImplementedError()
+        raise self._unimplemented("label_shapes")
 
     @property
     def output_shapes(self) -> list[Any]:
-        raise NotImplementedError()
+        raise self._unimplemented("output_shapes")
 
     def get_params(self) -> tuple[dict[str, NDArray], dict[str, NDArray]]:
-        raise NotImplementedError()
+        raise self._unimplemented("get_params")
 
     def init_params(
         self,
@@ -582,28 +586,28 @@ class BaseModule:
         force_init: bool = False,
         allow_extra: bool = False,
     ) -> None:
-        raise NotImplementedError()
+        raise self._unimplemented("init_params")
 
     def install_monitor(self, mon: Any) -> None:
-        raise NotImplementedError()
+        raise self._unimplemented("install_monitor")
 
     def forward(self, data_batch: Any, is_train: bool | None = None) -> None:
-        raise NotImplementedError()
+        raise self._unimplemented("forward")
 
     def backward(self, out_grads: Any = None) -> None:
-        raise NotImplementedError()
+        raise self._unimplemented("backward")
 
     def get_outputs(self, merge_multi_context: bool = True) -> list[Any]:
-        raise NotImplementedError()
+        raise self._unimplemented("get_outputs")
 
     def get_input_grads(self, merge_multi_context: bool = True) -> list[Any]:
-        raise NotImplementedError()
+        raise self._unimplemented("get_input_grads")
 
     def update(self) -> None:
-        raise NotImplementedError()
+        raise self._unimplemented("update")
 
     def update_metric(self, eval_metric: Any, labels: Any, pre_sliced: bool = False) -> None:
-        raise NotImplementedError()
+        raise self._unimplemented("update_metric")
 
     def bind(
         self,
@@ -615,7 +619,7 @@ class BaseModule:
         shared_module: Any = None,
         grad_req: Any = "write",
     ) -> None:
-        raise NotImplementedError()
+        raise self._unimplemented("bind")
 
     def init_optimizer(
         self,
@@ -624,4 +628,4 @@ class BaseModule:
         optimizer_params: Any = (("learning_rate", 0.01),),
         force_init: bool = False,
     ) -> None:
-        raise NotImplementedError()
+        raise self._unimplemented("init_optimizer")
