@@ -18,22 +18,22 @@ END = "<!-- config-table:end -->"
 
 
 class MarkerError(ValueError):
-    """The file does not hold exactly one pair of table markers."""
+    """The file does not hold exactly one pair of markers."""
 
 
-def documented_table(text: str) -> str:
-    """The table between the markers of ``text`` (without the markers)."""
-    if text.count(START) != 1 or text.count(END) != 1 or text.index(START) > text.index(END):
-        raise MarkerError(f"expected one {START} line followed by one {END} line")
-    return text.split(START, 1)[1].split(END, 1)[0].strip("\n")
+def documented_table(text: str, start: str = START, end: str = END) -> str:
+    """The text between the ``start`` and ``end`` marker lines of ``text`` (without the markers)."""
+    if text.count(start) != 1 or text.count(end) != 1 or text.index(start) > text.index(end):
+        raise MarkerError(f"expected one {start} line followed by one {end} line")
+    return text.split(start, 1)[1].split(end, 1)[0].strip("\n")
 
 
-def with_table(text: str, table: str) -> str:
-    """``text`` with the table between its markers replaced by ``table``."""
-    documented_table(text)  # checks the markers
-    before, rest = text.split(START, 1)
-    after = rest.split(END, 1)[1]
-    return f"{before}{START}\n{table}\n{END}{after}"
+def with_table(text: str, table: str, start: str = START, end: str = END) -> str:
+    """``text`` with what stands between its markers replaced by ``table``."""
+    documented_table(text, start, end)  # checks the markers
+    before, rest = text.split(start, 1)
+    after = rest.split(end, 1)[1]
+    return f"{before}{start}\n{table}\n{end}{after}"
 
 
 def main(argv: list[str] | None = None) -> int:
