@@ -314,6 +314,14 @@ SETTINGS: dict[str, Setting] = {
             "most threads running Python custom operators at once",
             mxnet="MXNET_CUSTOM_OP_NUM_THREADS",
         ),
+        # ------------------------------------------------------------------ the profiler
+        Setting(
+            "MXLAB_PROFILER_AUTOSTART",
+            Boolean(),
+            False,
+            "the profiler runs from import on and writes `profile.json` (or `set_config`'s file) at exit",
+            mxnet="MXNET_PROFILER_AUTOSTART",
+        ),
         # ------------------------------------------------------------------ Module
         Setting(
             "MXLAB_PROGRESS",
