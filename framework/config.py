@@ -179,8 +179,8 @@ class Setting:
 _THREADS = Integer(minimum=1)
 
 SETTINGS: dict[str, Setting] = {
-    setting.name: setting
-    for setting in (
+    row.name: row
+    for row in (
         # ------------------------------------------------------------------ the engine
         Setting(
             "MXLAB_ENGINE_TYPE",
