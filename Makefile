@@ -26,8 +26,10 @@ run: install
 test: install
 	$(BIN)/python -m pytest
 
+# Every benchmark (benchmarks/run_all.py's list); `make bench BENCH_ARGS=--quick` for small sizes.
+BENCH_ARGS ?=
 bench: install
-	$(BIN)/python benchmarks/engine.py
+	$(BIN)/python benchmarks/run_all.py $(BENCH_ARGS)
 
 lint: install
 	$(BIN)/ruff check framework server exercises tutorials examples tests benchmarks

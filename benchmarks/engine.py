@@ -44,9 +44,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numpy as np
 
 import framework as mx
-from framework.engine import create
+from framework.engine import ENGINE_TYPES, create
 
-ENGINE_TYPES = ("NaiveEngine", "ThreadedEngine", "ThreadedEnginePerDevice")
 WAIT_TIMEOUT_S = 300.0  # a hang becomes an error line instead of a stuck benchmark
 
 # MXNet 1.9.1 figures from /work/shared/anchors/RESULTS.md (W2, us per op, median of 5).

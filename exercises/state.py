@@ -7,9 +7,10 @@ malformed one is an error that names the file (never silently reset: it is the l
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
+
+from framework import config
 
 
 class StateError(ValueError):
@@ -18,7 +19,7 @@ class StateError(ValueError):
 
 def home() -> Path:
     """``$MXLAB_HOME`` if set, else ``~/.mxlab``."""
-    configured = os.environ.get("MXLAB_HOME")
+    configured = config.get("MXLAB_HOME")
     return Path(configured).expanduser() if configured else Path.home() / ".mxlab"
 
 

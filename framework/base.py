@@ -7,8 +7,6 @@ which layer complained; the message says what was expected and what was given.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 
@@ -44,27 +42,3 @@ DTYPE_TO_FLAG: dict[np.dtype, int] = {
     np.dtype("bool"): 7,
 }
 FLAG_TO_DTYPE: dict[int, np.dtype] = {flag: dtype for dtype, flag in DTYPE_TO_FLAG.items()}
-
-
-def env_int(name: str, default: int, minimum: int | None = None) -> int:
-    """Read an integer setting from the environment, refusing malformed values by name."""
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise MXLabError(f"environment variable {name} must be an integer, got {raw!r}") from None
-    if minimum is not None and value < minimum:
-        raise MXLabError(f"environment variable {name} must be >= {minimum}, got {value}")
-    return value
-
-
-def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
-    """Read a setting that must be one of ``choices`` (case-sensitive, as MXNet's)."""
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    if raw not in choices:
-        raise MXLabError(f"environment variable {name} must be one of {', '.join(choices)}; got {raw!r}")
-    return raw

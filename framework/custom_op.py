@@ -54,8 +54,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from . import backend
-from .base import MXLabError, env_int
+from . import backend, config
+from .base import MXLabError
 from .context import Context
 from .engine import Engine, NaiveEngine, Var
 from .library import OpenFields
@@ -400,7 +400,7 @@ def _custom_op_threads() -> _CustomOpThreads:
     global _threads
     with _threads_lock:
         if _threads is None:
-            _threads = _CustomOpThreads(env_int("MXLAB_CUSTOM_OP_NUM_THREADS", 16, minimum=1))
+            _threads = _CustomOpThreads(config.get("MXLAB_CUSTOM_OP_NUM_THREADS"))
         return _threads
 
 

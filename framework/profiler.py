@@ -27,10 +27,16 @@ Usage, as in MXNet::
     profiler.set_state("stop")
     profiler.dump()            # then open trace.json in Perfetto
     print(profiler.dumps())    # the aggregate table
+
+With ``MXLAB_PROFILER_AUTOSTART=1`` (MXNet's ``MXNET_PROFILER_AUTOSTART``) the profiler is
+already running when ``framework`` is imported, and whatever it is still recording when the
+process exits is written to the configured file (``profile.json`` unless ``set_config``
+named another), so an unmodified script can be profiled from the shell.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import math
 import os
@@ -43,6 +49,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import config as _settings
 from . import events as _events_bus
 from .events import Event
 
@@ -736,3 +743,15 @@ def dumps(reset: bool = False) -> str:
         if reset:
             _aggregate_since_ns = time.perf_counter_ns()
     return format_table(aggregate(recorded, since_ns=since))
+
+
+def _dump_at_exit() -> None:
+    """Write what an autostarted profiler is still recording when the process ends."""
+    if _state == "run":
+        set_state("stop")
+        dump()
+
+
+if _settings.get("MXLAB_PROFILER_AUTOSTART"):
+    set_state("run")
+    atexit.register(_dump_at_exit)

@@ -37,14 +37,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from . import backend, storage
-from .base import MXLabError, env_int
+from . import backend, config, storage
+from .base import MXLabError
 from .context import Context
 from .engine import Engine
 from .engine.var import Var
 
 #: The seed used when neither ``mx.random.seed`` nor ``MXLAB_SEED`` set one (MXNet's: 0).
-DEFAULT_SEED = 0
+DEFAULT_SEED = config.setting("MXLAB_SEED").default
 
 
 class ResourceError(MXLabError, ValueError):
@@ -79,7 +79,7 @@ class _Seeds:
     def for_device(self, ctx: Context) -> int:
         with self.lock:
             seed = self.per_device.get(ctx, self.all_devices)
-        return env_int("MXLAB_SEED", DEFAULT_SEED, minimum=0) if seed is None else seed
+        return config.get("MXLAB_SEED") if seed is None else seed
 
     def set(self, seed: int, ctx: Context | None) -> None:
         with self.lock:
@@ -250,9 +250,7 @@ class ResourceManager:
                 return resource
             copies = self._temp.get(ctx)
             if copies is None:
-                count = env_int(
-                    f"MXLAB_{ctx.device_type.upper()}_TEMP_COPY", 4 if ctx.device_type == "cpu" else 1, minimum=1
-                )
+                count = config.get(f"MXLAB_{ctx.device_type.upper()}_TEMP_COPY")
                 copies = self._temp[ctx] = [TempSpace(engine, ctx, i) for i in range(count)]
                 self._temp_next[ctx] = 0
             index = self._temp_next[ctx]

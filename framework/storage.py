@@ -33,20 +33,11 @@ The API
     threads allocate and free concurrently. When the device runs out of memory, the manager
     releases its pool and retries once before giving up with a :class:`StorageError`.
 
-Settings (read when a context's manager is created):
-
-=====================================  ==========  ==========================================
-variable                               default     meaning
-=====================================  ==========  ==========================================
-MXLAB_MEM_POOL_TYPE                    Round       Round, Naive or Unpooled, for every device
-MXLAB_CPU_MEM_POOL_TYPE                (above)     overrides it for CPU contexts
-MXLAB_GPU_MEM_POOL_TYPE                (above)     overrides it for GPU contexts
-MXLAB_MEM_POOL_ROUND_LINEAR_CUTOFF     24          Round: powers of two up to 2**cutoff bytes
-MXLAB_MEM_LARGE_ALLOC_ROUND_SIZE       2097152     Round above the cutoff, Naive above it: the step
-MXLAB_MEM_POOL_PAGE_SIZE               4096        Naive: the step below the large size
-=====================================  ==========  ==========================================
-
-MXNet defaults its GPU pool to ``Naive``; MXLab defaults to ``Round`` on every device.
+Settings, read when a context's manager is created: ``MXLAB_MEM_POOL_TYPE`` (or the per-device
+``MXLAB_CPU_MEM_POOL_TYPE`` / ``MXLAB_GPU_MEM_POOL_TYPE``), ``MXLAB_MEM_POOL_ROUND_LINEAR_CUTOFF``,
+``MXLAB_MEM_LARGE_ALLOC_ROUND_SIZE`` and ``MXLAB_MEM_POOL_PAGE_SIZE``; their defaults and meanings
+are rows of :mod:`framework.config`. MXNet defaults its GPU pool to ``Naive``; MXLab defaults to
+``Round`` on every device.
 """
 
 from __future__ import annotations
@@ -55,12 +46,10 @@ import itertools
 import threading
 from typing import Any
 
-from . import backend, events
-from .base import StorageError, env_choice, env_int
+from . import backend, config, events
+from .base import StorageError
+from .config import MAX_ROUND_CUTOFF
 from .context import Context, current_context
-
-POOL_TYPES = ("Round", "Naive", "Unpooled")
-_MAX_CUTOFF = 48  # 2**48 bytes = 256 TiB: larger cutoffs are certainly typos
 
 _handle_ids = itertools.count(1)
 
@@ -78,7 +67,7 @@ class RoundStrategy:
     pooled = True
 
     def __init__(self, cutoff: int = 24, large_round: int = 2 << 20) -> None:
-        _check_setting("cutoff", cutoff, 0, _MAX_CUTOFF)
+        _check_setting("cutoff", cutoff, 0, MAX_ROUND_CUTOFF)
         _check_setting("large_round", large_round, 1)
         self.cutoff = cutoff
         self.large_round = large_round
@@ -145,18 +134,14 @@ def strategy_from_env(device_type: str) -> Strategy:
     ``MXLAB_{CPU,GPU}_MEM_POOL_TYPE`` wins over ``MXLAB_MEM_POOL_TYPE``; malformed values
     raise an error naming the variable.
     """
-    overall = env_choice("MXLAB_MEM_POOL_TYPE", "Round", POOL_TYPES)
-    pool_type = env_choice(f"MXLAB_{device_type.upper()}_MEM_POOL_TYPE", overall, POOL_TYPES)
+    overall = config.get("MXLAB_MEM_POOL_TYPE")
+    pool_type = config.get(f"MXLAB_{device_type.upper()}_MEM_POOL_TYPE") or overall
     if pool_type == "Unpooled":
         return UnpooledStrategy()
-    large_round = env_int("MXLAB_MEM_LARGE_ALLOC_ROUND_SIZE", 2 << 20, minimum=1)
+    large_round = config.get("MXLAB_MEM_LARGE_ALLOC_ROUND_SIZE")
     if pool_type == "Naive":
-        return NaiveStrategy(env_int("MXLAB_MEM_POOL_PAGE_SIZE", 4096, minimum=1), large_round)
-    cutoff = env_int("MXLAB_MEM_POOL_ROUND_LINEAR_CUTOFF", 24, minimum=0)
-    if cutoff > _MAX_CUTOFF:
-        raise StorageError(
-            f"environment variable MXLAB_MEM_POOL_ROUND_LINEAR_CUTOFF must be <= {_MAX_CUTOFF}, got {cutoff}"
-        )
+        return NaiveStrategy(config.get("MXLAB_MEM_POOL_PAGE_SIZE"), large_round)
+    cutoff = config.get("MXLAB_MEM_POOL_ROUND_LINEAR_CUTOFF")
     return RoundStrategy(cutoff, large_round)
 
 

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
 import sys
+
+import pytest
+
+from framework.tools.config_table import documented_table
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KEYS = {"workload", "engine", "case", "unit", "median", "min", "max", "samples", "ratios"}
@@ -33,3 +38,73 @@ def test_engine_benchmark_quick_prints_json_lines():
     assert len(speedups) == 2
     pooled = next(r for r in records if r["engine"].startswith("framework.storage"))
     assert 0.9 < pooled["hit_rate_from_cold"] <= 1 and pooled["hit_rate_warm"] == 1.0
+
+
+# ----------------------------------------------------------------------------- the list and the runner
+def _run_all_module():
+    spec = importlib.util.spec_from_file_location("run_all", os.path.join(ROOT, "benchmarks", "run_all.py"))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["run_all"] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
+run_all = _run_all_module()
+
+
+def test_every_script_in_the_folder_is_on_the_list_and_every_listed_script_exists():
+    scripts = {name[:-3] for name in os.listdir(os.path.join(ROOT, "benchmarks")) if name.endswith(".py")}
+    listed = [b.name for b in run_all.BENCHMARKS]
+    assert len(listed) == len(set(listed))
+    assert sorted(scripts - set(run_all.NOT_BENCHMARKS)) == sorted(listed)
+
+
+def test_the_readme_lists_the_benchmarks_of_the_list():
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        documented = documented_table(f.read(), "<!-- benchmarks:start -->", "<!-- benchmarks:end -->")
+    assert documented == run_all.markdown_list(), "run python benchmarks/run_all.py --list and paste it"
+
+
+def test_make_bench_runs_the_runner():
+    with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as f:
+        makefile = f.read()
+    recipe = makefile.split("\nbench:", 1)[1].split("\n\n", 1)[0]
+    assert "benchmarks/run_all.py" in recipe
+
+
+def test_only_selects_by_name_and_refuses_unknown_names():
+    assert [b.name for b in run_all.select("io,engine")] == ["engine", "io"]  # list order
+    with pytest.raises(run_all.UnknownBenchmarkError, match=r"unknown benchmark\(s\) \['turbo'\]"):
+        run_all.select("engine,turbo")
+    with pytest.raises(run_all.UnknownBenchmarkError):
+        run_all.select(" , ")
+
+
+def test_output_lines_are_split_into_records_and_the_rest():
+    records, other = run_all.split_output('{"a": 1}\nconnected\n\n[1, 2]\n{"b": 2}\n')
+    assert records == [{"a": 1}, {"b": 2}]
+    assert other == ["connected", "[1, 2]"]
+
+
+def test_runner_collects_a_quick_benchmark_into_one_report(tmp_path):
+    out = tmp_path / "report.json"
+    script = os.path.join(ROOT, "benchmarks", "run_all.py")
+    done = subprocess.run(
+        [sys.executable, script, "--quick", "--only", "ndarray_dispatch", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    report = json.loads(out.read_text())
+    assert report["quick"] is True
+    [entry] = report["benchmarks"]
+    assert entry["name"] == "ndarray_dispatch" and entry["returncode"] == 0
+    assert entry["command"][-1] == "--quick"
+    assert entry["records"] and all("median" in r for r in entry["records"])
+    bad = subprocess.run(
+        [sys.executable, script, "--only", "turbo"], capture_output=True, text=True, timeout=60, cwd=ROOT, check=False
+    )
+    assert bad.returncode == 2 and "unknown benchmark(s) ['turbo']" in bad.stderr

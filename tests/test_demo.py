@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from framework.engine import ENGINE_TYPES
 from server.__main__ import main
 from server.scenarios import engine_basics
 
@@ -41,7 +42,7 @@ def test_main_prints_timelines_and_writes_a_chrome_trace(tmp_path, capsys):
     trace = tmp_path / "demo.json"
     assert main(["demo", "--chain-length", "2", "--op-ms", "5", "--trace", str(trace)]) == 0
     out = capsys.readouterr().out
-    for engine_type in ("NaiveEngine", "ThreadedEngine", "ThreadedEnginePerDevice"):
+    for engine_type in ENGINE_TYPES:
         assert f"== {engine_type}, dependent chains" in out
         assert f"== {engine_type}, independent chains" in out
     document = json.loads(trace.read_text())

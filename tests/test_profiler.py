@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -350,3 +354,35 @@ def test_dumps_after_reset_is_empty(make_engine):
     later = profiler.dumps()
     assert "counted_later" in later and "counted_once" not in later
     assert len(by_phase(profiler.chrome_trace(profiler.recorded_events()), "B")) == 2  # trace keeps both
+
+
+@pytest.mark.parametrize("variable", ["MXLAB_PROFILER_AUTOSTART", "MXNET_PROFILER_AUTOSTART"])
+def test_autostart_records_from_import_and_writes_profile_json_at_exit(tmp_path, variable):
+    script = (
+        "import framework as mx\n"
+        "from framework import profiler\n"
+        "assert profiler.get_state() == 'run'\n"
+        "(mx.nd.ones((2, 2)) * 3).wait_to_read()\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if "PROFILER_AUTOSTART" not in k}
+    env.update({variable: "1", "PYTHONPATH": str(root)})
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    trace = json.loads((tmp_path / "profile.json").read_text())
+    names = {e.get("name") for e in trace["traceEvents"]}
+    assert {"_ones", "_mul_scalar"} <= names, sorted(map(str, names))
+
+
+def test_without_autostart_nothing_is_written(tmp_path):
+    root = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if "PROFILER_AUTOSTART" not in k}
+    env["PYTHONPATH"] = str(root)
+    script = "import framework as mx\nassert mx.profiler.get_state() == 'stop'\nmx.nd.ones((2,)).wait_to_read()\n"
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not (tmp_path / "profile.json").exists()

@@ -13,10 +13,10 @@ from framework import backend, engine, resource, storage
 from framework import random as mx_random
 from framework.base import ContextError, EngineError, MXLabError
 from framework.context import cpu, gpu
+from framework.engine import ENGINE_TYPES
 from framework.resource import DEFAULT_SEED, ResourceError, ResourceManager, ResourceRequest
 
 RANDOM, TEMP = ResourceRequest.RANDOM, ResourceRequest.TEMP_SPACE
-ENGINE_TYPES = ("NaiveEngine", "ThreadedEngine", "ThreadedEnginePerDevice")
 needs_gpu = pytest.mark.skipif(framework.num_gpus() == 0, reason="needs a CUDA GPU")
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ..base import EngineError, env_choice
+from .. import config
+from ..base import EngineError
 from .base import Completion, Engine
 from .naive import NaiveEngine
 from .operation import FnProperty, Operation, OperatorHandle, RunContext
@@ -19,11 +20,12 @@ from .per_device import ThreadedEnginePerDevice
 from .threaded import ThreadedEngine
 from .var import Var
 
+#: Every engine type by name: the one list that tests, benchmarks and the server derive theirs from.
 ENGINE_TYPES: dict[str, type[Engine]] = {
-    "NaiveEngine": NaiveEngine,
-    "ThreadedEngine": ThreadedEngine,
-    "ThreadedEnginePerDevice": ThreadedEnginePerDevice,
+    engine_class.type_name: engine_class for engine_class in (NaiveEngine, ThreadedEngine, ThreadedEnginePerDevice)
 }
+if tuple(ENGINE_TYPES) != config.ENGINE_TYPE_NAMES:  # the names MXLAB_ENGINE_TYPE accepts
+    raise ImportError(f"engine classes {tuple(ENGINE_TYPES)} differ from config.ENGINE_TYPE_NAMES")
 
 
 def create(
@@ -43,7 +45,7 @@ def create(
 
 def _create(engine_type: str | None, num_workers: int | None) -> Engine:
     if engine_type is None:
-        engine_type = env_choice("MXLAB_ENGINE_TYPE", "ThreadedEnginePerDevice", tuple(ENGINE_TYPES))
+        engine_type = config.get("MXLAB_ENGINE_TYPE")
     cls = ENGINE_TYPES.get(engine_type)
     if cls is None:
         raise EngineError(f"unknown engine type {engine_type!r}; choose one of {', '.join(ENGINE_TYPES)}")
@@ -51,11 +53,7 @@ def _create(engine_type: str | None, num_workers: int | None) -> Engine:
         if num_workers not in (None, 1):
             raise EngineError(f"NaiveEngine runs in the pushing thread; num_workers={num_workers} makes no sense")
         return NaiveEngine()
-    if num_workers is not None and (
-        isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1
-    ):
-        raise EngineError(f"num_workers must be an int >= 1, got {num_workers!r}")
-    return cls(num_workers)
+    return cls(num_workers)  # the threaded engines check num_workers themselves
 
 
 @contextmanager

@@ -18,10 +18,10 @@ Every GPU worker owns its own stream, so copies overlap with computation on one 
 
 from __future__ import annotations
 
-from ..base import env_int
+from .. import config
 from ..context import Context
 from .operation import FnProperty, Operation
-from .threaded import ThreadedEngineBase
+from .threaded import ThreadedEngineBase, worker_count
 from .workers import WorkerPool
 
 _COPY = (FnProperty.COPY_FROM_GPU, FnProperty.COPY_TO_GPU)
@@ -33,15 +33,14 @@ class ThreadedEnginePerDevice(ThreadedEngineBase):
     type_name = "ThreadedEnginePerDevice"
 
     def __init__(self, num_workers: int | None = None) -> None:
+        workers = worker_count(self.type_name, num_workers)  # checked before the engine exists
         super().__init__()
-        self.cpu_workers = num_workers or env_int("MXLAB_CPU_WORKER_NTHREADS", 2, minimum=1)
-        if self.cpu_workers < 1:
-            raise ValueError(f"ThreadedEnginePerDevice: num_workers must be >= 1, got {self.cpu_workers}")
-        self.cpu_copy_workers = env_int("MXLAB_CPU_COPY_NTHREADS", 1, minimum=1)
-        self.cpu_priority_workers = env_int("MXLAB_CPU_PRIORITY_NTHREADS", 2, minimum=1)
-        self.gpu_workers = env_int("MXLAB_GPU_WORKER_NTHREADS", 2, minimum=1)
-        self.gpu_copy_workers = env_int("MXLAB_GPU_COPY_NTHREADS", 2, minimum=1)
-        self.gpu_priority_workers = env_int("MXLAB_GPU_PRIORITY_NTHREADS", 2, minimum=1)
+        self.cpu_workers = workers
+        self.cpu_copy_workers = config.get("MXLAB_CPU_COPY_NTHREADS")
+        self.cpu_priority_workers = config.get("MXLAB_CPU_PRIORITY_NTHREADS")
+        self.gpu_workers = config.get("MXLAB_GPU_WORKER_NTHREADS")
+        self.gpu_copy_workers = config.get("MXLAB_GPU_COPY_NTHREADS")
+        self.gpu_priority_workers = config.get("MXLAB_GPU_PRIORITY_NTHREADS")
 
     def _pool_for(self, op: Operation) -> WorkerPool:
         key = (op.ctx, op.prop)

@@ -17,10 +17,24 @@ import abc
 import threading
 from collections import deque
 
-from ..base import env_int
+from .. import config
+from ..base import EngineError
 from .base import Engine
 from .operation import Operation
 from .workers import WorkerPool
+
+
+def worker_count(engine_type: str, num_workers: int | None) -> int:
+    """``num_workers`` if given, else ``MXLAB_CPU_WORKER_NTHREADS``; anything but an int >= 1 is an error.
+
+    Zero is refused rather than read as "use the default": an engine without workers would
+    accept pushes and never run them.
+    """
+    if num_workers is None:
+        return config.get("MXLAB_CPU_WORKER_NTHREADS")
+    if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
+        raise EngineError(f"{engine_type}: num_workers must be an int >= 1, got {num_workers!r}")
+    return num_workers
 
 
 class ThreadedEngineBase(Engine):
@@ -108,10 +122,9 @@ class ThreadedEngine(ThreadedEngineBase):
     type_name = "ThreadedEngine"
 
     def __init__(self, num_workers: int | None = None) -> None:
+        workers = worker_count(self.type_name, num_workers)  # checked before the engine exists
         super().__init__()
-        self.num_workers = num_workers or env_int("MXLAB_CPU_WORKER_NTHREADS", 2, minimum=1)
-        if self.num_workers < 1:
-            raise ValueError(f"ThreadedEngine: num_workers must be >= 1, got {self.num_workers}")
+        self.num_workers = workers
 
     def _pool_for(self, op: Operation) -> WorkerPool:
         pool = self._pools.get("shared")

@@ -45,8 +45,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend, events
-from ..base import MXLabError, env_int
+from .. import backend, config, events
+from ..base import MXLabError
 from ..context import Context, current_context
 from ..engine import Engine, FnProperty, Var
 from ..ndarray.ndarray import NDArray, normalize_dtype
@@ -63,7 +63,7 @@ from .graph import IndexedGraph
 
 GRAD_REQS = ("null", "write", "add")
 #: MXNet's ``MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN``: nodes per bulk segment.
-DEFAULT_BULK_NODES = 15
+DEFAULT_BULK_NODES = config.setting("MXLAB_EXEC_BULK_EXEC_MAX_NODE_TRAIN").default
 #: Output layers whose backward needs no head gradient: ``backward()`` may omit it.
 LOSS_OPS = frozenset(
     {
@@ -382,9 +382,7 @@ class Executor:
         self._grad_reqs = [r if g is not None else "null" for g, r in zip(grad_arrays, grad_reqs, strict=True)]
         self._mirror = mirror_pass.parse_mode(mirror) if mirror is not None else mirror_pass.mode_from_env()
         self._plan_options = plan_options or planner.PlanOptions.from_env()
-        self._bulk_size = (
-            env_int("MXLAB_EXEC_BULK_EXEC_MAX_NODE_TRAIN", DEFAULT_BULK_NODES, 0) if bulk_size is None else bulk_size
-        )
+        self._bulk_size = config.get("MXLAB_EXEC_BULK_EXEC_MAX_NODE_TRAIN") if bulk_size is None else bulk_size
 
         # 1. inference over the forward graph, from the bound arrays
         fwd_shapes: list[Any] = [None] * forward_graph.num_entries

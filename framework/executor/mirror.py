@@ -34,9 +34,9 @@ The pass only rewires inputs of backward nodes built by the gradient pass
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Sequence
 
+from .. import config
 from ..base import MXLabError
 from ..operator.node import Entry, Node, NodeAttrs, topo_sort
 from ..resource import ResourceRequest
@@ -62,14 +62,8 @@ def parse_mode(value: str | bool | int | None) -> str:
 
 
 def mode_from_env() -> str:
-    """The mode set by ``MXLAB_BACKWARD_DO_MIRROR`` (unset: "none")."""
-    raw = os.environ.get("MXLAB_BACKWARD_DO_MIRROR")
-    try:
-        return parse_mode(None if raw is None else raw.strip())
-    except MirrorError:
-        raise MirrorError(
-            f"environment variable MXLAB_BACKWARD_DO_MIRROR must be 0, 1 or segment; got {raw!r}"
-        ) from None
+    """The mode set by ``MXLAB_BACKWARD_DO_MIRROR`` (or MXNet's ``MXNET_BACKWARD_DO_MIRROR``; unset: "none")."""
+    return parse_mode(config.get("MXLAB_BACKWARD_DO_MIRROR"))
 
 
 def _truthy(value: str | None) -> bool:

@@ -52,7 +52,8 @@ from typing import Protocol
 
 import numpy as np
 
-from ..base import MXLabError, env_int
+from .. import config
+from ..base import MXLabError
 from .graph import IndexedGraph
 
 #: Storage id of entries that live in arrays bound by the user (arguments, gradients, aux).
@@ -60,7 +61,7 @@ EXTERNAL = -1
 #: Storage id of outputs nobody reads: not written (``req = null``), no memory.
 NULL = -2
 #: MXNet's ``NNVM_EXEC_MATCH_RANGE``: a free block is reused for sizes within this factor.
-MATCH_RANGE = 16
+MATCH_RANGE = config.setting("MXLAB_EXEC_MATCH_RANGE").default
 
 
 class PlanError(MXLabError, ValueError):
@@ -80,8 +81,8 @@ class PlanOptions:
     def from_env(cls) -> PlanOptions:
         """The defaults, as ``MXLAB_EXEC_ENABLE_INPLACE`` (1) and ``MXLAB_EXEC_MATCH_RANGE`` (16) set them."""
         return cls(
-            inplace=env_int("MXLAB_EXEC_ENABLE_INPLACE", 1, 0) != 0,
-            match_range=env_int("MXLAB_EXEC_MATCH_RANGE", MATCH_RANGE, 1),
+            inplace=config.get("MXLAB_EXEC_ENABLE_INPLACE"),
+            match_range=config.get("MXLAB_EXEC_MATCH_RANGE"),
         )
 
 

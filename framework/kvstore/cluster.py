@@ -3,20 +3,11 @@
 A distributed job has ``num_servers`` **servers** (Ray actors holding the keys, see
 :mod:`.server`) and ``num_workers`` **workers** (the training processes). The launcher
 (:mod:`.launch`) starts the servers as *named* Ray actors in a job-specific Ray *namespace*,
-then starts every worker with these environment variables:
-
-=============================  ===========================================================
-``MXLAB_KV_RANK``              this worker's index, ``0 .. num_workers - 1``
-``MXLAB_KV_NUM_WORKERS``       how many workers push to the store
-``MXLAB_KV_NUM_SERVERS``       how many server actors hold the keys
-``MXLAB_KV_RAY_ADDRESS``       the Ray cluster to connect to (``ray.init(address=...)``)
-``MXLAB_KV_NAMESPACE``         the job's Ray namespace; servers are ``mxlab-kv-server-<i>``
-``MXLAB_KV_TIMEOUT``           seconds to wait for another worker or a server (default 60)
-``MXLAB_KVSTORE_BIGARRAY_BOUND``  arrays with at least this many elements are split (1e6)
-=============================  ===========================================================
-
-so that ``mx.kv.create('dist_sync')`` inside the worker reads them (:meth:`DistConfig.from_env`),
-connects to Ray and looks the servers up by name.
+then starts every worker with the job's environment variables: ``MXLAB_KV_RANK``,
+``MXLAB_KV_NUM_WORKERS``, ``MXLAB_KV_NUM_SERVERS``, ``MXLAB_KV_NAMESPACE``, ``MXLAB_KV_RAY_ADDRESS``,
+``MXLAB_KV_TIMEOUT`` and ``MXLAB_KVSTORE_BIGARRAY_BOUND`` (rows of :mod:`framework.config`, which
+says what each means and accepts), so that ``mx.kv.create('dist_sync')`` inside the worker
+reads them (:meth:`DistConfig.from_env`), connects to Ray and looks the servers up by name.
 """
 
 from __future__ import annotations
@@ -26,8 +17,9 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from .. import config
 from . import KVStoreError
-from .sharding import bigarray_bound_from_env
+from .sharding import DEFAULT_BIGARRAY_BOUND, bigarray_bound_from_env
 
 ENV_RANK = "MXLAB_KV_RANK"
 ENV_NUM_WORKERS = "MXLAB_KV_NUM_WORKERS"
@@ -36,7 +28,7 @@ ENV_ADDRESS = "MXLAB_KV_RAY_ADDRESS"
 ENV_NAMESPACE = "MXLAB_KV_NAMESPACE"
 ENV_TIMEOUT = "MXLAB_KV_TIMEOUT"
 ENV_BIGARRAY_BOUND = "MXLAB_KVSTORE_BIGARRAY_BOUND"
-DEFAULT_TIMEOUT = 60.0
+DEFAULT_TIMEOUT = config.setting(ENV_TIMEOUT).default
 SERVER_NAME = "mxlab-kv-server-{index}"
 #: Where a Ray cluster started by MXLab keeps its sockets and logs (never inside the repository).
 RAY_TEMP_DIR = "/tmp/mxlab-ray"
@@ -56,16 +48,7 @@ def import_ray() -> ModuleType:
 
 def timeout_from_env() -> float:
     """``MXLAB_KV_TIMEOUT`` in seconds (default 60)."""
-    raw = os.environ.get(ENV_TIMEOUT, "").strip()
-    if not raw:
-        return DEFAULT_TIMEOUT
-    try:
-        timeout = float(raw)
-    except ValueError:
-        raise KVStoreError(f"{ENV_TIMEOUT} must be a number of seconds, got {raw!r}") from None
-    if not timeout > 0:
-        raise KVStoreError(f"{ENV_TIMEOUT} must be positive, got {raw!r}")
-    return timeout
+    return config.get(ENV_TIMEOUT)
 
 
 def server_name(index: int) -> str:
@@ -83,7 +66,7 @@ class DistConfig:
     namespace: str
     address: str | None = None
     timeout: float = DEFAULT_TIMEOUT
-    bigarray_bound: int = 1_000_000
+    bigarray_bound: int = DEFAULT_BIGARRAY_BOUND
 
     def __post_init__(self) -> None:
         if self.num_workers < 1 or self.num_servers < 1:
@@ -100,31 +83,20 @@ class DistConfig:
     def from_env(cls) -> DistConfig:
         """Read the launcher's variables; name the missing ones and how to set them."""
         required = (ENV_RANK, ENV_NUM_WORKERS, ENV_NUM_SERVERS, ENV_NAMESPACE)
-        missing = [name for name in required if not os.environ.get(name, "").strip()]
+        missing = [name for name in required if not config.is_set(name)]
         if missing:
             raise KVStoreError(
                 f"a distributed KVStore needs the job's environment variables {missing}; start the workers with "
                 "`python -m framework.kvstore.launch -n WORKERS -s SERVERS python train.py ...`"
             )
-        numbers = {}
-        for name in (ENV_RANK, ENV_NUM_WORKERS, ENV_NUM_SERVERS):
-            raw = os.environ[name].strip()
-            try:
-                numbers[name] = int(raw)
-            except ValueError:
-                raise KVStoreError(f"{name} must be an integer, got {raw!r}") from None
-        try:
-            bound = bigarray_bound_from_env()
-        except ValueError as err:
-            raise KVStoreError(str(err)) from None
         return cls(
-            rank=numbers[ENV_RANK],
-            num_workers=numbers[ENV_NUM_WORKERS],
-            num_servers=numbers[ENV_NUM_SERVERS],
-            namespace=os.environ[ENV_NAMESPACE].strip(),
-            address=os.environ.get(ENV_ADDRESS, "").strip() or None,
+            rank=config.get(ENV_RANK),
+            num_workers=config.get(ENV_NUM_WORKERS),
+            num_servers=config.get(ENV_NUM_SERVERS),
+            namespace=config.get(ENV_NAMESPACE),
+            address=config.get(ENV_ADDRESS),
             timeout=timeout_from_env(),
-            bigarray_bound=bound,
+            bigarray_bound=bigarray_bound_from_env(),
         )
 
     def to_env(self) -> dict[str, str]:

@@ -16,12 +16,13 @@ differs between processes, so it cannot be used to agree across machines).
 
 from __future__ import annotations
 
-import os
 import zlib
 from dataclasses import dataclass
 
+from .. import config
+
 #: MXNet's default MXNET_KVSTORE_BIGARRAY_BOUND: arrays with at least this many elements are split.
-DEFAULT_BIGARRAY_BOUND = 1_000_000
+DEFAULT_BIGARRAY_BOUND = config.setting("MXLAB_KVSTORE_BIGARRAY_BOUND").default
 #: The multiplier MXNet uses to scatter integer keys over the servers.
 KEY_SCATTER = 9973
 
@@ -50,18 +51,7 @@ class Shard:
 
 def bigarray_bound_from_env() -> int:
     """``MXLAB_KVSTORE_BIGARRAY_BOUND`` (or MXNet's ``MXNET_KVSTORE_BIGARRAY_BOUND``), default 1e6."""
-    for name in ("MXLAB_KVSTORE_BIGARRAY_BOUND", "MXNET_KVSTORE_BIGARRAY_BOUND"):
-        raw = os.environ.get(name)
-        if raw is None or not raw.strip():
-            continue
-        try:
-            bound = int(raw)
-        except ValueError:
-            raise ValueError(f"{name} must be a positive integer (elements), got {raw!r}") from None
-        if bound < 1:
-            raise ValueError(f"{name} must be a positive integer (elements), got {raw!r}")
-        return bound
-    return DEFAULT_BIGARRAY_BOUND
+    return config.get("MXLAB_KVSTORE_BIGARRAY_BOUND")
 
 
 def key_hash(key: Key) -> int:

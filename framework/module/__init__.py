@@ -3,7 +3,7 @@
 * :mod:`.base_module`: ``BaseModule``, the training loop (``fit``, ``score``, ``predict``);
 * :mod:`.module`: ``Module``, a symbol bound on one or more devices;
 * :mod:`.executor_group`: one executor per device, each given a slice of the batch;
-* :mod:`.aggregation`: the KVStore-shaped store that sums gradients across devices.
+* :mod:`.aggregation`: how a Module sums gradients across devices through a KVStore (``mx.kv``).
 
 Checkpoint files (``prefix-symbol.json`` + ``prefix-0001.params``) are in ``mx.model``.
 """
@@ -11,7 +11,7 @@ Checkpoint files (``prefix-symbol.json`` + ``prefix-0001.params``) are in ``mx.m
 from __future__ import annotations
 
 from .. import model as _model  # noqa: F401 - registers save_checkpoint for mx.callback.do_checkpoint
-from .aggregation import AggregationError, LocalAggregator
+from .aggregation import AggregationError
 from .base_module import BaseModule, TrainingDivergedError
 from .executor_group import DataParallelExecutorGroup, ModuleError
 from .module import Module
@@ -20,7 +20,6 @@ __all__ = [
     "AggregationError",
     "BaseModule",
     "DataParallelExecutorGroup",
-    "LocalAggregator",
     "Module",
     "ModuleError",
     "TrainingDivergedError",

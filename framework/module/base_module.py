@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import sys
 import time
 import warnings
@@ -35,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import events, metric
+from .. import config, events, metric
 from .. import initializer as init
 from .. import ndarray as nd
 from ..base import MXLabError
@@ -107,12 +106,7 @@ def progress_enabled(progress_bar: bool | None) -> bool | None:
     """True (show), False (hide) or None (show on a terminal only), from the argument or ``MXLAB_PROGRESS``."""
     if progress_bar is not None:
         return bool(progress_bar)
-    setting = os.environ.get("MXLAB_PROGRESS", "").strip().lower()
-    if setting in ("0", "false", "no", "off"):
-        return False
-    if setting in ("1", "true", "yes", "on"):
-        return True
-    return None
+    return config.get("MXLAB_PROGRESS")
 
 
 def _num_batches(data_iter: Any) -> int | None:

@@ -29,7 +29,7 @@ from framework.engine import ENGINE_TYPES, create
 
 from .base import RunContext, Scenario, ScenarioParams, register
 
-EngineType = Literal["NaiveEngine", "ThreadedEngine", "ThreadedEnginePerDevice"]
+EngineType = Literal[*ENGINE_TYPES]  # the form offers exactly the engine types framework.engine defines
 
 
 @dataclass

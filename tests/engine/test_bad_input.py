@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import framework as mx
 from framework.base import ContextError, EngineError
-from framework.engine import FnProperty, create
+from framework.engine import FnProperty, ThreadedEngine, ThreadedEnginePerDevice, create
 
 
 def noop(rc):
@@ -115,6 +117,27 @@ def test_unknown_engine_types_and_worker_counts():
         create("NaiveEngine", num_workers=3)
     with pytest.raises(EngineError, match="num_workers must be an int >= 1, got 0"):
         create("ThreadedEngine", num_workers=0)
+
+
+@pytest.mark.parametrize("engine_class", [ThreadedEngine, ThreadedEnginePerDevice])
+@pytest.mark.parametrize("bad", [0, -2, 1.5, "2", True])
+def test_threaded_engines_refuse_worker_counts_that_are_not_positive_ints(engine_class, bad):
+    # Zero used to fall back to the environment's default (`num_workers or ...`).
+    with pytest.raises(
+        EngineError, match=re.escape(f"{engine_class.type_name}: num_workers must be an int >= 1, got {bad!r}")
+    ):
+        engine_class(bad)
+
+
+def test_threaded_engines_take_their_default_worker_count_from_the_environment(monkeypatch):
+    monkeypatch.setenv("MXLAB_CPU_WORKER_NTHREADS", "3")
+    engine = ThreadedEngine()
+    per_device = ThreadedEnginePerDevice()
+    try:
+        assert engine.num_workers == 3 and per_device.cpu_workers == 3
+    finally:
+        engine.stop()
+        per_device.stop()
 
 
 def test_copy_property_is_a_real_enum_member():

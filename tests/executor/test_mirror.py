@@ -7,6 +7,7 @@ import pytest
 
 import framework as mx
 from framework import symbol as sym
+from framework.config import ConfigError
 from framework.executor import build_gradient, simple_bind
 from framework.executor.mirror import (
     MirrorError,
@@ -82,7 +83,13 @@ def test_modes_and_the_environment_variable(monkeypatch):
     exe = simple_bind(sin_chain(), mx.cpu(), x=(8, 64))  # the executor follows the variable
     assert exe.num_mirror_nodes > 0
     monkeypatch.setenv("MXLAB_BACKWARD_DO_MIRROR", "yes")
-    with pytest.raises(MirrorError, match="MXLAB_BACKWARD_DO_MIRROR must be 0, 1 or segment; got 'yes'"):
+    with pytest.raises(ConfigError, match="MXLAB_BACKWARD_DO_MIRROR must be one of 0, 1, segment, got 'yes'"):
+        mode_from_env()
+    monkeypatch.delenv("MXLAB_BACKWARD_DO_MIRROR")
+    monkeypatch.setenv("MXNET_BACKWARD_DO_MIRROR", "1")  # MXNet's name, MXNet's values (0 or 1)
+    assert mode_from_env() == "node"
+    monkeypatch.setenv("MXNET_BACKWARD_DO_MIRROR", "segment")
+    with pytest.raises(ConfigError, match="MXNET_BACKWARD_DO_MIRROR .*must be one of 0, 1, got 'segment'"):
         mode_from_env()
 
 

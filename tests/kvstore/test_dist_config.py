@@ -6,6 +6,7 @@ import itertools
 
 import pytest
 
+from framework.config import ConfigError
 from framework.kvstore import KVStoreError, create
 from framework.kvstore.cluster import ENV_NAMESPACE, ENV_NUM_SERVERS, ENV_NUM_WORKERS, ENV_RANK, DistConfig
 from framework.kvstore.sharding import DEFAULT_BIGARRAY_BOUND, bigarray_bound_from_env, layout, server_of
@@ -55,7 +56,7 @@ def test_bigarray_bound_variables(no_job):
     no_job.setenv("MXLAB_KVSTORE_BIGARRAY_BOUND", "20")  # MXLab's name wins
     assert bigarray_bound_from_env() == 20
     no_job.setenv("MXLAB_KVSTORE_BIGARRAY_BOUND", "lots")
-    with pytest.raises(ValueError, match="MXLAB_KVSTORE_BIGARRAY_BOUND must be a positive integer"):
+    with pytest.raises(ConfigError, match="MXLAB_KVSTORE_BIGARRAY_BOUND must be an integer >= 1, got 'lots'"):
         bigarray_bound_from_env()
 
 
@@ -65,14 +66,14 @@ def test_job_variables_round_trip_and_errors(no_job):
         no_job.setenv(name, value)
     assert DistConfig.from_env() == config
     no_job.setenv(ENV_RANK, "two")
-    with pytest.raises(KVStoreError, match="MXLAB_KV_RANK must be an integer, got 'two'"):
+    with pytest.raises(ConfigError, match="MXLAB_KV_RANK must be an integer >= 0, got 'two'"):
         DistConfig.from_env()
     no_job.setenv(ENV_RANK, "2")
     with pytest.raises(KVStoreError, match="rank 2 is out of range for 2 workers"):
         DistConfig.from_env()
     no_job.setenv(ENV_RANK, "0")
     no_job.setenv("MXLAB_KV_TIMEOUT", "-1")
-    with pytest.raises(KVStoreError, match="MXLAB_KV_TIMEOUT must be positive"):
+    with pytest.raises(ConfigError, match="MXLAB_KV_TIMEOUT must be a number > 0, got '-1'"):
         DistConfig.from_env()
     with pytest.raises(KVStoreError, match="at least one worker and one server"):
         DistConfig(0, 1, 0, "job")

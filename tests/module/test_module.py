@@ -8,7 +8,6 @@ against the executor the module wraps (input gradients).
 from __future__ import annotations
 
 import logging
-import math
 
 import numpy as np
 import pytest
@@ -21,11 +20,9 @@ from framework.callback import Speedometer
 from framework.executor import simple_bind
 from framework.module import (
     AggregationError,
-    LocalAggregator,
     Module,
     ModuleError,
     TrainingDivergedError,
-    aggregation,
 )
 from framework.module.base_module import progress_enabled
 from framework.module.executor_group import split_input_slice
@@ -369,7 +366,7 @@ def test_a_kvstore_like_object_is_used_through_init_push_pull_only():
         """Only the KVStore verbs: any other attribute the Module touched would raise."""
 
         def __init__(self) -> None:
-            self._inner = LocalAggregator("local")
+            self._inner = mx.kv.create("local")
             self.calls: list[str] = []
 
         def init(self, key, value):
@@ -409,39 +406,3 @@ def test_split_input_slice():
         split_input_slice(2, [1, 1, 1])
     with pytest.raises(ModuleError, match="positive"):
         split_input_slice(4, [1, 0])
-
-
-# ----------------------------------------------------------------------------- the aggregation seam
-def test_local_aggregator_sums_updates_and_broadcasts():
-    store = aggregation.create("local")
-    store.init("w", mx.nd.ones((2, 3)))
-    with pytest.raises(AggregationError, match="'w' is already initialized"):
-        store.init("w", mx.nd.ones((2, 3)))
-    with pytest.raises(AggregationError, match="'v' has not been initialized"):
-        store.push("v", [mx.nd.ones((2, 3))])
-    with pytest.raises(AggregationError, match=r"pushed shape \(3,\) does not match the stored shape \(2, 3\)"):
-        store.push("w", [mx.nd.ones((3,))])
-    grads = [mx.nd.full((2, 3), 2.0, ctx=mx.cpu(0)), mx.nd.full((2, 3), 3.0, ctx=mx.cpu(1))]
-    with events.record(["kvstore.push", "kvstore.pull"]) as rec:
-        store.push("w", grads)  # no updater: the stored value becomes the sum
-        outs = [mx.nd.zeros((2, 3), ctx=mx.cpu(0)), mx.nd.zeros((2, 3), ctx=mx.cpu(1))]
-        store.pull("w", outs)
-    assert all(np.all(o.asnumpy() == 5.0) for o in outs)
-    assert [(e["kind"], e["ctx"], e["nbytes"]) for e in rec.events] == [
-        ("kvstore.push", "cpu(0)", 24),
-        ("kvstore.push", "cpu(1)", 24),
-        ("kvstore.pull", "cpu(0)", 24),
-        ("kvstore.pull", "cpu(1)", 24),
-    ]
-    store.set_updater(lambda key, grad, weight: weight.__setitem__(slice(None), weight - grad))
-    store.pushpull("w", grads)  # pulled back into the pushed arrays
-    assert all(np.all(g.asnumpy() == 0.0) for g in grads)
-    store.init(["a", "b"], [mx.nd.zeros((1,)), mx.nd.ones((1,))])
-    out_a, out_b = mx.nd.full((1,), 7.0), mx.nd.full((1,), 7.0)
-    store.pull(["a", "b"], [out_a, out_b])
-    assert (out_a.asscalar(), out_b.asscalar()) == (0.0, 1.0)
-    with pytest.raises(AggregationError, match="full KVStore"):
-        aggregation.create("dist_sync")
-    with pytest.raises(AggregationError, match="no optimizer is installed"):
-        store.save_optimizer_states("unused")
-    assert math.isclose(store.is_capable("optimizer"), True)

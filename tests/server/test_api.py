@@ -9,6 +9,7 @@ import pytest
 from server_helpers import read_stream, stream_events, wait_for
 
 from framework import profiler
+from framework.engine import ENGINE_TYPES
 from server.scenarios import REGISTRY, SCENARIO_MODULES
 
 
@@ -30,7 +31,7 @@ def test_scenarios_list_names_schemas_and_defaults(client):
     }
     props = engine["schema"]["properties"]
     assert props["workers"]["minimum"] == 1 and props["workers"]["maximum"] == 8
-    assert props["engine_type"]["enum"] == ["NaiveEngine", "ThreadedEngine", "ThreadedEnginePerDevice"]
+    assert props["engine_type"]["enum"] == list(ENGINE_TYPES)
     assert engine["tutorial"] == "tutorials/02-dependency-engine.md"
 
 

@@ -17,6 +17,7 @@ import pytest
 import framework as mx
 from framework import lr_scheduler
 from framework import optimizer as opt
+from framework.engine import ENGINE_TYPES
 from framework.test_utils import assert_almost_equal
 
 nd = mx.nd
@@ -292,7 +293,7 @@ def test_update_is_one_engine_push_per_weight():
     assert set(rec.events[0]["writes"]) == {weight._chunk.var.id, mean._chunk.var.id, var._chunk.var.id}
 
 
-@pytest.mark.parametrize("kind", ["NaiveEngine", "ThreadedEngine", "ThreadedEnginePerDevice"])
+@pytest.mark.parametrize("kind", list(ENGINE_TYPES))
 def test_updates_queue_behind_gradient_writes_on_every_engine(make_engine, kind):
     """No waiting in Python: the engine orders grad writes, updates and reads."""
     expected = MXNET_THREE_STEPS["sgd_momentum"][0]
