@@ -12,6 +12,6 @@ from . import (  # noqa: F401
     ordering,
     random_ops,
     reduce,
-    shape_ops,
+    shape,
     smooth_l1,
 )
