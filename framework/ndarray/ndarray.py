@@ -229,7 +229,7 @@ class NDArray:
         if _is_basic_index(key):
             view = self._data[_view_key(key)]
             if self._entry is not None:
-                from ..operator.tensor.shape import encode_index
+                from ..operator.tensor.slicing import encode_index
                 from . import op
 
                 return op._basic_index(self, key=encode_index(key))  # recorded: an operator

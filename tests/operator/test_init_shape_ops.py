@@ -9,7 +9,7 @@ import framework as mx
 from framework.operator import registry
 from framework.operator.infer import InferenceError
 from framework.operator.params import OperatorParamError
-from framework.operator.tensor.shape import decode_index, encode_index
+from framework.operator.tensor.slicing import decode_index, encode_index
 from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req
 
 

@@ -23,8 +23,7 @@ from ..kernel import Req
 from ..node import Entry, Node
 from ..params import REQUIRED, DType, Param, ParamSet, Shape
 from ..registry import register
-from .matrix import _forward_node
-from .reduce import backward_entries, grad_types_like_inputs, grads_like_inputs, normalize_axis, put
+from .common import backward_entries, forward_node, grad_types_like_inputs, grads_like_inputs, normalize_axis, put
 
 
 def _data_type(attrs: Any, in_types: list, out_types: list) -> bool:
@@ -348,7 +347,7 @@ def _scatter_nd_compute(attrs: Any, op_ctx: Any, inputs: list, req: list, output
 
 
 def _scatter_nd_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
-    data_grad = _forward_node(node, "gather_nd", {}, [out_grads[0], node.inputs[1]])
+    data_grad = forward_node(node, "gather_nd", {}, [out_grads[0], node.inputs[1]])
     return [data_grad, zero_grad(node, out_grads)[1]]
 
 

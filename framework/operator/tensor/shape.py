@@ -1,6 +1,12 @@
-"""Shape operators that the NDArray front end itself relies on: Reshape, Cast, basic indexing.
+"""Shape changes that keep every element in order: ``Reshape`` (alias ``reshape``),
+``Flatten`` (alias ``flatten``), ``expand_dims`` and ``squeeze``.
 
-``reshape_shape`` implements MXNet's special codes for ``Reshape``'s ``shape``:
+None of them moves data: the output is the input's elements in the same (row-major) order
+with other dimensions, so each gradient is the output gradient reshaped back to the input's
+shape (one ``_backward_<name>`` operator each, built by ``_register_reshape_backward``).
+
+:func:`reshape_shape` implements MXNet's special codes for ``Reshape``'s ``shape`` (the
+NDArray front end uses it too):
 
 ==== =========================================================================
 code meaning
@@ -20,14 +26,26 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from ...base import MXLabError
-from ..grad import make_backward_node
-from ..infer import InferenceError, elemwise_shape, shape_assign, shape_known, type_assign
-from ..kernel import ADD, NULL, assign
-from ..node import Entry
-from ..params import DType, Param, ParamSet, Shape
+from ..infer import (
+    InferenceError,
+    ShapeT,
+    shape_assign,
+    shape_known,
+)
+from ..kernel import assign
+from ..params import REQUIRED, Param, ParamSet, Shape
 from ..registry import alias, register
+from .common import (
+    backward_entries,
+    grad_types_like_inputs,
+    grads_like_inputs,
+    normalize_axis,
+    put,
+    same_type,
+)
 
 
 def reshape_shape(src: Sequence[int], spec: Sequence[int], reverse: bool = False) -> tuple[int, ...]:
@@ -109,23 +127,24 @@ def _reshape_shape(attrs, in_shapes, out_shapes) -> bool:
     return shape_known(out_shapes[0])
 
 
-def _same_type(attrs, in_types, out_types) -> bool:
-    type_assign(out_types, 0, in_types[0], attrs.name, "output")
-    type_assign(in_types, 0, out_types[0], attrs.name, "input")
-    return out_types[0] is not None
-
-
 def _reshape_compute(attrs, op_ctx, inputs, req, outputs) -> None:
     assign(outputs[0], req[0], inputs[0].reshape(outputs[0].shape))
 
 
-def _reshape_backward_shape(attrs, in_shapes, out_shapes) -> bool:
-    return shape_known(out_shapes[0])
+def _reshape_back(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: list) -> None:
+    """Backward of reshape-like operators: inputs (out_grad, data); the gradient takes data's shape."""
+    put(outputs[0], req[0], inputs[0].reshape(inputs[1].shape))
 
 
-def _reshape_like_input_compute(attrs, op_ctx, inputs, req, outputs) -> None:
-    # inputs: (out_grad, forward input); the gradient takes the forward input's shape
-    assign(outputs[0], req[0], inputs[0].reshape(inputs[1].shape))
+def _register_reshape_backward(name: str, params: type[ParamSet] | None) -> None:
+    op = register(name).set_num_inputs(2).set_infer_shape(grads_like_inputs(1))
+    if params is not None:
+        op.set_params(params)
+    op.set_infer_type(grad_types_like_inputs(1)).set_compute(_reshape_back).set_is_backward()
+
+
+def _reshape_gradient(backward_name: str):
+    return lambda node, out_grads: backward_entries(node, backward_name, [out_grads[0], node.inputs[0]])
 
 
 (
@@ -135,172 +154,116 @@ def _reshape_like_input_compute(attrs, op_ctx, inputs, req, outputs) -> None:
     .set_num_inputs(1)
     .set_input_names(["data"])
     .set_infer_shape(_reshape_shape)
-    .set_infer_type(_same_type)
+    .set_infer_type(same_type)
     .set_compute(_reshape_compute)
     .set_inplace_option(lambda attrs: [(0, 0)])
-    .set_gradient(
-        lambda node, out_grads: [
-            Entry(make_backward_node(node, "_backward_Reshape", [out_grads[0], node.inputs[0]]), 0)
-        ]
-    )
+    .set_gradient(_reshape_gradient("_backward_Reshape"))
 )
 alias("reshape", "Reshape")
+_register_reshape_backward("_backward_Reshape", ReshapeParam)
 
 
-def _backward_reshape_shape(attrs, in_shapes, out_shapes) -> bool:
-    shape_assign(out_shapes, 0, in_shapes[1], attrs.name, "input gradient")
-    return shape_known(out_shapes[0])
+def _flatten_shape(attrs: Any, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
+    shape = in_shapes[0]
+    if shape is None:
+        return False
+    if len(shape) == 0:
+        raise InferenceError(f"{attrs.name}: cannot flatten a 0-d array")
+    shape_assign(out_shapes, 0, (shape[0], math.prod(shape[1:])), attrs.name, "output")
+    return shape_known(shape)
 
 
-(
-    register("_backward_Reshape")
-    .set_params(ReshapeParam)
-    .set_num_inputs(2)
-    .set_infer_shape(_backward_reshape_shape)
-    .set_infer_type(_same_type)
-    .set_compute(_reshape_like_input_compute)
-    .set_is_backward()
-)
-
-
-class CastParam(ParamSet):
-    dtype = Param(DType, "float32", "The output data type.")
-
-
-def _cast_type(attrs, in_types, out_types) -> bool:
-    type_assign(out_types, 0, attrs.parsed.dtype, attrs.name, "output")
-    return in_types[0] is not None
-
-
-def _cast_compute(attrs, op_ctx, inputs, req, outputs) -> None:
-    assign(outputs[0], req[0], inputs[0].astype(outputs[0].dtype))
-
-
-def _cast_backward_compute(attrs, op_ctx, inputs, req, outputs) -> None:
-    # inputs: (out_grad, forward input): the gradient goes back in the input's dtype
-    assign(outputs[0], req[0], inputs[0].astype(outputs[0].dtype))
-
-
-def _cast_backward_type(attrs, in_types, out_types) -> bool:
-    type_assign(out_types, 0, in_types[1], attrs.name, "input gradient")
-    return out_types[0] is not None
+def _reshape_to_output(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: list) -> None:
+    put(outputs[0], req[0], inputs[0].reshape(outputs[0].shape))
 
 
 (
-    register("Cast")
-    .describe("Casts the input to ``dtype``.")
-    .set_params(CastParam)
+    register("Flatten")
+    .describe("Collapses all axes but the first: (d1, d2, ..., dk) -> (d1, d2*...*dk).")
     .set_num_inputs(1)
     .set_input_names(["data"])
-    .set_infer_shape(elemwise_shape)
-    .set_infer_type(_cast_type)
-    .set_compute(_cast_compute)
-    .set_gradient(
-        lambda node, out_grads: [Entry(make_backward_node(node, "_backward_Cast", [out_grads[0], node.inputs[0]]), 0)]
-    )
+    .set_infer_shape(_flatten_shape)
+    .set_infer_type(same_type)
+    .set_compute(_reshape_to_output)
+    .set_inplace_option(lambda attrs: [(0, 0)])
+    .set_gradient(_reshape_gradient("_backward_Flatten"))
 )
-alias("cast", "Cast")
-(
-    register("_backward_Cast")
-    .set_params(CastParam)
-    .set_num_inputs(2)
-    .set_infer_shape(_backward_reshape_shape)
-    .set_infer_type(_cast_backward_type)
-    .set_compute(_cast_backward_compute)
-    .set_is_backward()
-)
+alias("flatten", "Flatten")
+_register_reshape_backward("_backward_Flatten", None)
 
 
-# ---------------------------------------------------------------------------- basic indexing
-def encode_index(key: object) -> str:
-    """A basic index (ints, slices, Ellipsis, None) as a string parameter."""
-    parts = key if isinstance(key, tuple) else (key,)
-    encoded = []
-    for part in parts:
-        if part is Ellipsis:
-            encoded.append("e")
-        elif part is None:
-            encoded.append("n")
-        elif isinstance(part, slice):
-            fields = ["" if v is None else str(int(v)) for v in (part.start, part.stop, part.step)]
-            encoded.append("s" + ":".join(fields))
-        else:
-            encoded.append(f"i{int(part)}")
-    return ",".join(encoded)
+class ExpandDimsParam(ParamSet):
+    axis = Param(int, REQUIRED, "Where to insert the new axis, in [-ndim-1, ndim].")
 
 
-def decode_index(text: str) -> tuple:
-    """The inverse of :func:`encode_index`."""
-    parts: list[object] = []
-    for token in filter(None, text.split(",")):
-        kind, body = token[0], token[1:]
-        if kind == "e":
-            parts.append(Ellipsis)
-        elif kind == "n":
-            parts.append(None)
-        elif kind == "s":
-            start, stop, step = (int(v) if v else None for v in body.split(":"))
-            parts.append(slice(start, stop, step))
-        elif kind == "i":
-            parts.append(int(body))
-        else:
-            raise MXLabError(f"_basic_index: malformed key {text!r}")
-    return tuple(parts)
-
-
-class BasicIndexParam(ParamSet):
-    key = Param(str, "", "The basic index, encoded (see encode_index).")
-
-
-def _probe_shape(shape: tuple[int, ...], key: tuple) -> tuple[int, ...]:
-    import numpy as np
-
-    return np.broadcast_to(np.empty((), dtype=np.bool_), shape)[key].shape
-
-
-def _basic_index_shape(attrs, in_shapes, out_shapes) -> bool:
-    if shape_known(in_shapes[0]):
-        shape_assign(out_shapes, 0, _probe_shape(in_shapes[0], decode_index(attrs.parsed.key)), attrs.name, "output")
-    return out_shapes[0] is not None
-
-
-def _basic_index_compute(attrs, op_ctx, inputs, req, outputs) -> None:
-    assign(outputs[0], req[0], inputs[0][decode_index(attrs.parsed.key)])
-
-
-def _basic_index_backward_compute(attrs, op_ctx, inputs, req, outputs) -> None:
-    # inputs: (out_grad, forward input); scatter the gradient into zeros of the input's shape
-    if req[0] is NULL:
-        return
-    grad = op_ctx.xp.zeros_like(outputs[0]) if req[0] is ADD else outputs[0]
-    if req[0] is not ADD:
-        grad[...] = 0
-    grad[decode_index(attrs.parsed.key)] += inputs[0]
-    if req[0] is ADD:
-        outputs[0] += grad
+def _expand_dims_shape(attrs: Any, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
+    axis, name = attrs.parsed.axis, attrs.name
+    if in_shapes[0] is not None:
+        ndim = len(in_shapes[0])
+        if not -ndim - 1 <= axis <= ndim:
+            raise InferenceError(f"{name}: axis must be in the range [{-ndim - 1}, {ndim}] ({axis} provided)")
+        pos = axis + ndim + 1 if axis < 0 else axis
+        shape_assign(out_shapes, 0, in_shapes[0][:pos] + (1,) + in_shapes[0][pos:], name, "output")
+    if out_shapes[0] is not None:
+        out = out_shapes[0]
+        pos = axis + len(out) if axis < 0 else axis
+        if not 0 <= pos < len(out) or out[pos] not in (0, 1):
+            raise InferenceError(f"{name}: output shape {out} has no length-1 axis at axis={axis}")
+        shape_assign(in_shapes, 0, out[:pos] + out[pos + 1 :], name, "input")
+    return shape_known(in_shapes[0])
 
 
 (
-    register("_basic_index")
-    .describe("Basic indexing (ints, slices) recorded by autograd; the gradient scatters back.")
-    .set_params(BasicIndexParam)
+    register("expand_dims")
+    .describe("Inserts a new axis of length 1 at ``axis``.")
+    .set_params(ExpandDimsParam)
     .set_num_inputs(1)
     .set_input_names(["data"])
-    .set_infer_shape(_basic_index_shape)
-    .set_infer_type(_same_type)
-    .set_compute(_basic_index_compute)
-    .set_gradient(
-        lambda node, out_grads: [
-            Entry(make_backward_node(node, "_backward_basic_index", [out_grads[0], node.inputs[0]]), 0)
-        ]
-    )
+    .set_infer_shape(_expand_dims_shape)
+    .set_infer_type(same_type)
+    .set_compute(_reshape_to_output)
+    .set_inplace_option(lambda attrs: [(0, 0)])
+    .set_gradient(_reshape_gradient("_backward_expand_dims"))
 )
+_register_reshape_backward("_backward_expand_dims", ExpandDimsParam)
+
+
+class SqueezeParam(ParamSet):
+    axis = Param(Shape, None, "The length-1 axes to remove; None removes every length-1 axis.")
+
+
+def _squeeze_shape(attrs: Any, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
+    shape, name, axis = in_shapes[0], attrs.name, attrs.parsed.axis
+    if shape is None:
+        return False
+    if axis is None:
+        if 0 in shape:  # an unknown length might be 1: cannot tell what remains
+            return False
+        drop = [i for i, d in enumerate(shape) if d == 1]
+    else:
+        drop = [normalize_axis(name, a, len(shape)) for a in axis]
+        if len(set(drop)) != len(drop):
+            raise InferenceError(f"{name}: duplicate axes in axis={tuple(axis)}")
+        for a in drop:
+            if shape[a] not in (0, 1):
+                raise InferenceError(
+                    f"{name}: cannot squeeze axis {a} of shape {shape}: its length is {shape[a]}, not 1"
+                )
+    out = tuple(d for i, d in enumerate(shape) if i not in drop)
+    shape_assign(out_shapes, 0, out if out else (1,), name, "output")
+    return shape_known(shape)
+
+
 (
-    register("_backward_basic_index")
-    .set_params(BasicIndexParam)
-    .set_num_inputs(2)
-    .set_infer_shape(_backward_reshape_shape)
-    .set_infer_type(lambda attrs, i, o: (type_assign(o, 0, i[0], attrs.name, "output"), True)[1])
-    .set_compute(_basic_index_backward_compute)
-    .set_is_backward()
+    register("squeeze")
+    .describe("Removes length-1 axes (all of them, or those in ``axis``); a fully squeezed array has shape (1,).")
+    .set_params(SqueezeParam)
+    .set_num_inputs(1)
+    .set_input_names(["data"])
+    .set_infer_shape(_squeeze_shape)
+    .set_infer_type(same_type)
+    .set_compute(_reshape_to_output)
+    .set_inplace_option(lambda attrs: [(0, 0)])
+    .set_gradient(_reshape_gradient("_backward_squeeze"))
 )
+_register_reshape_backward("_backward_squeeze", SqueezeParam)
