@@ -6,13 +6,12 @@ input's dtype (``_backward_Cast``), so a float16 branch of a float32 network sti
 
 from __future__ import annotations
 
-from ..grad import make_backward_node
+from ..grad import elemwise_grad_use_in
 from ..infer import (
     elemwise_shape,
     type_assign,
 )
 from ..kernel import assign
-from ..node import Entry
 from ..params import DType, Param, ParamSet
 from ..registry import alias, register
 from .common import (
@@ -52,9 +51,7 @@ def _cast_backward_type(attrs, in_types, out_types) -> bool:
     .set_infer_shape(elemwise_shape)
     .set_infer_type(_cast_type)
     .set_compute(_cast_compute)
-    .set_gradient(
-        lambda node, out_grads: [Entry(make_backward_node(node, "_backward_Cast", [out_grads[0], node.inputs[0]]), 0)]
-    )
+    .set_gradient(elemwise_grad_use_in("_backward_Cast"))
 )
 alias("cast", "Cast")
 (

@@ -1,12 +1,12 @@
-"""Building blocks shared by the tensor operator families (no operators are registered here).
+"""Building blocks shared by the tensor operator families (this module registers no operator).
 
 Most families need the same few pieces: writing a result as ``req`` says after casting it to
-the output dtype (:func:`put`), checking an axis argument (:func:`normalize_axis`), the dtype
-and shape rules of backward operators whose inputs are ``(out_grad, forward inputs...)``
-(:func:`grads_like_inputs`, :func:`grad_types_like_inputs`), and building the gradient
-nodes (:func:`backward_entries`, or :func:`forward_node` when the gradient is a *forward*
-operator, so that it can itself be differentiated). One definition each, imported by every
-family that needs it.
+the output dtype (:func:`put`), checking an axis argument (:func:`normalize_axis`), the usual
+backward operator, whose inputs are ``(out_grad, forward inputs...)`` and whose outputs are
+shaped and typed like those inputs (:func:`register_backward`, built on
+:func:`grads_like_inputs` and :func:`grad_types_like_inputs`), and the gradient nodes
+(:func:`backward_entries`, or :func:`forward_node` when the gradient is a *forward* operator,
+so that it can itself be differentiated). One definition each, imported by every family.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from ..infer import (
 )
 from ..kernel import Req, assign
 from ..node import Entry, Node, NodeAttrs
-from ..registry import get
+from ..params import ParamSet
+from ..registry import OpDef, get, register
 
 
 def put(out: Any, req: Req, value: Any) -> None:
@@ -79,6 +80,32 @@ def backward_entries(node: Node, op_name: str, inputs: list[Entry], count: int |
     """Build a backward node and return its outputs (one per forward input by default)."""
     backward = make_backward_node(node, op_name, inputs)
     return [Entry(backward, i) for i in range(len(node.inputs) if count is None else count)]
+
+
+def register_backward(
+    name: str,
+    compute: Callable[..., None],
+    params: type[ParamSet] | None = None,
+    num_inputs: int | Callable[..., int] = 2,
+    num_outputs: int | Callable[..., int] = 1,
+) -> OpDef:
+    """Register the usual backward operator of a family member and return it.
+
+    Its inputs are ``(out_grad, forward inputs...)`` and its outputs the gradients of those
+    forward inputs, each shaped and typed like its input (:func:`grads_like_inputs`,
+    :func:`grad_types_like_inputs`); ``params`` are the forward operator's parameters.
+    """
+    op = register(name)
+    if params is not None:
+        op.set_params(params)
+    return (
+        op.set_num_inputs(num_inputs)
+        .set_num_outputs(num_outputs)
+        .set_infer_shape(grads_like_inputs(1))
+        .set_infer_type(grad_types_like_inputs(1))
+        .set_compute(compute)
+        .set_is_backward()
+    )
 
 
 def merge_or_raise(op_name: str, a: ShapeT, b: ShapeT, what: str) -> ShapeT:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..grad import elemwise_grad_use_in
 from ..infer import (
     InferenceError,
     ShapeT,
@@ -24,13 +25,7 @@ from ..infer import (
 from ..kernel import Req
 from ..params import Param, ParamSet
 from ..registry import register
-from .common import (
-    backward_entries,
-    grad_types_like_inputs,
-    grads_like_inputs,
-    merge_or_raise,
-    put,
-)
+from .common import merge_or_raise, put, register_backward
 
 
 class DotParam(ParamSet):
@@ -177,17 +172,6 @@ for _name, _shape, _compute, _backward, _text in (
         .set_infer_shape(_shape)
         .set_infer_type(elemwise_type)
         .set_compute(_compute)
-        .set_gradient(
-            lambda node, out_grads, _b=f"_backward_{_name}": backward_entries(node, _b, [out_grads[0], *node.inputs])
-        )
+        .set_gradient(elemwise_grad_use_in(f"_backward_{_name}"))
     )
-    (
-        register(f"_backward_{_name}")
-        .set_params(DotParam)
-        .set_num_inputs(3)
-        .set_num_outputs(2)
-        .set_infer_shape(grads_like_inputs(1))
-        .set_infer_type(grad_types_like_inputs(1))
-        .set_compute(_backward)
-        .set_is_backward()
-    )
+    register_backward(f"_backward_{_name}", _backward, params=DotParam, num_inputs=3, num_outputs=2)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..grad import elemwise_grad_use_in
 from ..infer import (
     InferenceError,
     ShapeT,
@@ -26,11 +27,10 @@ from ..params import REQUIRED, Param, ParamSet
 from ..registry import alias, register
 from .common import (
     backward_entries,
-    grad_types_like_inputs,
-    grads_like_inputs,
     merge_or_raise,
     normalize_axis,
     put,
+    register_backward,
 )
 
 
@@ -116,18 +116,15 @@ def _concat_backward(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: 
     .set_infer_shape(_concat_shape)
     .set_infer_type(elemwise_type)
     .set_compute(_concat_compute)
-    .set_gradient(lambda node, out_grads: backward_entries(node, "_backward_Concat", [out_grads[0], *node.inputs]))
+    .set_gradient(elemwise_grad_use_in("_backward_Concat"))
 )
 alias("concat", "Concat")
-(
-    register("_backward_Concat")
-    .set_params(ConcatParam)
-    .set_num_inputs(lambda attrs: attrs.parsed.num_args + 1)
-    .set_num_outputs(lambda attrs: attrs.parsed.num_args)
-    .set_infer_shape(grads_like_inputs(1))
-    .set_infer_type(grad_types_like_inputs(1))
-    .set_compute(_concat_backward)
-    .set_is_backward()
+register_backward(
+    "_backward_Concat",
+    _concat_backward,
+    params=ConcatParam,
+    num_inputs=lambda attrs: attrs.parsed.num_args + 1,
+    num_outputs=lambda attrs: attrs.parsed.num_args,
 )
 
 

@@ -37,7 +37,13 @@ from ..kernel import Req
 from ..node import Entry, Node
 from ..params import Param, ParamSet, Shape
 from ..registry import alias, register
-from .common import backward_entries, grad_types_like_inputs, grads_like_inputs, normalize_axis, put, same_type
+from .common import (
+    backward_entries,
+    normalize_axis,
+    put,
+    register_backward,
+    same_type,
+)
 
 
 def reduce_axes(
@@ -200,14 +206,8 @@ for _name, _fn, _kind, _use_out, _aliases in _REDUCERS:
     )
     for _alias in _aliases:
         alias(_alias, _name)
-    (
-        register(f"_backward_{_name}")
-        .set_params(ReduceAxesParam)
-        .set_num_inputs(3 if _use_out else 2)
-        .set_infer_shape(grads_like_inputs(1))
-        .set_infer_type(grad_types_like_inputs(1))
-        .set_compute(_reduce_backward(_kind))
-        .set_is_backward()
+    register_backward(
+        f"_backward_{_name}", _reduce_backward(_kind), params=ReduceAxesParam, num_inputs=3 if _use_out else 2
     )
 
 
@@ -288,15 +288,7 @@ def _norm_backward(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: li
         lambda node, out_grads: backward_entries(node, "_backward_norm", [out_grads[0], node.inputs[0], Entry(node, 0)])
     )
 )
-(
-    register("_backward_norm")
-    .set_params(NormParam)
-    .set_num_inputs(3)
-    .set_infer_shape(grads_like_inputs(1))
-    .set_infer_type(grad_types_like_inputs(1))
-    .set_compute(_norm_backward)
-    .set_is_backward()
-)
+register_backward("_backward_norm", _norm_backward, params=NormParam, num_inputs=3)
 
 
 # ----------------------------------------------------------------------------- argmax, argmin

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...base import MXLabError
+from ..grad import elemwise_grad_use_in
 from ..infer import (
     InferenceError,
     ShapeT,
@@ -39,11 +40,9 @@ from ..kernel import assign
 from ..params import REQUIRED, Param, ParamSet, Shape
 from ..registry import alias, register
 from .common import (
-    backward_entries,
-    grad_types_like_inputs,
-    grads_like_inputs,
     normalize_axis,
     put,
+    register_backward,
     same_type,
 )
 
@@ -137,14 +136,7 @@ def _reshape_back(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: lis
 
 
 def _register_reshape_backward(name: str, params: type[ParamSet] | None) -> None:
-    op = register(name).set_num_inputs(2).set_infer_shape(grads_like_inputs(1))
-    if params is not None:
-        op.set_params(params)
-    op.set_infer_type(grad_types_like_inputs(1)).set_compute(_reshape_back).set_is_backward()
-
-
-def _reshape_gradient(backward_name: str):
-    return lambda node, out_grads: backward_entries(node, backward_name, [out_grads[0], node.inputs[0]])
+    register_backward(name, _reshape_back, params=params)
 
 
 (
@@ -157,7 +149,7 @@ def _reshape_gradient(backward_name: str):
     .set_infer_type(same_type)
     .set_compute(_reshape_compute)
     .set_inplace_option(lambda attrs: [(0, 0)])
-    .set_gradient(_reshape_gradient("_backward_Reshape"))
+    .set_gradient(elemwise_grad_use_in("_backward_Reshape"))
 )
 alias("reshape", "Reshape")
 _register_reshape_backward("_backward_Reshape", ReshapeParam)
@@ -186,7 +178,7 @@ def _reshape_to_output(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs
     .set_infer_type(same_type)
     .set_compute(_reshape_to_output)
     .set_inplace_option(lambda attrs: [(0, 0)])
-    .set_gradient(_reshape_gradient("_backward_Flatten"))
+    .set_gradient(elemwise_grad_use_in("_backward_Flatten"))
 )
 alias("flatten", "Flatten")
 _register_reshape_backward("_backward_Flatten", None)
@@ -223,7 +215,7 @@ def _expand_dims_shape(attrs: Any, in_shapes: list[ShapeT], out_shapes: list[Sha
     .set_infer_type(same_type)
     .set_compute(_reshape_to_output)
     .set_inplace_option(lambda attrs: [(0, 0)])
-    .set_gradient(_reshape_gradient("_backward_expand_dims"))
+    .set_gradient(elemwise_grad_use_in("_backward_expand_dims"))
 )
 _register_reshape_backward("_backward_expand_dims", ExpandDimsParam)
 
@@ -264,6 +256,6 @@ def _squeeze_shape(attrs: Any, in_shapes: list[ShapeT], out_shapes: list[ShapeT]
     .set_infer_type(same_type)
     .set_compute(_reshape_to_output)
     .set_inplace_option(lambda attrs: [(0, 0)])
-    .set_gradient(_reshape_gradient("_backward_squeeze"))
+    .set_gradient(elemwise_grad_use_in("_backward_squeeze"))
 )
 _register_reshape_backward("_backward_squeeze", SqueezeParam)

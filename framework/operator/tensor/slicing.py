@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ...base import MXLabError
-from ..grad import make_backward_node
+from ..grad import elemwise_grad_use_in
 from ..infer import (
     InferenceError,
     ShapeT,
@@ -24,15 +24,13 @@ from ..infer import (
     type_assign,
 )
 from ..kernel import ADD, NULL, Req, assign
-from ..node import Entry
 from ..params import REQUIRED, Param, ParamSet
 from ..registry import alias, register
 from .common import (
-    backward_entries,
-    grad_types_like_inputs,
     grads_like_inputs,
     normalize_axis,
     put,
+    register_backward,
     same_type,
 )
 
@@ -147,18 +145,10 @@ def _slice_backward(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: l
     .set_infer_shape(_slice_shape)
     .set_infer_type(same_type)
     .set_compute(_slice_compute)
-    .set_gradient(lambda node, out_grads: backward_entries(node, "_backward_slice", [out_grads[0], node.inputs[0]]))
+    .set_gradient(elemwise_grad_use_in("_backward_slice"))
 )
 alias("crop", "slice")
-(
-    register("_backward_slice")
-    .set_params(SliceParam)
-    .set_num_inputs(2)
-    .set_infer_shape(grads_like_inputs(1))
-    .set_infer_type(grad_types_like_inputs(1))
-    .set_compute(_slice_backward)
-    .set_is_backward()
-)
+register_backward("_backward_slice", _slice_backward, params=SliceParam)
 
 
 class SliceAxisParam(ParamSet):
@@ -220,19 +210,9 @@ def _slice_axis_backward(attrs: Any, op_ctx: Any, inputs: list, req: list, outpu
     .set_infer_shape(_slice_axis_shape)
     .set_infer_type(same_type)
     .set_compute(_slice_axis_compute)
-    .set_gradient(
-        lambda node, out_grads: backward_entries(node, "_backward_slice_axis", [out_grads[0], node.inputs[0]])
-    )
+    .set_gradient(elemwise_grad_use_in("_backward_slice_axis"))
 )
-(
-    register("_backward_slice_axis")
-    .set_params(SliceAxisParam)
-    .set_num_inputs(2)
-    .set_infer_shape(grads_like_inputs(1))
-    .set_infer_type(grad_types_like_inputs(1))
-    .set_compute(_slice_axis_backward)
-    .set_is_backward()
-)
+register_backward("_backward_slice_axis", _slice_axis_backward, params=SliceAxisParam)
 
 
 # ---------------------------------------------------------------------------- basic indexing
@@ -313,11 +293,7 @@ def _basic_index_backward_compute(attrs, op_ctx, inputs, req, outputs) -> None:
     .set_infer_shape(_basic_index_shape)
     .set_infer_type(same_type)
     .set_compute(_basic_index_compute)
-    .set_gradient(
-        lambda node, out_grads: [
-            Entry(make_backward_node(node, "_backward_basic_index", [out_grads[0], node.inputs[0]]), 0)
-        ]
-    )
+    .set_gradient(elemwise_grad_use_in("_backward_basic_index"))
 )
 (
     register("_backward_basic_index")

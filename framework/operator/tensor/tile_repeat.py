@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..grad import elemwise_grad_use_in
 from ..infer import (
     InferenceError,
     ShapeT,
@@ -19,11 +20,9 @@ from ..infer import (
 from ..params import REQUIRED, Param, ParamSet, Shape
 from ..registry import register
 from .common import (
-    backward_entries,
-    grad_types_like_inputs,
-    grads_like_inputs,
     normalize_axis,
     put,
+    register_backward,
     same_type,
 )
 
@@ -80,17 +79,9 @@ def _tile_backward(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: li
     .set_infer_shape(_tile_shape)
     .set_infer_type(same_type)
     .set_compute(_tile_compute)
-    .set_gradient(lambda node, out_grads: backward_entries(node, "_backward_tile", [out_grads[0], node.inputs[0]]))
+    .set_gradient(elemwise_grad_use_in("_backward_tile"))
 )
-(
-    register("_backward_tile")
-    .set_params(TileParam)
-    .set_num_inputs(2)
-    .set_infer_shape(grads_like_inputs(1))
-    .set_infer_type(grad_types_like_inputs(1))
-    .set_compute(_tile_backward)
-    .set_is_backward()
-)
+register_backward("_backward_tile", _tile_backward, params=TileParam)
 
 
 class RepeatParam(ParamSet):
@@ -138,14 +129,6 @@ def _repeat_backward(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: 
     .set_infer_shape(_repeat_shape)
     .set_infer_type(same_type)
     .set_compute(_repeat_compute)
-    .set_gradient(lambda node, out_grads: backward_entries(node, "_backward_repeat", [out_grads[0], node.inputs[0]]))
+    .set_gradient(elemwise_grad_use_in("_backward_repeat"))
 )
-(
-    register("_backward_repeat")
-    .set_params(RepeatParam)
-    .set_num_inputs(2)
-    .set_infer_shape(grads_like_inputs(1))
-    .set_infer_type(grad_types_like_inputs(1))
-    .set_compute(_repeat_backward)
-    .set_is_backward()
-)
+register_backward("_backward_repeat", _repeat_backward, params=RepeatParam)
