@@ -347,10 +347,15 @@ def _conv_backward(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list[
     conv_backward(op_ctx, d_out, data, weight, conv_geometry(attrs), p.num_group, p.workspace, req, outputs)
 
 
-def _conv_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
-    """One backward node reading (out_grad, data, weight); its outputs are the input gradients."""
-    backward = make_backward_node(node, "_backward_Convolution", [out_grads[0], node.inputs[0], node.inputs[1]])
-    return [Entry(backward, i) for i in range(len(node.inputs))]
+def filter_gradient(backward_name: str) -> Callable[[Node, list[Entry]], list[Entry]]:
+    """One backward node reading (out_grad, data, weight), never the bias; its outputs are the
+    gradients of every input (Convolution's and Deconvolution's gradient)."""
+
+    def gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
+        backward = make_backward_node(node, backward_name, [out_grads[0], node.inputs[0], node.inputs[1]])
+        return [Entry(backward, i) for i in range(len(node.inputs))]
+
+    return gradient
 
 
 (
@@ -365,7 +370,7 @@ def _conv_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
     .set_infer_shape(_conv_infer_shape)
     .set_infer_type(float_type)
     .set_compute(_conv_forward)
-    .set_gradient(_conv_gradient)
+    .set_gradient(filter_gradient("_backward_Convolution"))
     .set_resource_request(_temp_space)
 )
 (

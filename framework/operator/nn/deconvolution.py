@@ -20,10 +20,9 @@ gradient then GEMM (a plain convolution); the weight gradient = ``data @ col^T``
 
 from __future__ import annotations
 
-from ..grad import make_backward_node
 from ..infer import InferenceError, ShapeT
 from ..kernel import NULL, OpContext, Req, assign
-from ..node import Entry, Node, NodeAttrs
+from ..node import NodeAttrs
 from ..params import OperatorParamError, Param, Shape
 from ..registry import register
 from .convolution import (
@@ -36,6 +35,7 @@ from .convolution import (
     conv_backward,
     conv_gemm,
     conv_geometry,
+    filter_gradient,
     float_type,
     infer_filter_shapes,
 )
@@ -179,12 +179,6 @@ def _deconv_backward(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: lis
         assign(outputs[2], req[2], d_out.sum(axis=(0, *range(2, d_out.ndim)), dtype=compute_dtype(d_out.dtype)))
 
 
-def _deconv_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
-    """One backward node reading (out_grad, data, weight); its outputs are the input gradients."""
-    backward = make_backward_node(node, "_backward_Deconvolution", [out_grads[0], node.inputs[0], node.inputs[1]])
-    return [Entry(backward, i) for i in range(len(node.inputs))]
-
-
 (
     register("Deconvolution")
     .describe(
@@ -197,7 +191,7 @@ def _deconv_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
     .set_infer_shape(_deconv_infer_shape)
     .set_infer_type(float_type)
     .set_compute(_deconv_forward)
-    .set_gradient(_deconv_gradient)
+    .set_gradient(filter_gradient("_backward_Deconvolution"))
     .set_resource_request(_temp_space)
 )
 (
