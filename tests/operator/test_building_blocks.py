@@ -22,6 +22,7 @@ def test_window_positions_follow_the_floor_and_ceil_rules(size, kernel, stride, 
     g = Geometry((kernel,), (stride,), (dilate,), (pad,))
     span = dilate * (kernel - 1) + 1
     assert g.dilated(0) == span
+    assert g.padded(0, size) == size + 2 * pad and g.padded_shape((size,)) == (size + 2 * pad,)
     assert g.out_size(0, size) == (size + 2 * pad - span) // stride + 1
     assert g.out_size(0, size, ceil=True) == -(-(size + 2 * pad - span) // stride) + 1
     # a deconvolution without adj is undone by the convolution of the same geometry

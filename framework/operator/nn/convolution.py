@@ -168,10 +168,10 @@ def _conv_infer_shape(attrs: NodeAttrs, in_shapes: list[ShapeT], out_shapes: lis
         spatial = []
         for i in range(nd):
             size = data[2 + i]
-            if size and g.dilated(i) > size + 2 * g.pad[i]:
+            if size and g.dilated(i) > g.padded(i, size):
                 raise InferenceError(
                     f"{who}: kernel size exceeds input: dilated kernel {g.dilated(i)} > input {size} "
-                    f"padded to {size + 2 * g.pad[i]} along spatial axis {i} (data shape {tuple(data)})"
+                    f"padded to {g.padded(i, size)} along spatial axis {i} (data shape {tuple(data)})"
                 )
             spatial.append(g.out_size(i, size) if size else 0)
         return spatial
@@ -249,7 +249,7 @@ def conv_gemm(
         assign(d_weight, d_weight_req, 0)
         return
     filters, kernel_size, positions = weight.shape[0], math.prod(g.kernel), math.prod(out_spatial)
-    padded = tuple(s + 2 * p for s, p in zip(spatial, g.pad, strict=True))
+    padded = g.padded_shape(tuple(spatial))
     cdt = compute_dtype(src.dtype)
     sizes = (channels * math.prod(padded), channels * kernel_size * positions, filters * positions)  # per sample
     chunks = batch_chunks(n, sum(sizes) * cdt.itemsize, workspace)
@@ -303,7 +303,7 @@ def conv_backward(
         return
     channels, spatial = outputs[0].shape[1], outputs[0].shape[2:]
     kernel_size, positions = math.prod(g.kernel), math.prod(out_spatial)
-    padded = tuple(s + 2 * p for s, p in zip(spatial, g.pad, strict=True))
+    padded = g.padded_shape(tuple(spatial))
     cdt = compute_dtype(d_out.dtype)
     sizes = (filters * positions, channels * math.prod(padded), channels * kernel_size * positions)  # per sample
     chunks = batch_chunks(n, sum(sizes) * cdt.itemsize, workspace)

@@ -40,9 +40,17 @@ class Geometry(NamedTuple):
         """The extent of the dilated kernel along ``axis``."""
         return self.dilate[axis] * (self.kernel[axis] - 1) + 1
 
+    def padded(self, axis: int, size: int) -> int:
+        """The input length along ``axis`` once padded on both sides."""
+        return size + 2 * self.pad[axis]
+
+    def padded_shape(self, spatial: tuple[int, ...]) -> tuple[int, ...]:
+        """The padded spatial shape of an input whose spatial shape is ``spatial``."""
+        return tuple(self.padded(axis, size) for axis, size in enumerate(spatial))
+
     def out_size(self, axis: int, size: int, ceil: bool = False) -> int:
         """Window positions along ``axis`` for an input of length ``size`` (floor, or ceil)."""
-        span = size + 2 * self.pad[axis] - self.dilated(axis)
+        span = self.padded(axis, size) - self.dilated(axis)
         stride = self.stride[axis]
         return 1 + (-(-span // stride) if ceil else span // stride)
 

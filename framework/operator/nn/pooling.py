@@ -123,9 +123,9 @@ def _pool_infer_shape(attrs: NodeAttrs, in_shapes: list[ShapeT], out_shapes: lis
         if p.global_pool:
             spatial.append(1)
             continue
-        if g.kernel[i] > size + 2 * g.pad[i]:
+        if g.kernel[i] > g.padded(i, size):
             raise InferenceError(
-                f"{who}: kernel size ({g.kernel[i]}) exceeds input ({size} padded to {size + 2 * g.pad[i]}) "
+                f"{who}: kernel size ({g.kernel[i]}) exceeds input ({size} padded to {g.padded(i, size)}) "
                 f"along spatial axis {i} (data shape {tuple(data)})"
             )
         spatial.append(g.out_size(i, size, ceil=p.pooling_convention == "full"))
