@@ -136,7 +136,8 @@ def _pointer(array: Any) -> int:
 
 
 def _tensor_args(arrays: list[Any], lib: Library, op_name: str, what: str) -> tuple:
-    """(data pointers, flattened shapes, ndims, dtype codes) for a list of contiguous arrays."""
+    """(count, data pointers, flattened shapes, ndims, dtype codes) for a list of contiguous arrays:
+    the five C arguments ``lib_api.h`` takes for each tensor list (``_TENSOR_LIST_ARGTYPES``)."""
     n = len(arrays)
     data = (ctypes.c_void_p * max(n, 1))(*[_pointer(a) for a in arrays])
     dims = [int(d) for a in arrays for d in a.shape]
@@ -151,7 +152,20 @@ def _tensor_args(arrays: list[Any], lib: Library, op_name: str, what: str) -> tu
                 f"which lib_api.h cannot describe (use one of {', '.join(_DTYPE_CODES)})"
             )
         codes.append(code)
-    return data, shapes, ndims, (ctypes.c_int * max(n, 1))(*codes)
+    return n, data, shapes, ndims, (ctypes.c_int * max(n, 1))(*codes)
+
+
+def _device_args(ctx: Context, stream: Any) -> tuple:
+    """The C arguments that end both compute calls: device type and id, the allocators, the stream."""
+    dev_type = 2 if ctx.device_type == "gpu" else 1
+    return dev_type, ctx.device_id, _cpu_alloc, _gpu_alloc, None, stream
+
+
+_INT, _VOID_P = ctypes.c_int, ctypes.c_void_p
+#: (count, data pointers, flattened shapes, ndims, dtype codes): see :func:`_tensor_args`.
+_TENSOR_LIST_ARGTYPES = [_INT, ctypes.POINTER(_VOID_P), ctypes.POINTER(ctypes.c_int64)] + [ctypes.POINTER(_INT)] * 2
+#: (device type, device id, cpu allocator, gpu allocator, allocator context, stream): see :func:`_device_args`.
+_DEVICE_ARGTYPES = [_INT, _INT, _AllocFn, _AllocFn, _VOID_P, _VOID_P]
 
 
 # ------------------------------------------------------------------------------ the library
@@ -170,7 +184,8 @@ class Library:
     def _declare(self) -> None:
         h = self.handle
         p, i, cp, vp = ctypes.POINTER, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p
-        ints, strs = p(i), p(cp)
+        ints, strs, tensors = p(i), p(cp), _TENSOR_LIST_ARGTYPES
+        attr_args = [strs, strs, i]  # keys, values, count: what c_attrs() returns
         sig = {
             "_opVersion": ([], i),
             "_opLastError": ([], cp),
@@ -178,22 +193,16 @@ class Library:
             "_opRegSize": ([], i),
             "_opRegGetName": ([i], cp),
             "_opRegGetFlags": ([i], i),
-            "_opCallParseAttrs": ([i, strs, strs, i, ints, ints], i),
-            "_opCallInferType": ([i, strs, strs, i, ints, i, i], i),
-            "_opCallInferSType": ([i, strs, strs, i, ints, i, i], i),
-            "_opCallInferShape": ([i, strs, strs, i, i, ints, p(ctypes.c_uint), i, ints, p(ctypes.c_uint)], i),
-            "_opCallMutateInputs": ([i, strs, strs, i, i, ints, ints], i),
-            "_opCallFCompute": (
-                [i, i, i, strs, strs, i, i, p(vp), p(ctypes.c_int64), ints, ints, i, p(vp), p(ctypes.c_int64)]
-                + [ints, ints, i, i, _AllocFn, _AllocFn, vp, vp],
-                i,
-            ),
-            "_opCallCreateOpState": ([i, i, strs, strs, i, p(vp)], i),
-            "_opCallFStatefulCompute": (
-                [i, vp, i, p(vp), p(ctypes.c_int64), ints, ints, i, p(vp), p(ctypes.c_int64), ints, ints]
-                + [i, i, _AllocFn, _AllocFn, vp, vp],
-                i,
-            ),
+            "_opCallParseAttrs": ([i, *attr_args, ints, ints], i),
+            "_opCallInferType": ([i, *attr_args, ints, i, i], i),
+            "_opCallInferSType": ([i, *attr_args, ints, i, i], i),
+            "_opCallInferShape": ([i, *attr_args, i, ints, p(ctypes.c_uint), i, ints, p(ctypes.c_uint)], i),
+            "_opCallMutateInputs": ([i, *attr_args, i, ints, ints], i),
+            # index, is_forward, device, attributes, inputs, outputs, device
+            "_opCallFCompute": ([i, i, i, *attr_args, *tensors, *tensors, *_DEVICE_ARGTYPES], i),
+            "_opCallCreateOpState": ([i, i, *attr_args, p(vp)], i),
+            # is_forward, state, inputs, outputs, device
+            "_opCallFStatefulCompute": ([i, vp, *tensors, *tensors, *_DEVICE_ARGTYPES], i),
             "_opDestroyOpState": ([vp], None),
         }
         for fname, (argtypes, restype) in sig.items():
@@ -579,34 +588,16 @@ class _LibraryOp:
                 out_c.append(xp.empty(out.shape, out.dtype))
             else:
                 out_c.append(out)
-        i_data, i_shapes, i_ndims, i_types = _tensor_args(in_c, self.lib, self.name, "input")
-        o_data, o_shapes, o_ndims, o_types = _tensor_args(out_c, self.lib, self.name, "output")
-        stream = getattr(op_ctx.stream, "ptr", None)
-        dev_type = 2 if ctx.device_type == "gpu" else 1
+        tensor_and_device_args = (
+            *_tensor_args(in_c, self.lib, self.name, "input"),
+            *_tensor_args(out_c, self.lib, self.name, "output"),
+            *_device_args(ctx, getattr(op_ctx.stream, "ptr", None)),
+        )
         _call_local.buffers, _call_local.ctx = [], ctx
         try:
             if self.stateful:
                 handle = attrs.parsed._states.get(self, attrs, ctx)  # type: ignore[union-attr]
-                ok = self.lib._opCallFStatefulCompute(
-                    int(is_forward),
-                    handle,
-                    len(in_c),
-                    i_data,
-                    i_shapes,
-                    i_ndims,
-                    i_types,
-                    len(out_c),
-                    o_data,
-                    o_shapes,
-                    o_ndims,
-                    o_types,
-                    dev_type,
-                    ctx.device_id,
-                    _cpu_alloc,
-                    _gpu_alloc,
-                    None,
-                    stream,
-                )
+                ok = self.lib._opCallFStatefulCompute(int(is_forward), handle, *tensor_and_device_args)
                 self.lib.check(ok, self.name, "Forward" if is_forward else "Backward", attrs.name)
             else:
                 device = ctx.device_type
@@ -621,22 +612,7 @@ class _LibraryOp:
                     int(is_forward),
                     _DEVICE_INDEX[device],
                     *self.c_attrs(attrs),
-                    len(in_c),
-                    i_data,
-                    i_shapes,
-                    i_ndims,
-                    i_types,
-                    len(out_c),
-                    o_data,
-                    o_shapes,
-                    o_ndims,
-                    o_types,
-                    dev_type,
-                    ctx.device_id,
-                    _cpu_alloc,
-                    _gpu_alloc,
-                    None,
-                    stream,
+                    *tensor_and_device_args,
                 )
                 self.lib.check(ok, self.name, f"{step} ({device})", attrs.name)
         finally:

@@ -201,7 +201,7 @@ class NDArray:
 
     def reshape(self, *shape: Any, **kwargs: Any) -> NDArray:
         """A view with a new shape; accepts MXNet's special codes (0, -1, -2, -3, -4)."""
-        from ..operator.tensor.shape_ops import reshape_shape
+        from ..operator.tensor.shape import reshape_shape
 
         if len(shape) == 1 and isinstance(shape[0], list | tuple):
             shape = tuple(shape[0])
@@ -229,7 +229,7 @@ class NDArray:
         if _is_basic_index(key):
             view = self._data[_view_key(key)]
             if self._entry is not None:
-                from ..operator.tensor.shape_ops import encode_index
+                from ..operator.tensor.slicing import encode_index
                 from . import op
 
                 return op._basic_index(self, key=encode_index(key))  # recorded: an operator

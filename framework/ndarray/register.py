@@ -3,78 +3,31 @@
 MXNet generates ``mx.nd.*`` from its operator registry when the library loads; MXLab
 generates each function the first time it is looked up, so operators registered later (in
 a tutorial, or loaded from a C library) get one too. The function's signature and
-docstring come from the operator's input names and parameters.
+docstring come from the operator's input names and parameters
+(``framework/operator/signature.py``, shared with ``mx.sym``).
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from typing import Any
 
 from ..base import MXLabError
 from ..context import Context
 from ..operator import registry
-from ..operator.params import REQUIRED, DType, OperatorParamError, Shape
 from ..operator.registry import OpDef
+from ..operator.signature import FrontEnd, Keyword, make_docstring, make_signature
 from .imperative import invoke, parse_attrs
 from .ndarray import NDArray
 
-_PLACEHOLDERS = {float: 1.0, int: 1, bool: False, str: "", Shape: Shape((1,)), DType: "float32"}
-
-
-def _default_input_names(op: OpDef) -> list[str] | None:
-    """Input names for the defaults of every parameter; required ones get a placeholder
-    (input names depend on switches such as ``no_bias``, never on ``num_hidden``)."""
-    values = {}
-    for name, field in op.params.fields.items():
-        if field.default is REQUIRED:
-            values[name] = field.choices[0] if field.choices else _PLACEHOLDERS.get(field.type)
-    try:
-        return op.list_input_names(op.parse_attrs(values))
-    except (OperatorParamError, AttributeError, TypeError, ValueError):
-        return None
-
-
-def make_docstring(op: OpDef) -> str:
-    names = _default_input_names(op)
-    lines = [op.description or f"The {op.name} operator.", "", "Parameters", "----------"]
-    if op.key_var_num_args:
-        lines += ["*data : NDArray", "    The input arrays (any number)."]
-    else:
-        for name in names or ["data"]:
-            lines += [f"{name} : NDArray", "    An input array."]
-    described = op.params.describe()
-    if described:
-        lines.append(described)
-    lines += [
-        "out : NDArray, optional",
-        "    The output array to write into.",
-        "",
-        "Returns",
-        "-------",
-        "NDArray or list of NDArray",
-    ]
-    return "\n".join(lines)
-
-
-def make_signature(op: OpDef) -> inspect.Signature:
-    kind = inspect.Parameter
-    params = []
-    names = _default_input_names(op)
-    if op.key_var_num_args:
-        params.append(kind("data", kind.VAR_POSITIONAL))
-    else:
-        params += [kind(n, kind.POSITIONAL_OR_KEYWORD, default=None) for n in (names or ["data"])]
-    for name, field in op.params.fields.items():
-        if op.key_var_num_args == name:
-            continue
-        default = inspect.Parameter.empty if field.default is inspect.Parameter.empty else field.default
-        from ..operator.params import REQUIRED
-
-        params.append(kind(name, kind.KEYWORD_ONLY, default=kind.empty if default is REQUIRED else default))
-    params.append(kind("out", kind.KEYWORD_ONLY, default=None))
-    return inspect.Signature(params)
+#: How ``mx.nd`` functions present their inputs and keywords (see ``operator/signature.py``).
+ND_FRONT_END = FrontEnd(
+    input_type="NDArray",
+    input_help="An input array.",
+    variadic_help="The input arrays (any number).",
+    returns="NDArray or list of NDArray",
+    keywords=(Keyword("out", "NDArray", "The output array to write into."),),
+)
 
 
 def make_nd_function(op: OpDef) -> Callable[..., Any]:
@@ -134,9 +87,9 @@ def make_nd_function(op: OpDef) -> Callable[..., Any]:
 
     function.__name__ = op.name
     function.__qualname__ = op.name
-    function.__doc__ = make_docstring(op)
+    function.__doc__ = make_docstring(op, ND_FRONT_END)
     try:
-        function.__signature__ = make_signature(op)  # type: ignore[attr-defined]
+        function.__signature__ = make_signature(op, ND_FRONT_END)  # type: ignore[attr-defined]
     except (ValueError, TypeError):
         pass
     return function

@@ -4,7 +4,8 @@ MXNet generates ``mx.sym.FullyConnected`` and friends from its operator registry
 library loads. MXLab generates each function the first time it is looked up (module
 ``__getattr__``), so operators registered later (in a tutorial, or loaded from a C library)
 get one too. The function's signature and docstring come from the operator's input names
-and parameters; calling it builds one node (:func:`framework.symbol.symbol.create_symbol`).
+and parameters (``framework/operator/signature.py``, shared with ``mx.nd``); calling it builds
+one node (:func:`framework.symbol.symbol.create_symbol`).
 
 The name the function is reached by matters: it is the *hint* of automatic node names.
 ``mx.sym.FullyConnected`` names nodes ``fullyconnected0``, ``mx.sym._internal._Plus``
@@ -17,15 +18,14 @@ Namespaces (as in MXNet): ``mx.sym.<name>`` for operators whose names do not sta
 
 from __future__ import annotations
 
-import inspect
 import types
 from collections.abc import Callable
 from typing import Any
 
 from ..operator import registry
-from ..operator.params import REQUIRED
-from ..operator.registry import OpDef, OperatorError
-from .symbol import Symbol, create_symbol, static_input_names
+from ..operator.registry import OperatorError
+from ..operator.signature import FrontEnd, Keyword, make_docstring, make_signature
+from .symbol import Symbol, create_symbol
 
 _functions: dict[tuple[str, str], Callable[..., Symbol]] = {}
 
@@ -37,55 +37,21 @@ class _Required:
         return "<required>"
 
 
-_REQUIRED_SHOWN = _Required()
-
-
-def make_docstring(op: OpDef, access_name: str) -> str:
-    lines = [op.description or f"The {op.name} operator.", ""]
-    if access_name != op.name:
-        lines += [f"``{access_name}`` is another name of ``{op.name}``.", ""]
-    lines += ["Parameters", "----------"]
-    if op.key_var_num_args:
-        lines += ["*data : Symbol", "    The inputs (any number); missing ones are not created."]
-    else:
-        for name in static_input_names(op):
-            lines += [
-                f"{name} : Symbol, optional",
-                f"    An input; a variable ``<name>_{name}`` is created if omitted.",
-            ]
-    described = op.params.describe()
-    if described:
-        lines.append(described)
-    lines += [
-        "name : str, optional",
-        "    The node's name (default: the lower-cased function name and a counter).",
-        "attr : dict of str to str, optional",
-        "    Extra attributes such as ``{'__lr_mult__': '0.1'}``.",
-        "",
-        "Returns",
-        "-------",
-        "Symbol",
-    ]
-    return "\n".join(lines)
-
-
-def make_signature(op: OpDef) -> inspect.Signature:
-    kind = inspect.Parameter
-    params = []
-    if op.key_var_num_args:
-        params.append(kind("data", kind.VAR_POSITIONAL))
-    else:
-        params += [kind(n, kind.POSITIONAL_OR_KEYWORD, default=None) for n in static_input_names(op)]
-    # MXNet's generated functions take the parameters positionally too, after the inputs.
-    param_kind = kind.KEYWORD_ONLY if op.key_var_num_args else kind.POSITIONAL_OR_KEYWORD
-    for name, field in op.params.fields.items():
-        if name == op.key_var_num_args:
-            continue
-        params.append(kind(name, param_kind, default=_REQUIRED_SHOWN if field.default is REQUIRED else field.default))
-    params.append(kind("name", kind.KEYWORD_ONLY, default=None))
-    params.append(kind("attr", kind.KEYWORD_ONLY, default=None))
-    params.append(kind("kwargs", kind.VAR_KEYWORD))
-    return inspect.Signature(params)
+#: How ``mx.sym`` functions present their inputs and keywords (see ``operator/signature.py``).
+SYM_FRONT_END = FrontEnd(
+    input_type="Symbol",
+    input_help="An input; a variable ``<name>_{name}`` is created if omitted.",
+    variadic_help="The inputs (any number); missing ones are not created.",
+    returns="Symbol",
+    keywords=(
+        Keyword("name", "str", "The node's name (default: the lower-cased function name and a counter)."),
+        Keyword("attr", "dict of str to str", "Extra attributes such as ``{'__lr_mult__': '0.1'}``."),
+    ),
+    inputs_optional=True,
+    params_positional=True,
+    required_default=_Required(),
+    var_keyword=True,
+)
 
 
 def symbol_function(access_name: str, hint: str | None = None) -> Callable[..., Symbol]:
@@ -105,9 +71,9 @@ def symbol_function(access_name: str, hint: str | None = None) -> Callable[..., 
 
     function.__name__ = access_name
     function.__qualname__ = access_name
-    function.__doc__ = make_docstring(op, access_name)
+    function.__doc__ = make_docstring(op, SYM_FRONT_END, access_name)
     try:
-        function.__signature__ = make_signature(op)  # type: ignore[attr-defined]
+        function.__signature__ = make_signature(op, SYM_FRONT_END)  # type: ignore[attr-defined]
     except (ValueError, TypeError):
         pass
     _functions[key] = function
@@ -144,4 +110,4 @@ def lookup(name: str) -> Callable[..., Symbol]:
     return symbol_function(name)
 
 
-__all__ = ["OperatorError", "SymbolNamespace", "lookup", "make_docstring", "make_signature", "symbol_function"]
+__all__ = ["SYM_FRONT_END", "OperatorError", "SymbolNamespace", "lookup", "symbol_function"]

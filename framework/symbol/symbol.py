@@ -40,8 +40,9 @@ from ..base import DTYPE_TO_FLAG, MXLabError
 from ..operator import registry
 from ..operator.infer import InferenceError, shape_known
 from ..operator.node import Entry, Node, NodeAttrs, topo_sort
-from ..operator.params import REQUIRED, DType, OperatorParamError
+from ..operator.params import DType, OperatorParamError
 from ..operator.registry import OpDef
+from ..operator.signature import default_input_names
 from . import json_format, naming
 from .json_format import HIDDEN_KEYS, attr_strings, set_input_var_attrs
 
@@ -182,30 +183,6 @@ def _split_kwargs(op: OpDef, kwargs: dict[str, Any], attr: dict | None):
     return symbols, params, hidden, others
 
 
-_DUMMY_VALUES = {int: 1, float: 1.0, bool: False, str: "", DType: "float32"}
-_static_names: dict[OpDef, list[str]] = {}
-
-
-def static_input_names(op: OpDef) -> list[str]:
-    """The input names a generated function takes positionally (MXNet's signature).
-
-    They are the names for default parameters; required parameters get placeholder
-    values just to ask the operator (``FullyConnected`` -> data, weight, bias).
-    """
-    names = _static_names.get(op)
-    if names is None:
-        values: dict[str, Any] = {}
-        for key, field in op.params.fields.items():
-            if field.default is REQUIRED:
-                values[key] = field.choices[0] if field.choices else _DUMMY_VALUES.get(field.type, (1,))
-        try:
-            names = op.list_input_names(op.parse_attrs(values))
-        except (MXLabError, TypeError, ValueError, AttributeError):
-            names = ["data"]
-        _static_names[op] = names
-    return names
-
-
 def _positional(op: OpDef, args: Sequence[Any], symbols: dict[str, Any], params: dict[str, Any]) -> list[Any]:
     """Sort positional arguments: inputs first, then parameters in declaration order (MXNet).
 
@@ -214,7 +191,7 @@ def _positional(op: OpDef, args: Sequence[Any], symbols: dict[str, Any], params:
     """
     if op.key_var_num_args:
         return [a for a in args if a is not None]
-    slots = static_input_names(op)
+    slots = default_input_names(op)
     param_names = [k for k in op.params.fields if k != op.key_var_num_args]
     if len(args) > len(slots) + len(param_names):
         raise SymbolError(

@@ -10,7 +10,7 @@ import pytest
 import framework as mx
 from framework.engine import Engine
 from framework.operator.infer import InferenceError
-from framework.operator.tensor.shape_ops import reshape_shape
+from framework.operator.tensor.shape import reshape_shape
 
 
 def test_operations_return_before_they_run_and_reads_wait():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from op_helpers import infer_shapes, infer_types, seeded_rng
 
 import framework as mx
 from framework.operator import InferenceError, OperatorParamError
@@ -15,28 +16,6 @@ from framework.test_utils import assert_almost_equal, check_numeric_gradient, ch
 
 nd = mx.nd
 FLOATS = ["float16", "float32", "float64"]
-
-
-def _rng(seed: int = 0) -> np.random.Generator:
-    return np.random.default_rng(seed)
-
-
-def _infer(params: dict, in_shapes: list, out_shapes: list | None = None):
-    op = mx.operator.get("BatchNorm")
-    attrs = op.parse_attrs(params)
-    outs = list(out_shapes) if out_shapes is not None else [None, None, None]
-    ins = list(in_shapes)
-    done = op.run_infer_shape(attrs, ins, outs)
-    return ins, outs, done
-
-
-def _infer_type(params: dict, in_types: list):
-    op = mx.operator.get("BatchNorm")
-    attrs = op.parse_attrs(params)
-    outs = [None, None, None]
-    ins = list(in_types)
-    op.run_infer_type(attrs, ins, outs)
-    return ins, outs
 
 
 def _reference(x, gamma, beta, mean, var, axis, eps):
@@ -53,7 +32,7 @@ def _batch_stats(x, axis):
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("ndim", [1, 2, 3, 4, 5])
 def test_batch_norm_training_forward(dtype, ndim):
-    rng = _rng(ndim)
+    rng = seeded_rng(ndim)
     shape = (5,) if ndim == 1 else (rng.integers(2, 5), *rand_shape_nd(ndim - 1, 4, rng))
     axis = int(rng.integers(-ndim, ndim)) % ndim if ndim > 1 else 0
     channels = shape[axis]
@@ -92,7 +71,7 @@ def test_batch_norm_training_forward(dtype, ndim):
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_batch_norm_inference_uses_moving_stats(dtype):
-    rng = _rng(10)
+    rng = seeded_rng(10)
     x = rng.uniform(-2, 2, (3, 4, 2)).astype(dtype)
     stats = "float32" if dtype == "float16" else dtype
     gamma, beta = rng.uniform(0.5, 1.5, 4).astype(stats), rng.uniform(-1, 1, 4).astype(stats)
@@ -128,7 +107,7 @@ def test_batch_norm_inference_uses_moving_stats(dtype):
 
 
 def test_batch_norm_fix_gamma_ignores_gamma():
-    rng = _rng(11)
+    rng = seeded_rng(11)
     x = rng.uniform(-2, 2, (4, 3, 2))
     gamma = nd.array(np.array([5.0, -2.0, 0.1]), dtype="float64")
     gamma.attach_grad()
@@ -255,7 +234,7 @@ def test_batch_norm_training_step_matches_mxnet():
 
 @pytest.mark.parametrize("axis", [1, -1, 0])
 def test_batch_norm_gradient_with_batch_stats(axis):
-    rng = _rng(12)
+    rng = seeded_rng(12)
     x = rng.uniform(-2, 2, (3, 2, 4))
     channels = x.shape[axis]
 
@@ -275,7 +254,7 @@ def test_batch_norm_gradient_with_batch_stats(axis):
 
 
 def test_batch_norm_gradient_with_global_stats():
-    rng = _rng(13)
+    rng = seeded_rng(13)
     x = rng.uniform(-2, 2, (3, 2, 2))
     mm, mv = nd.array(rng.uniform(-1, 1, 2), dtype="float64"), nd.array(rng.uniform(0.5, 2, 2), dtype="float64")
 
@@ -287,7 +266,7 @@ def test_batch_norm_gradient_with_global_stats():
 
 
 def test_batch_norm_req():
-    rng = _rng(14)
+    rng = seeded_rng(14)
     x = rng.uniform(-2, 2, (3, 2, 2)).astype(np.float32)
     params = [np.ones(2, np.float32), np.zeros(2, np.float32), np.zeros(2, np.float32), np.ones(2, np.float32)]
     check_req("BatchNorm", [x, *params], fix_gamma=False)
@@ -315,33 +294,33 @@ def test_batch_norm_declares_auxiliary_states_and_outputs():
 
 
 def test_batch_norm_shape_and_type_inference():
-    assert _infer({}, [(2, 3, 4, 4), None, None, None, None])[:2] == (
+    assert infer_shapes("BatchNorm", {}, [(2, 3, 4, 4), None, None, None, None])[:2] == (
         [(2, 3, 4, 4), (3,), (3,), (3,), (3,)],
         [(2, 3, 4, 4), (3,), (3,)],
     )
-    assert _infer({"axis": -1}, [(2, 3, 5), None, None, None, None])[0][1:] == [(5,)] * 4
+    assert infer_shapes("BatchNorm", {"axis": -1}, [(2, 3, 5), None, None, None, None])[0][1:] == [(5,)] * 4
     # the channel count can come back from a parameter, and the data from the output
-    ins, outs, done = _infer({}, [None, None, (6,), None, None], [(2, 0, 3), None, None])
+    ins, outs, done = infer_shapes("BatchNorm", {}, [None, None, (6,), None, None], [(2, 0, 3), None, None])
     assert ins == [(2, 6, 3), (6,), (6,), (6,), (6,)] and outs[0] == (2, 6, 3) and done
-    assert _infer({}, [None] * 5)[2] is False
-    assert _infer_type({}, ["float16", None, None, None, None]) == (
+    assert infer_shapes("BatchNorm", {}, [None] * 5)[2] is False
+    assert infer_types("BatchNorm", {}, ["float16", None, None, None, None]) == (
         ["float16"] + ["float32"] * 4,
         ["float16", "float32", "float32"],
     )
-    assert _infer_type({}, ["float64", None, None, None, None])[0] == ["float64"] * 5
+    assert infer_types("BatchNorm", {}, ["float64", None, None, None, None])[0] == ["float64"] * 5
 
 
 def test_batch_norm_errors():
     with pytest.raises(InferenceError, match=r"BatchNorm.*gamma.*\(3,\).*\(4,\)"):
-        _infer({}, [(2, 3, 4), (4,), None, None, None])
+        infer_shapes("BatchNorm", {}, [(2, 3, 4), (4,), None, None, None])
     with pytest.raises(InferenceError, match="BatchNorm.*axis 3.*3 dimension"):
         nd.BatchNorm(nd.ones((2, 3, 4)), nd.ones(3), nd.ones(3), nd.zeros(3), nd.ones(3), axis=3)
     with pytest.raises(InferenceError, match=r"BatchNorm.*1-D.*\(3, 1\)"):
-        _infer({}, [None, (3, 1), None, None, None])
+        infer_shapes("BatchNorm", {}, [None, (3, 1), None, None, None])
     with pytest.raises(InferenceError, match="BatchNorm.*moving_var"):
         nd.BatchNorm(nd.ones((2, 3)), nd.ones(3), nd.ones(3), nd.zeros(3), nd.ones(2))
     with pytest.raises(InferenceError, match="BatchNorm.*type.*float32.*float64"):
-        _infer_type({}, ["float32", "float64", None, None, None])
+        infer_types("BatchNorm", {}, ["float32", "float64", None, None, None])
     with pytest.raises(OperatorParamError, match="BatchNorm.*eps"):
         nd.BatchNorm(nd.ones((2, 3)), nd.ones(3), nd.ones(3), nd.zeros(3), nd.ones(3), eps=-1.0)
     with pytest.raises(OperatorParamError, match="BatchNorm.*unknown parameter.*'epsilon'"):

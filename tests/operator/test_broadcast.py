@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from op_helpers import away_from_zero, mod_reference, seeded_rng
 
 import framework as mx
 from framework.operator import InferenceError, OperatorParamError
@@ -15,14 +16,6 @@ from framework.operator.tensor.broadcast import broadcast_shape, sum_to
 from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req, rand_shape_nd
 
 FLOATS = ["float16", "float32", "float64"]
-
-
-def _rng(seed: int = 0) -> np.random.Generator:
-    return np.random.default_rng(seed)
-
-
-def _mod_ref(a, b):
-    return np.where(b == 0, 0, np.mod(a, np.where(b == 0, 1, b)))
 
 
 def _broadcast_pair(rng: np.random.Generator, ndim: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -35,11 +28,7 @@ def _broadcast_pair(rng: np.random.Generator, ndim: int) -> tuple[tuple[int, ...
 
 
 def _away(gap):
-    def sample(rng, shape):
-        x = rng.uniform(-2, 2, size=shape)
-        return np.where(np.abs(x) < gap, np.copysign(gap, x) + np.sign(x) * gap, x)
-
-    return sample
+    return lambda rng, shape: away_from_zero(rng.uniform(-2, 2, size=shape), gap)
 
 
 def _uniform(low, high):
@@ -56,7 +45,7 @@ BROADCAST = {
     "broadcast_maximum": (np.maximum, _uniform(-2, 2), _uniform(-2, 2), True),
     "broadcast_minimum": (np.minimum, _uniform(-2, 2), _uniform(-2, 2), True),
     "broadcast_hypot": (np.hypot, _away(0.2), _away(0.2), True),
-    "broadcast_mod": (_mod_ref, _uniform(-5, 5), _away(0.5), True),
+    "broadcast_mod": (mod_reference, _uniform(-5, 5), _away(0.5), True),
     "broadcast_equal": (np.equal, None, None, False),
     "broadcast_not_equal": (np.not_equal, None, None, False),
     "broadcast_greater": (np.greater, None, None, False),
@@ -82,7 +71,7 @@ def _samples(name, rng, lhs_shape, rhs_shape):
 @pytest.mark.parametrize("name", sorted(BROADCAST))
 def test_broadcast_binary_forward(name):
     ref = BROADCAST[name][0]
-    rng = _rng(1)
+    rng = seeded_rng(1)
     for dtype in FLOATS:
         for ndim in range(1, 6):
             lhs_shape, rhs_shape = _broadcast_pair(rng, ndim)
@@ -97,7 +86,7 @@ def test_broadcast_binary_forward(name):
 
 @pytest.mark.parametrize("name", sorted(BROADCAST))
 def test_broadcast_binary_backward_and_req(name):
-    rng = _rng(2)
+    rng = seeded_rng(2)
     lhs_shape, rhs_shape = (2, 1, 3), (4, 1)
     a, b = _samples(name, rng, lhs_shape, rhs_shape)
     fn = getattr(mx.nd, name)
@@ -197,7 +186,7 @@ def test_sum_to():
 
 # ---------------------------------------------------------------------------- broadcast_to / axis / like
 def test_broadcast_to_forward_backward_req():
-    rng = _rng(3)
+    rng = seeded_rng(3)
     for dtype in FLOATS:
         for ndim in range(1, 6):
             target = rand_shape_nd(ndim, 3, rng)
@@ -244,7 +233,7 @@ def test_broadcast_to_inference():
 
 
 def test_broadcast_axis():
-    rng = _rng(4)
+    rng = seeded_rng(4)
     x = rng.uniform(-1, 1, size=(1, 3, 1))
     for dtype in FLOATS:
         y = mx.nd.broadcast_axis(mx.nd.array(x.astype(dtype)), axis=(0, 2), size=(2, 4))
@@ -272,7 +261,7 @@ def test_broadcast_axis():
 
 
 def test_broadcast_like():
-    rng = _rng(5)
+    rng = seeded_rng(5)
     x, other = rng.uniform(-1, 1, size=(1, 3)), rng.uniform(-1, 1, size=(4, 3))
     for dtype in FLOATS:
         y = mx.nd.broadcast_like(mx.nd.array(x.astype(dtype)), mx.nd.array(other.astype(dtype)))
@@ -302,7 +291,7 @@ def test_broadcast_like():
 
 # ---------------------------------------------------------------------------- clip
 def test_clip_forward_backward_req():
-    rng = _rng(6)
+    rng = seeded_rng(6)
     for dtype in FLOATS:
         for ndim in range(1, 6):
             x = rng.uniform(-2, 2, size=rand_shape_nd(ndim, 3, rng)).astype(dtype)
@@ -339,7 +328,7 @@ def test_clip_matches_mxnet():
 
 # ---------------------------------------------------------------------------- where
 def test_where_forward_backward_req():
-    rng = _rng(7)
+    rng = seeded_rng(7)
     for dtype in FLOATS:
         for ndim in range(1, 6):
             shape = rand_shape_nd(ndim, 3, rng)

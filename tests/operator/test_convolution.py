@@ -18,6 +18,7 @@ import itertools
 
 import numpy as np
 import pytest
+from op_helpers import infer_shapes
 
 import framework as mx
 from framework.operator import InferenceError, OperatorParamError
@@ -344,74 +345,73 @@ def test_autograd_grad_req_add_accumulates():
 
 
 # ----------------------------------------------------------------------------- shape inference
-def infer(name, in_shapes, out_shapes=None, **params):
-    op = get_op(name)
-    attrs = op.parse_attrs(params)
-    out_shapes = out_shapes or [None]
-    done = op.run_infer_shape(attrs, in_shapes, out_shapes)
-    return done, in_shapes, out_shapes
-
-
 def test_convolution_infers_weight_bias_and_output():
-    done, ins, outs = infer(
+    ins, outs, done = infer_shapes(
         "Convolution",
+        {"kernel": (5, 4), "num_filter": 21, "num_group": 3, "stride": (2, 1), "pad": (1, 0), "dilate": (1, 2)},
         [(8, 6, 28, 27), None, None],
-        kernel=(5, 4),
-        num_filter=21,
-        num_group=3,
-        stride=(2, 1),
-        pad=(1, 0),
-        dilate=(1, 2),
     )
     assert done and ins[1] == (21, 2, 5, 4) and ins[2] == (21,)
     assert outs[0] == (8, 21, (28 + 2 - 5) // 2 + 1, 27 - 7 + 1)
-    done, ins, outs = infer("Convolution", [(4, 3, 10), None], kernel=(3,), num_filter=5, no_bias=True)
+    ins, outs, done = infer_shapes(
+        "Convolution", {"kernel": (3,), "num_filter": 5, "no_bias": True}, [(4, 3, 10), None]
+    )
     assert done and ins[1] == (5, 3, 3) and outs[0] == (4, 5, 8)
 
 
 def test_convolution_infers_data_backwards():
     # channels from the weight, batch from the output, spatial from the output (stride 1 only)
-    done, ins, outs = infer(
-        "Convolution", [None, (20, 3, 5, 5), None], [(8, 20, 24, 0)], kernel=(5, 5), num_filter=20, pad=(1, 0)
+    ins, outs, done = infer_shapes(
+        "Convolution",
+        {"kernel": (5, 5), "num_filter": 20, "pad": (1, 0)},
+        [None, (20, 3, 5, 5), None],
+        [(8, 20, 24, 0)],
     )
     assert not done and ins[0] == (8, 3, 26, 0) and outs[0] == (8, 20, 24, 0)
-    done, ins, outs = infer(
-        "Convolution", [(0, 0, 12, 12), (50, 20, 5, 5), None], [(64, 50, 8, 8)], kernel=(5, 5), num_filter=50
+    ins, outs, done = infer_shapes(
+        "Convolution", {"kernel": (5, 5), "num_filter": 50}, [(0, 0, 12, 12), (50, 20, 5, 5), None], [(64, 50, 8, 8)]
     )
     assert done and ins[0] == (64, 20, 12, 12)
     # with stride 2 the input size is ambiguous and stays unknown
-    done, ins, _ = infer("Convolution", [None, None, None], [(2, 4, 5, 5)], kernel=(3, 3), num_filter=4, stride=(2, 2))
+    ins, _, done = infer_shapes(
+        "Convolution", {"kernel": (3, 3), "num_filter": 4, "stride": (2, 2)}, [None, None, None], [(2, 4, 5, 5)]
+    )
     assert not done and ins[0] == (2, 0, 0, 0) and ins[1] == (4, 0, 3, 3)
 
 
 def test_deconvolution_infers_shapes():
-    done, ins, outs = infer(
+    ins, outs, done = infer_shapes(
         "Deconvolution",
+        {
+            "kernel": (3, 4),
+            "num_filter": 6,
+            "num_group": 2,
+            "stride": (2, 2),
+            "pad": (1, 1),
+            "adj": (1, 1),
+            "no_bias": False,
+        },
         [(2, 4, 5, 6), None, None],
-        kernel=(3, 4),
-        num_filter=6,
-        num_group=2,
-        stride=(2, 2),
-        pad=(1, 1),
-        adj=(1, 1),
-        no_bias=False,
     )
     assert done and ins[1] == (4, 3, 3, 4) and ins[2] == (6,) and outs[0] == (2, 6, 10, 13)
-    done, ins, outs = infer(
-        "Deconvolution", [(2, 4, 5, 5), None], kernel=(3, 3), num_filter=3, stride=(2, 2), target_shape=(10, 9)
+    ins, outs, done = infer_shapes(
+        "Deconvolution",
+        {"kernel": (3, 3), "num_filter": 3, "stride": (2, 2), "target_shape": (10, 9)},
+        [(2, 4, 5, 5), None],
     )
     assert done and outs[0] == (2, 3, 10, 9)
-    done, ins, outs = infer("Deconvolution", [None, (4, 3, 3, 3)], [(2, 3, 9, 9)], kernel=(3, 3), num_filter=3)
+    ins, outs, done = infer_shapes(
+        "Deconvolution", {"kernel": (3, 3), "num_filter": 3}, [None, (4, 3, 3, 3)], [(2, 3, 9, 9)]
+    )
     assert done and ins[0] == (2, 4, 7, 7)
 
 
 def test_backward_operators_infer_gradient_shapes():
-    done, _, outs = infer(
+    _, outs, done = infer_shapes(
         "_backward_Convolution",
+        {"kernel": (3, 3), "num_filter": 6},
         [(2, 6, 5, 5), (2, 4, 7, 7), (6, 4, 3, 3)],
         [None, None, None],
-        kernel=(3, 3),
-        num_filter=6,
     )
     assert done and outs == [(2, 4, 7, 7), (6, 4, 3, 3), (6,)]
 

@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from op_helpers import away_from_zero, mod_reference, seeded_rng
 
 import framework as mx
 from framework.operator import InferenceError, OperatorParamError
 from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req, rand_shape_nd
 
 FLOATS = ["float16", "float32", "float64"]
-
-
-def _rng(seed: int = 0) -> np.random.Generator:
-    return np.random.default_rng(seed)
 
 
 def _op(name: str):
@@ -27,9 +24,7 @@ def _op(name: str):
 def _sample(rng: np.random.Generator, shape: tuple[int, ...], low: float, high: float, gap: float = 0.0) -> np.ndarray:
     """Uniform in [low, high]; with ``gap`` > 0, at least ``gap`` away from 0 (kinks of abs/relu)."""
     x = rng.uniform(low, high, size=shape)
-    if gap:
-        x = np.where(np.abs(x) < gap, np.copysign(gap, x) + np.sign(x) * gap, x)
-    return x
+    return away_from_zero(x, gap) if gap else x
 
 
 def _off_grid(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -98,7 +93,7 @@ UNARY = {
 @pytest.mark.parametrize("name", sorted(UNARY))
 def test_unary_forward_matches_numpy(name):
     ref, low, high, gap, _ = UNARY[name]
-    rng = _rng(1)
+    rng = seeded_rng(1)
     for dtype in FLOATS:
         for ndim in range(1, 6):
             x = _sample(rng, rand_shape_nd(ndim, 3, rng), low, high, gap).astype(dtype)
@@ -110,7 +105,7 @@ def test_unary_forward_matches_numpy(name):
 @pytest.mark.parametrize("name", sorted(UNARY))
 def test_unary_backward(name):
     _ref, low, high, gap, differentiable = UNARY[name]
-    rng = _rng(2)
+    rng = seeded_rng(2)
     if differentiable:
         x = _sample(rng, (2, 3), low, high, gap)
         check_numeric_gradient(_op(name), [x])
@@ -126,7 +121,7 @@ def test_unary_backward(name):
 @pytest.mark.parametrize("name", sorted(UNARY))
 def test_unary_req(name):
     _, low, high, gap, _ = UNARY[name]
-    check_req(name, [_sample(_rng(3), (3, 4), low, high, gap).astype(np.float32)])
+    check_req(name, [_sample(seeded_rng(3), (3, 4), low, high, gap).astype(np.float32)])
 
 
 def test_unary_in_place_and_methods():
@@ -224,10 +219,6 @@ def test_unary_bad_inputs():
 
 
 # ---------------------------------------------------------------------------- binary, same shape
-def _mod_ref(a, b):
-    return np.where(b == 0, 0, np.mod(a, np.where(b == 0, 1, b)))
-
-
 # name: (reference, lhs sampler, rhs sampler) with samplers (rng, shape) -> float64 array
 def _u(low, high, gap=0.0):
     return lambda rng, shape: _sample(rng, shape, low, high, gap)
@@ -242,7 +233,7 @@ BINARY = {
     "_maximum": (np.maximum, _u(-2, 2), _u(-2, 2)),
     "_minimum": (np.minimum, _u(-2, 2), _u(-2, 2)),
     "_hypot": (np.hypot, _u(-2, 2, 0.2), _u(-2, 2, 0.2)),
-    "_mod": (_mod_ref, _u(-5, 5), _u(-2, 2, 0.5)),
+    "_mod": (mod_reference, _u(-5, 5), _u(-2, 2, 0.5)),
 }
 COMPARE = {
     "_equal": np.equal,
@@ -296,7 +287,7 @@ def test_aliases(alias, target):
 @pytest.mark.parametrize("name", sorted(BINARY))
 def test_binary_forward(name):
     ref, left, right = BINARY[name]
-    rng = _rng(4)
+    rng = seeded_rng(4)
     for dtype in FLOATS:
         for ndim in range(1, 6):
             shape = rand_shape_nd(ndim, 3, rng)
@@ -309,7 +300,7 @@ def test_binary_forward(name):
 @pytest.mark.parametrize("name", sorted(BINARY))
 def test_binary_backward_and_req(name):
     _, left, right = BINARY[name]
-    rng = _rng(5)
+    rng = seeded_rng(5)
     a, b = left(rng, (2, 3)), right(rng, (2, 3))
     if name == "_mod":  # keep a / b away from integers, where mod jumps
         a = b * (rng.integers(-2, 2, size=(2, 3)) + rng.uniform(0.2, 0.8, size=(2, 3)))
@@ -321,7 +312,7 @@ def test_binary_backward_and_req(name):
 
 @pytest.mark.parametrize("name", sorted(COMPARE))
 def test_comparisons(name):
-    rng = _rng(6)
+    rng = seeded_rng(6)
     for dtype in FLOATS:
         a = rng.integers(0, 3, size=(3, 4)).astype(dtype)  # small integers: plenty of ties and zeros
         b = rng.integers(0, 3, size=(3, 4)).astype(dtype)
@@ -413,7 +404,7 @@ SCALAR_ZERO_GRAD = {n for n in SCALAR_NAMES if "equal" in n or "greater" in n or
 
 @pytest.mark.parametrize("name", SCALAR_NAMES)
 def test_scalar_forward(name):
-    rng = _rng(7)
+    rng = seeded_rng(7)
     s = 1.5
     ref = _scalar_cases(s)[name]
     for dtype in FLOATS:
@@ -428,7 +419,7 @@ def test_scalar_forward(name):
 
 @pytest.mark.parametrize("name", SCALAR_NAMES)
 def test_scalar_backward_and_req(name):
-    rng = _rng(8)
+    rng = seeded_rng(8)
     s = 1.7
     x = _sample(rng, (2, 3), 0.5, 2.5)
     if name in ("_maximum_scalar", "_minimum_scalar"):
@@ -523,7 +514,7 @@ def test_scalar_params():
 
 # ---------------------------------------------------------------------------- ElementWiseSum
 def test_add_n_forward_dtypes_and_arity():
-    rng = _rng(9)
+    rng = seeded_rng(9)
     for dtype in FLOATS:
         for n in range(1, 6):
             shape = rand_shape_nd(rng.integers(1, 6), 3, rng)
@@ -546,7 +537,7 @@ def test_add_n_out_aliasing_inputs():
 
 
 def test_add_n_gradient_and_req():
-    rng = _rng(10)
+    rng = seeded_rng(10)
     location = [rng.uniform(-1, 1, size=(2, 3)) for _ in range(3)]
     check_numeric_gradient(lambda a, b, c: mx.nd.add_n(a, b, c) * a, location)
     check_req("ElementWiseSum", [x.astype(np.float32) for x in location], num_args=3)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from op_helpers import infer_shapes, seeded_rng, to_nd
 
 import framework as mx
 from framework.base import MXLabError
@@ -19,23 +20,9 @@ FLOATS = ["float16", "float32", "float64"]
 nd = mx.nd
 
 
-def _rng(seed: int = 0) -> np.random.Generator:
-    return np.random.default_rng(seed)
-
-
-def _arr(x: np.ndarray, dtype: str = "float64") -> mx.nd.NDArray:
-    return nd.array(x, dtype=dtype)
-
-
-def _infer(name: str, params: dict, in_shapes: list, out_shapes: list) -> tuple[bool, list, list]:
-    op = mx.operator.get(name)
-    done = op.run_infer_shape(op.parse_attrs(params), in_shapes, out_shapes)
-    return done, in_shapes, out_shapes
-
-
 def _grads_of(fn, *arrays: np.ndarray) -> list[np.ndarray]:
     """Gradients of sum(fn(*arrays)) with respect to every input (float64)."""
-    inputs = [_arr(a) for a in arrays]
+    inputs = [to_nd(a) for a in arrays]
     for a in inputs:
         a.attach_grad()
     with mx.autograd.record():
@@ -50,14 +37,14 @@ def _grads_of(fn, *arrays: np.ndarray) -> list[np.ndarray]:
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("mode", ["clip", "wrap"])
 def test_take_forward(mode, dtype):
-    rng = _rng(1)
+    rng = seeded_rng(1)
     for ndim in range(1, 6):
         shape = rand_shape_nd(ndim, 4, rng)
         x = rng.uniform(-1, 1, shape).astype(dtype)
         axis = int(rng.integers(-ndim, ndim))
         length = shape[axis]
         indices = rng.uniform(-length - 2, length + 2, size=rand_shape_nd(int(rng.integers(1, 3)), 3, rng))
-        got = nd.take(_arr(x, dtype), _arr(indices, "float32"), axis=axis, mode=mode)
+        got = nd.take(to_nd(x, dtype), to_nd(indices, "float32"), axis=axis, mode=mode)
         expected = np.take(x, np.trunc(indices.astype(np.float32)).astype(int), axis=axis, mode=mode)
         assert got.dtype == np.dtype(dtype)
         assert_almost_equal(got, expected)
@@ -72,7 +59,7 @@ def test_take_forward(mode, dtype):
 
 
 def test_take_gradient_scatters_and_accumulates():
-    rng = _rng(2)
+    rng = seeded_rng(2)
     x = rng.uniform(-1, 1, (3, 4, 2))
     for axis, mode in ((0, "clip"), (1, "wrap"), (-1, "clip")):
         indices = np.array([[0.0, 2.5], [-1.0, 5.0]])
@@ -85,9 +72,9 @@ def test_take_gradient_scatters_and_accumulates():
 
 
 def test_take_inference_and_errors():
-    done, ins, outs = _infer("take", {"axis": 1}, [(3, 4, 5), (2, 6)], [None])
+    ins, outs, done = infer_shapes("take", {"axis": 1}, [(3, 4, 5), (2, 6)], [None])
     assert done and outs == [(3, 2, 6, 5)]
-    done, ins, outs = _infer("take", {"axis": 1}, [(3, 4, 5), None], [(3, 2, 6, 5)])
+    ins, outs, done = infer_shapes("take", {"axis": 1}, [(3, 4, 5), None], [(3, 2, 6, 5)])
     assert done and ins[1] == (2, 6)  # the indices' shape is read off the output
     types_in, types_out = ["float16", "int32"], [None]
     op = mx.operator.get("take")
@@ -107,7 +94,7 @@ def test_take_inference_and_errors():
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_pick_forward(dtype):
-    rng = _rng(3)
+    rng = seeded_rng(3)
     for ndim in range(1, 6):
         shape = rand_shape_nd(ndim, 4, rng)
         x = rng.uniform(-1, 1, shape).astype(dtype)
@@ -119,12 +106,12 @@ def test_pick_forward(dtype):
         for mode, fix in (("clip", lambda i: np.clip(i, 0, length - 1)), ("wrap", lambda i: np.mod(i, length))):
             picked = fix(index.astype(int)).reshape(kept_shape)
             expected = np.take_along_axis(x, picked, axis=axis % ndim)
-            got = nd.pick(_arr(x, dtype), _arr(index, "float32"), axis=axis, mode=mode, keepdims=True)
+            got = nd.pick(to_nd(x, dtype), to_nd(index, "float32"), axis=axis, mode=mode, keepdims=True)
             assert_almost_equal(got, expected)
-            flat = nd.pick(_arr(x, dtype), _arr(index, "float32"), axis=axis, mode=mode)
+            flat = nd.pick(to_nd(x, dtype), to_nd(index, "float32"), axis=axis, mode=mode)
             assert_almost_equal(flat, expected.reshape(index_shape))
             # MXNet 1.9.1 also accepts the index with the picked axis kept
-            again = nd.pick(_arr(x, dtype), _arr(index.reshape(kept_shape), "float32"), axis=axis, mode=mode)
+            again = nd.pick(to_nd(x, dtype), to_nd(index.reshape(kept_shape), "float32"), axis=axis, mode=mode)
             assert_almost_equal(again, expected.reshape(index_shape))
     # MXNet 1.9.1 values
     x = nd.array(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
@@ -134,7 +121,7 @@ def test_pick_forward(dtype):
 
 
 def test_pick_gradient_req_inference_and_errors():
-    rng = _rng(4)
+    rng = seeded_rng(4)
     x = rng.uniform(-1, 1, (3, 4))
     index = np.array([0.0, 3.0, 9.0])
     check_numeric_gradient(lambda a, i: nd.pick(a, i, axis=1), [x, index], grad_nodes=[0])
@@ -147,11 +134,11 @@ def test_pick_gradient_req_inference_and_errors():
     np.testing.assert_array_equal(index_grad, np.zeros(3))
     check_req("pick", [x.astype(np.float32), index.astype(np.float32)], axis=1)
     check_req("pick", [x.astype(np.float32), index.astype(np.float32)], axis=-1, keepdims=True, mode="wrap")
-    done, ins, outs = _infer("pick", {"axis": 1}, [(3, 4, 5), None], [None])
+    ins, outs, done = infer_shapes("pick", {"axis": 1}, [(3, 4, 5), None], [None])
     assert done and ins[1] == (3, 5) and outs == [(3, 5)]
-    done, ins, outs = _infer("pick", {"axis": 1, "keepdims": True}, [(3, 0, 5), (0, 1, 5)], [None])
+    ins, outs, done = infer_shapes("pick", {"axis": 1, "keepdims": True}, [(3, 0, 5), (0, 1, 5)], [None])
     assert not done and ins[1] == (3, 1, 5) and outs == [(3, 1, 5)]
-    assert _infer("pick", {"axis": 0}, [(4,), None], [None])[1][1] == (1,)  # MXNet 1.9.1: never 0-d
+    assert infer_shapes("pick", {"axis": 0}, [(4,), None], [None])[0][1] == (1,)  # MXNet 1.9.1: never 0-d
     a = nd.ones((2, 3))
     with pytest.raises(InferenceError, match=r"pick: axis=None is not supported"):
         nd.pick(a, nd.ones((2,)), axis=None)
@@ -166,7 +153,7 @@ def test_pick_gradient_req_inference_and_errors():
 
 @pytest.mark.parametrize("dtype", FLOATS + ["int32"])
 def test_one_hot(dtype):
-    rng = _rng(5)
+    rng = seeded_rng(5)
     for ndim in range(1, 4):
         indices = rng.integers(-1, 6, size=rand_shape_nd(ndim, 4, rng)).astype(np.float32)
         got = nd.one_hot(nd.array(indices), depth=5, on_value=3, off_value=-1, dtype=dtype)
@@ -174,7 +161,7 @@ def test_one_hot(dtype):
         assert got.dtype == np.dtype(dtype)
         np.testing.assert_array_equal(got.asnumpy(), expected)  # out-of-range indices: all off_value
     assert nd.one_hot(nd.array(np.array([1.0, 2.0])), depth=3).dtype == np.float32
-    done, ins, _outs = _infer("one_hot", {"depth": 4}, [None], [(2, 3, 4)])
+    ins, _outs, done = infer_shapes("one_hot", {"depth": 4}, [None], [(2, 3, 4)])
     assert done and ins == [(2, 3)]
     check_req("one_hot", [np.array([0, 2, 1], dtype=np.float32)], depth=3)
     (index_grad,) = _grads_of(lambda i: nd.one_hot(i, depth=3), np.array([0.0, 2.0]))
@@ -182,7 +169,7 @@ def test_one_hot(dtype):
     with pytest.raises(OperatorParamError, match=r"one_hot: parameter 'depth' expects a value >= 1"):
         nd.one_hot(nd.ones((2,)), depth=0)
     with pytest.raises(InferenceError, match=r"one_hot: output shape \(2, 5\) must end with depth=4"):
-        _infer("one_hot", {"depth": 4}, [None], [(2, 5)])
+        infer_shapes("one_hot", {"depth": 4}, [None], [(2, 5)])
 
 
 # ----------------------------------------------------------------------------- gather_nd, scatter_nd
@@ -190,20 +177,20 @@ def test_one_hot(dtype):
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_gather_nd_scatter_nd_forward(dtype):
-    rng = _rng(6)
+    rng = seeded_rng(6)
     for ndim in range(1, 5):
         shape = rand_shape_nd(ndim, 4, rng)
         x = rng.uniform(-1, 1, shape).astype(dtype)
         m = int(rng.integers(1, ndim + 1))
         y = rand_shape_nd(int(rng.integers(1, 3)), 3, rng)
         indices = np.stack([rng.integers(-shape[i], shape[i], size=y) for i in range(m)]).astype(np.float32)
-        got = nd.gather_nd(_arr(x, dtype), nd.array(indices))
+        got = nd.gather_nd(to_nd(x, dtype), nd.array(indices))
         expected = x[tuple(indices.astype(int))]
         assert_almost_equal(got, expected)
         # scatter_nd with distinct positions puts the values back
         positions = np.stack(np.unravel_index(rng.permutation(int(np.prod(shape[:m])))[:2], shape[:m]))
         values = rng.uniform(-1, 1, (2, *shape[m:])).astype(dtype)
-        scattered = nd.scatter_nd(_arr(values, dtype), nd.array(positions.astype(np.float32)), shape=shape)
+        scattered = nd.scatter_nd(to_nd(values, dtype), nd.array(positions.astype(np.float32)), shape=shape)
         expected = np.zeros(shape, dtype)
         expected[tuple(positions)] = values
         assert_almost_equal(scattered, expected)
@@ -217,7 +204,7 @@ def test_gather_nd_scatter_nd_forward(dtype):
 
 
 def test_gather_nd_scatter_nd_gradients_req_and_errors():
-    rng = _rng(7)
+    rng = seeded_rng(7)
     x = rng.uniform(-1, 1, (3, 4, 2))
     indices = np.array([[0, 2, 0], [1, 3, 1]], dtype=np.float64)  # (0,1) is gathered twice
     check_numeric_gradient(nd.gather_nd, [x, indices], grad_nodes=[0])
@@ -229,7 +216,7 @@ def test_gather_nd_scatter_nd_gradients_req_and_errors():
     f32 = np.float32
     check_req("gather_nd", [x.astype(f32), indices.astype(f32)])
     check_req("scatter_nd", [values.astype(f32), positions.astype(f32)], shape=(3, 4, 2))
-    done, ins, _ = _infer("scatter_nd", {"shape": (3, 4, 2)}, [None, (2, 5)], [None])
+    ins, _, done = infer_shapes("scatter_nd", {"shape": (3, 4, 2)}, [None, (2, 5)], [None])
     assert done and ins[0] == (5, 2)
     with pytest.raises(InferenceError, match=r"gather_nd: indices must have at least 2 dimensions"):
         nd.gather_nd(nd.ones((2, 3)), nd.array(np.array([0.0, 1.0])))
@@ -249,11 +236,11 @@ def _distinct(rng: np.random.Generator, shape: tuple[int, ...], dtype: str) -> n
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_topk_sort_argsort_forward(dtype):
-    rng = _rng(8)
+    rng = seeded_rng(8)
     for ndim in range(1, 6):
         shape = rand_shape_nd(ndim, 4, rng)
         x = _distinct(rng, shape, dtype)
-        a = _arr(x, dtype)
+        a = to_nd(x, dtype)
         axis = int(rng.integers(-ndim, ndim))
         length = shape[axis]
         k = int(rng.integers(1, length + 1))
@@ -291,7 +278,7 @@ def test_topk_sort_argsort_forward(dtype):
 
 
 def test_sort_and_topk_gradients_follow_the_values():
-    rng = _rng(9)
+    rng = seeded_rng(9)
     x = _distinct(rng, (3, 4, 2), "float64") / 7
     check_numeric_gradient(lambda a: nd.sort(a, axis=1), [x])
     check_numeric_gradient(lambda a: nd.sort(a, axis=None, is_ascend=False), [x])
@@ -309,11 +296,11 @@ def test_sort_and_topk_gradients_follow_the_values():
 
 
 def test_ordering_inference_and_errors():
-    done, _, outs = _infer("topk", {"k": 2, "ret_typ": "both", "axis": 0}, [(5, 3)], [None, None])
+    _, outs, done = infer_shapes("topk", {"k": 2, "ret_typ": "both", "axis": 0}, [(5, 3)], [None, None])
     assert done and outs == [(2, 3), (2, 3)]
-    done, _, outs = _infer("topk", {"k": 2, "ret_typ": "value"}, [(5, 3)], [None, None])  # hidden indices
+    _, outs, done = infer_shapes("topk", {"k": 2, "ret_typ": "value"}, [(5, 3)], [None, None])  # hidden indices
     assert outs == [(5, 2), (5, 2)]
-    done, _, outs = _infer("sort", {}, [(5, 3)], [None, None])
+    _, outs, done = infer_shapes("sort", {}, [(5, 3)], [None, None])
     assert outs == [(5, 3), (5, 3)]
     op = mx.operator.get("topk")
     attrs = op.parse_attrs({"ret_typ": "value"})

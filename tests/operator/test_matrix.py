@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from op_helpers import infer_shapes, seeded_rng, to_nd
 
 import framework as mx
 from framework.operator import InferenceError, OperatorParamError
@@ -16,21 +17,6 @@ from framework.test_utils import assert_almost_equal, check_numeric_gradient, ch
 
 FLOATS = ["float16", "float32", "float64"]
 nd = mx.nd
-
-
-def _rng(seed: int = 0) -> np.random.Generator:
-    return np.random.default_rng(seed)
-
-
-def _arr(x: np.ndarray, dtype: str = "float64") -> mx.nd.NDArray:
-    return nd.array(x, dtype=dtype)
-
-
-def _infer(name: str, params: dict, in_shapes: list, out_shapes: list) -> tuple[bool, list, list]:
-    op = mx.operator.get(name)
-    attrs = op.parse_attrs(params)
-    done = op.run_infer_shape(attrs, in_shapes, out_shapes)
-    return done, in_shapes, out_shapes
 
 
 # ----------------------------------------------------------------------------- dot, batch_dot
@@ -60,10 +46,10 @@ def _dot_cases(rng: np.random.Generator):
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_dot_forward(dtype):
-    rng = _rng(1)
+    rng = seeded_rng(1)
     for lshape, rshape, ta, tb in _dot_cases(rng):
         lhs, rhs = rng.uniform(-1, 1, lshape).astype(dtype), rng.uniform(-1, 1, rshape).astype(dtype)
-        got = nd.dot(_arr(lhs, dtype), _arr(rhs, dtype), transpose_a=ta, transpose_b=tb)
+        got = nd.dot(to_nd(lhs, dtype), to_nd(rhs, dtype), transpose_a=ta, transpose_b=tb)
         expected = _dot_reference(lhs.astype(np.float64), rhs.astype(np.float64), ta, tb)
         assert got.dtype == np.dtype(dtype)
         assert_almost_equal(got, expected.astype(dtype))
@@ -73,7 +59,7 @@ def test_dot_forward(dtype):
 
 
 def test_dot_gradient_and_req():
-    rng = _rng(2)
+    rng = seeded_rng(2)
     for lshape, rshape, ta, tb in list(_dot_cases(rng))[::3]:
         check_numeric_gradient(
             lambda a, b: nd.dot(a, b, transpose_a=ta, transpose_b=tb),
@@ -85,7 +71,7 @@ def test_dot_gradient_and_req():
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_batch_dot_forward(dtype):
-    rng = _rng(3)
+    rng = seeded_rng(3)
     for ndim in (3, 4):
         batch = rand_shape_nd(ndim - 2, 3, rng)
         for ta in (False, True):
@@ -93,14 +79,14 @@ def test_batch_dot_forward(dtype):
                 m, k, n = (int(v) for v in rng.integers(1, 4, size=3))
                 lhs = rng.uniform(-1, 1, (*batch, k, m) if ta else (*batch, m, k)).astype(dtype)
                 rhs = rng.uniform(-1, 1, (*batch, n, k) if tb else (*batch, k, n)).astype(dtype)
-                got = nd.batch_dot(_arr(lhs, dtype), _arr(rhs, dtype), transpose_a=ta, transpose_b=tb)
+                got = nd.batch_dot(to_nd(lhs, dtype), to_nd(rhs, dtype), transpose_a=ta, transpose_b=tb)
                 a = lhs.swapaxes(-1, -2) if ta else lhs
                 b = rhs.swapaxes(-1, -2) if tb else rhs
                 assert_almost_equal(got, np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(dtype))
 
 
 def test_batch_dot_gradient_req_and_inference():
-    rng = _rng(4)
+    rng = seeded_rng(4)
     for ta, tb in ((False, False), (True, False), (False, True), (True, True)):
         lhs = rng.uniform(-1, 1, (2, 3, 2))
         rhs = rng.uniform(-1, 1, (2, 3, 4) if not tb else (2, 4, 3))
@@ -108,7 +94,7 @@ def test_batch_dot_gradient_req_and_inference():
             lhs = lhs.swapaxes(-1, -2).copy()
         check_numeric_gradient(lambda a, b: nd.batch_dot(a, b, transpose_a=ta, transpose_b=tb), [lhs, rhs])
     check_req("batch_dot", [rng.uniform(-1, 1, (2, 2, 3)), rng.uniform(-1, 1, (2, 3, 4))])
-    done, ins, outs = _infer("batch_dot", {}, [(2, 0, 3), (0, 3, 4)], [None])
+    ins, outs, done = infer_shapes("batch_dot", {}, [(2, 0, 3), (0, 3, 4)], [None])
     assert not done
     assert ins == [(2, 0, 3), (2, 3, 4)] and outs == [(2, 0, 4)]  # batch dims flow between operands
     with pytest.raises(InferenceError, match=r"batch_dot: batch_dot needs N-D x N-D inputs.*\(2, 3\) X \(3, 4\)"):
@@ -120,9 +106,9 @@ def test_batch_dot_gradient_req_and_inference():
 
 
 def test_dot_inference_and_errors():
-    done, _, outs = _infer("dot", {"transpose_b": "True"}, [(2, 0), (5, 3)], [None])
+    _, outs, done = infer_shapes("dot", {"transpose_b": "True"}, [(2, 0), (5, 3)], [None])
     assert not done and outs == [(2, 5)]
-    done, _, outs = _infer("dot", {}, [None, (5, 3)], [None])
+    _, outs, done = infer_shapes("dot", {}, [None, (5, 3)], [None])
     assert not done and outs == [None]
     with pytest.raises(InferenceError, match=r"dot: shape error: \(2, 3\) X \(4, 5\).*contracted lengths 3 and 4"):
         nd.dot(nd.ones((2, 3)), nd.ones((4, 5)))
@@ -137,11 +123,11 @@ def test_dot_inference_and_errors():
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_transpose_swapaxes_flatten_expand_squeeze_forward(dtype):
-    rng = _rng(5)
+    rng = seeded_rng(5)
     for ndim in range(1, 6):
         shape = rand_shape_nd(ndim, 3, rng)
         x = rng.uniform(-1, 1, shape).astype(dtype)
-        a = _arr(x, dtype)
+        a = to_nd(x, dtype)
         perm = tuple(int(v) for v in rng.permutation(ndim))
         assert_almost_equal(nd.transpose(a, axes=perm), x.transpose(perm))
         assert_almost_equal(nd.transpose(a), x.transpose())
@@ -165,7 +151,7 @@ def test_transpose_swapaxes_flatten_expand_squeeze_forward(dtype):
 
 
 def test_layout_gradients_and_req():
-    rng = _rng(6)
+    rng = seeded_rng(6)
     x = rng.uniform(-1, 1, (2, 3, 1, 2))
     cases = [
         ("transpose", {"axes": (2, 0, 3, 1)}),
@@ -183,19 +169,19 @@ def test_layout_gradients_and_req():
 
 
 def test_layout_inference_both_ways():
-    done, ins, outs = _infer("transpose", {"axes": (1, 2, 0)}, [None], [(4, 5, 3)])
+    ins, outs, done = infer_shapes("transpose", {"axes": (1, 2, 0)}, [None], [(4, 5, 3)])
     assert done and ins == [(3, 4, 5)]
-    done, ins, outs = _infer("transpose", {"axes": (1, 2, 0)}, [(3, 0, 5)], [(0, 5, 0)])
+    ins, outs, done = infer_shapes("transpose", {"axes": (1, 2, 0)}, [(3, 0, 5)], [(0, 5, 0)])
     assert ins == [(3, 0, 5)] and outs == [(0, 5, 3)]
-    done, ins, outs = _infer("swapaxes", {"dim1": 0, "dim2": 2}, [None], [(4, 5, 3)])
+    ins, outs, done = infer_shapes("swapaxes", {"dim1": 0, "dim2": 2}, [None], [(4, 5, 3)])
     assert done and ins == [(3, 5, 4)]
-    done, ins, outs = _infer("expand_dims", {"axis": 1}, [None], [(2, 1, 0)])
+    ins, outs, done = infer_shapes("expand_dims", {"axis": 1}, [None], [(2, 1, 0)])
     assert ins == [(2, 0)] and not done
-    done, ins, outs = _infer("Flatten", {}, [(2, 0, 3)], [None])
+    ins, outs, done = infer_shapes("Flatten", {}, [(2, 0, 3)], [None])
     assert outs == [(2, 0)] and not done
-    done, ins, outs = _infer("squeeze", {}, [(2, 0, 1)], [None])
+    ins, outs, done = infer_shapes("squeeze", {}, [(2, 0, 1)], [None])
     assert not done and outs == [None]  # an unknown length might be 1
-    done, ins, outs = _infer("squeeze", {"axis": (2,)}, [(2, 0, 1)], [None])
+    ins, outs, done = infer_shapes("squeeze", {"axis": (2,)}, [(2, 0, 1)], [None])
     assert outs == [(2, 0)]
 
 
@@ -220,7 +206,7 @@ def test_layout_errors():
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_concat_stack_split_forward(dtype):
-    rng = _rng(7)
+    rng = seeded_rng(7)
     for ndim in range(1, 6):
         shape = rand_shape_nd(ndim, 3, rng)
         dim = int(rng.integers(-ndim, ndim))
@@ -230,19 +216,19 @@ def test_concat_stack_split_forward(dtype):
             part_shape = list(shape)
             part_shape[dim] = int(rng.integers(1, 4))
             parts.append(rng.uniform(-1, 1, part_shape).astype(dtype))
-        got = nd.Concat(*[_arr(p, dtype) for p in parts], dim=dim)
+        got = nd.Concat(*[to_nd(p, dtype) for p in parts], dim=dim)
         assert_almost_equal(got, np.concatenate(parts, axis=dim))
-        assert_almost_equal(nd.concat(*[_arr(p, dtype) for p in parts], dim=dim), np.concatenate(parts, axis=dim))
+        assert_almost_equal(nd.concat(*[to_nd(p, dtype) for p in parts], dim=dim), np.concatenate(parts, axis=dim))
         same = [rng.uniform(-1, 1, shape).astype(dtype) for _ in range(count)]
         axis = int(rng.integers(-ndim - 1, ndim + 1))
-        assert_almost_equal(nd.stack(*[_arr(p, dtype) for p in same], axis=axis), np.stack(same, axis=axis))
+        assert_almost_equal(nd.stack(*[to_nd(p, dtype) for p in same], axis=axis), np.stack(same, axis=axis))
         whole = np.concatenate(same, axis=dim)
-        pieces = nd.split(_arr(whole, dtype), num_outputs=count, axis=dim)
+        pieces = nd.split(to_nd(whole, dtype), num_outputs=count, axis=dim)
         pieces = [pieces] if count == 1 else pieces
         for got_piece, expected in zip(pieces, np.split(whole, count, axis=dim), strict=True):
             assert_almost_equal(got_piece, expected)
         stacked = np.stack(same, axis=dim)
-        squeezed = nd.SliceChannel(_arr(stacked, dtype), num_outputs=count, axis=dim, squeeze_axis=True)
+        squeezed = nd.SliceChannel(to_nd(stacked, dtype), num_outputs=count, axis=dim, squeeze_axis=True)
         squeezed = [squeezed] if count == 1 else squeezed
         for got_piece, expected in zip(squeezed, same, strict=True):
             assert_almost_equal(got_piece, expected.reshape(got_piece.shape))
@@ -251,7 +237,7 @@ def test_concat_stack_split_forward(dtype):
 
 
 def test_concat_stack_split_gradients_and_req():
-    rng = _rng(8)
+    rng = seeded_rng(8)
     a, b, c = rng.uniform(-1, 1, (2, 1, 3)), rng.uniform(-1, 1, (2, 2, 3)), rng.uniform(-1, 1, (2, 3, 3))
     check_numeric_gradient(lambda x, y, z: nd.Concat(x, y, z, dim=1), [a, b, c])
     check_numeric_gradient(lambda x, y: nd.stack(x, y, axis=-1), [a, a * 2])
@@ -266,17 +252,17 @@ def test_concat_stack_split_gradients_and_req():
 
 def test_concat_stack_split_inference():
     # Concat: one unknown input length comes from the output; other dims flow everywhere
-    done, ins, outs = _infer("Concat", {"num_args": 3, "dim": 1}, [(2, 3), (0, 0), None], [(0, 10)])
+    ins, outs, done = infer_shapes("Concat", {"num_args": 3, "dim": 1}, [(2, 3), (0, 0), None], [(0, 10)])
     assert not done and ins == [(2, 3), (2, 0), (2, 0)] and outs == [(2, 10)]
-    done, ins, outs = _infer("Concat", {"num_args": 2, "dim": 1}, [(2, 3), (0, 0)], [(0, 10)])
+    ins, outs, done = infer_shapes("Concat", {"num_args": 2, "dim": 1}, [(2, 3), (0, 0)], [(0, 10)])
     assert done and ins == [(2, 3), (2, 7)] and outs == [(2, 10)]
-    done, ins, outs = _infer("Concat", {"num_args": 2, "dim": -1}, [(2, 3), (2, 4)], [None])
+    ins, outs, done = infer_shapes("Concat", {"num_args": 2, "dim": -1}, [(2, 3), (2, 4)], [None])
     assert done and outs == [(2, 7)]
-    done, ins, outs = _infer("stack", {"num_args": 2, "axis": 1}, [None, None], [(4, 2, 3)])
+    ins, outs, done = infer_shapes("stack", {"num_args": 2, "axis": 1}, [None, None], [(4, 2, 3)])
     assert done and ins == [(4, 3), (4, 3)]
-    done, ins, outs = _infer("split", {"num_outputs": 2, "axis": 1}, [None], [None, (3, 2)])
+    ins, outs, done = infer_shapes("split", {"num_outputs": 2, "axis": 1}, [None], [None, (3, 2)])
     assert done and ins == [(3, 4)] and outs == [(3, 2), (3, 2)]
-    done, ins, outs = _infer("split", {"num_outputs": 2, "axis": 1, "squeeze_axis": True}, [None], [(3, 5), None])
+    ins, outs, done = infer_shapes("split", {"num_outputs": 2, "axis": 1, "squeeze_axis": True}, [None], [(3, 5), None])
     assert done and ins == [(3, 2, 5)]
     assert mx.operator.get("Concat").list_input_names(mx.operator.get("Concat").parse_attrs({"num_args": 2})) == [
         "arg0",
@@ -292,7 +278,7 @@ def test_concat_stack_split_errors():
     with pytest.raises(InferenceError, match=r"Concat: dim=2 is out of range"):
         nd.Concat(nd.ones((2, 3)), nd.ones((2, 3)), dim=2)
     with pytest.raises(InferenceError, match=r"Concat: output length 3 is too short"):
-        _infer("Concat", {"num_args": 2}, [(2, 3), (2, 0)], [(2, 3)])
+        infer_shapes("Concat", {"num_args": 2}, [(2, 3), (2, 0)], [(2, 3)])
     with pytest.raises(InferenceError, match=r"stack: shape inconsistent for input 1"):
         nd.stack(nd.ones((2, 3)), nd.ones((3, 2)))
     with pytest.raises(InferenceError, match=r"stack: axis 3 is out of range"):
@@ -327,22 +313,22 @@ def _random_slice(rng: np.random.Generator, shape: tuple[int, ...]):
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_slice_forward(dtype):
-    rng = _rng(9)
+    rng = seeded_rng(9)
     for _ in range(3):
         for ndim in range(1, 6):
             shape = rand_shape_nd(ndim, 4, rng)
             x = rng.uniform(-1, 1, shape).astype(dtype)
             begin, end, step, key = _random_slice(rng, shape)
-            assert_almost_equal(nd.slice(_arr(x, dtype), begin=begin, end=end, step=step), x[key])
+            assert_almost_equal(nd.slice(to_nd(x, dtype), begin=begin, end=end, step=step), x[key])
             axis = int(rng.integers(-ndim, ndim))
             length = shape[axis]
             b = int(rng.integers(-length, length))
             b_pos = b % length
             e = int(rng.integers(b_pos + 1, length + 1))
             expected = np.take(x, np.arange(b_pos, e), axis=axis)
-            assert_almost_equal(nd.slice_axis(_arr(x, dtype), axis=axis, begin=b, end=e), expected)
+            assert_almost_equal(nd.slice_axis(to_nd(x, dtype), axis=axis, begin=b, end=e), expected)
             if e == length:
-                assert_almost_equal(nd.slice_axis(_arr(x, dtype), axis=axis, begin=b, end=None), expected)
+                assert_almost_equal(nd.slice_axis(to_nd(x, dtype), axis=axis, begin=b, end=None), expected)
     # MXNet 1.9.1 semantics: Python's slice rules, None entries, negative steps, clipping
     x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     a = nd.array(x)
@@ -369,16 +355,16 @@ def test_slice_params_round_trip_through_strings():
 
 
 def test_slice_gradients_req_and_inference():
-    rng = _rng(10)
+    rng = seeded_rng(10)
     x = rng.uniform(-1, 1, (3, 4, 2))
     for params in ({"begin": (None, 3), "end": (2, 0), "step": (1, -2)}, {"begin": (1,), "end": (None,)}):
         check_numeric_gradient(lambda a: nd.slice(a, **params), [x])
         check_req("slice", [x.astype(np.float32)], **params)
     check_numeric_gradient(lambda a: nd.slice_axis(a, axis=1, begin=-3, end=None), [x])
     check_req("slice_axis", [x.astype(np.float32)], axis=1, begin=1, end=3)
-    done, _, outs = _infer("slice", {"begin": (0, 1), "end": (None, 3)}, [(0, 4, 2)], [None])
+    _, outs, done = infer_shapes("slice", {"begin": (0, 1), "end": (None, 3)}, [(0, 4, 2)], [None])
     assert not done and outs == [(0, 2, 2)]
-    done, _, outs = _infer("slice_axis", {"axis": 0, "begin": 1, "end": None}, [(3, 0)], [None])
+    _, outs, done = infer_shapes("slice_axis", {"axis": 0, "begin": 1, "end": None}, [(3, 0)], [None])
     assert not done and outs == [(2, 0)]
 
 
@@ -409,11 +395,11 @@ def test_slice_errors():
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_tile_repeat_forward(dtype):
-    rng = _rng(11)
+    rng = seeded_rng(11)
     for ndim in range(1, 6):
         shape = rand_shape_nd(ndim, 3, rng)
         x = rng.uniform(-1, 1, shape).astype(dtype)
-        a = _arr(x, dtype)
+        a = to_nd(x, dtype)
         reps = tuple(int(v) for v in rng.integers(1, 3, size=int(rng.integers(0, ndim + 2))))
         assert_almost_equal(nd.tile(a, reps=reps), np.tile(x, reps))
         repeats = int(rng.integers(1, 4))
@@ -424,7 +410,7 @@ def test_tile_repeat_forward(dtype):
 
 
 def test_tile_repeat_gradients_req_inference_and_errors():
-    rng = _rng(12)
+    rng = seeded_rng(12)
     x = rng.uniform(-1, 1, (2, 3))
     for reps in ((2,), (2, 1, 3), (3, 2)):
         check_numeric_gradient(lambda a: nd.tile(a, reps=reps), [x])
@@ -432,18 +418,18 @@ def test_tile_repeat_gradients_req_inference_and_errors():
         check_numeric_gradient(lambda a: nd.repeat(a, repeats=3, axis=axis), [x])
     check_req("tile", [x.astype(np.float32)], reps=(2, 2))
     check_req("repeat", [x.astype(np.float32)], repeats=2, axis=1)
-    done, ins, outs = _infer("tile", {"reps": (3,)}, [None], [(4, 9)])
+    ins, outs, done = infer_shapes("tile", {"reps": (3,)}, [None], [(4, 9)])
     assert done and ins == [(4, 3)]
-    done, ins, outs = _infer("tile", {"reps": (2, 3)}, [None], [(4, 9)])
+    ins, outs, done = infer_shapes("tile", {"reps": (2, 3)}, [None], [(4, 9)])
     assert not done and ins == [None]  # the input may have had fewer axes than reps: ambiguous
-    done, ins, outs = _infer("tile", {"reps": (2,)}, [(0, 3)], [None])
+    ins, outs, done = infer_shapes("tile", {"reps": (2,)}, [(0, 3)], [None])
     assert not done and outs == [(0, 6)]
-    done, ins, outs = _infer("repeat", {"repeats": 2, "axis": 0}, [(2, 0, 3)], [None])
+    ins, outs, done = infer_shapes("repeat", {"repeats": 2, "axis": 0}, [(2, 0, 3)], [None])
     assert not done and outs == [(4, 0, 3)]
     with pytest.raises(InferenceError, match=r"tile: reps=\(0, 1\) must be positive"):
         nd.tile(nd.ones((2, 3)), reps=(0, 1))
     with pytest.raises(InferenceError, match=r"tile: output shape \(1, 5, 9\) is not a multiple of reps"):
-        _infer("tile", {"reps": (2, 3)}, [None], [(1, 5, 9)])
+        infer_shapes("tile", {"reps": (2, 3)}, [None], [(1, 5, 9)])
     with pytest.raises(OperatorParamError, match=r"repeat: parameter 'repeats' expects a value >= 1"):
         nd.repeat(nd.ones((2, 3)), repeats=0)
     with pytest.raises(InferenceError, match=r"repeat: axis=2 is out of range"):

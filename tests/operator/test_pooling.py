@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
+from op_helpers import infer_shapes
 
 import framework as mx
 from framework.operator import InferenceError, OperatorParamError
@@ -288,25 +289,20 @@ def test_pooling_req_write_add_null():
 
 
 # ----------------------------------------------------------------------------- shape inference
-def infer(in_shapes, out_shapes=None, **params):
-    op = get_op("Pooling")
-    attrs = op.parse_attrs(params)
-    out_shapes = out_shapes or [None]
-    return op.run_infer_shape(attrs, in_shapes, out_shapes), in_shapes, out_shapes
-
-
 def test_pooling_shape_inference():
-    assert infer([(64, 20, 24, 24)], kernel=(2, 2), stride=(2, 2))[2] == [(64, 20, 12, 12)]
-    assert infer([(1, 1, 7, 8)], kernel=(3, 3), stride=(2, 2), pad=(1, 1), pooling_convention="full")[2] == [
-        (1, 1, 4, 5)
+    assert infer_shapes("Pooling", {"kernel": (2, 2), "stride": (2, 2)}, [(64, 20, 24, 24)])[1] == [(64, 20, 12, 12)]
+    assert infer_shapes(
+        "Pooling", {"kernel": (3, 3), "stride": (2, 2), "pad": (1, 1), "pooling_convention": "full"}, [(1, 1, 7, 8)]
+    )[1] == [(1, 1, 4, 5)]
+    assert infer_shapes("Pooling", {"kernel": (3, 3), "stride": (2, 2), "pad": (1, 1)}, [(1, 1, 7, 8)])[1] == [
+        (1, 1, 4, 4)
     ]
-    assert infer([(1, 1, 7, 8)], kernel=(3, 3), stride=(2, 2), pad=(1, 1))[2] == [(1, 1, 4, 4)]
-    assert infer([(2, 3, 9)], kernel=(3,))[2] == [(2, 3, 7)]  # stride defaults to 1
-    assert infer([(2, 3, 4, 5, 6)], global_pool=True, pool_type="avg")[2] == [(2, 3, 1, 1, 1)]
+    assert infer_shapes("Pooling", {"kernel": (3,)}, [(2, 3, 9)])[1] == [(2, 3, 7)]  # stride defaults to 1
+    assert infer_shapes("Pooling", {"global_pool": True, "pool_type": "avg"}, [(2, 3, 4, 5, 6)])[1] == [(2, 3, 1, 1, 1)]
     # batch and channels flow back from the output; spatial sizes stay unknown
-    done, ins, outs = infer([None], [(4, 6, 3, 3)], kernel=(2, 2), stride=(2, 2))
+    ins, outs, done = infer_shapes("Pooling", {"kernel": (2, 2), "stride": (2, 2)}, [None], [(4, 6, 3, 3)])
     assert not done and ins[0] == (4, 6, 0, 0)
-    done, ins, outs = infer([(4, 0, 8, 8)], [(0, 6, 0, 0)], kernel=(2, 2), stride=(2, 2))
+    ins, outs, done = infer_shapes("Pooling", {"kernel": (2, 2), "stride": (2, 2)}, [(4, 0, 8, 8)], [(0, 6, 0, 0)])
     assert done and ins[0] == (4, 6, 8, 8) and outs[0] == (4, 6, 4, 4)
     op = get_op("_backward_Pooling")
     outs = [None]
@@ -356,7 +352,7 @@ def test_pooling_shape_inference():
 )
 def test_pooling_bad_inputs(shape, params, error, match):
     with pytest.raises(error, match=match):
-        infer([shape], **params)
+        infer_shapes("Pooling", params, [shape])
 
 
 def test_pooling_parameter_parsing_and_types():

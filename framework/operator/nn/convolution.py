@@ -25,7 +25,8 @@ are cuDNN-only layouts in MXNet and raise a clear error here.
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import Any
 
 from ...resource import ResourceRequest
 from ..grad import make_backward_node
@@ -34,9 +35,9 @@ from ..kernel import ADD, NULL, OpContext, Req, assign
 from ..node import Entry, Node, NodeAttrs
 from ..params import OperatorParamError, Param, ParamSet, Shape
 from ..registry import register
-from .im2col import col2im, compute_dtype, im2col, out_size, scratch, to_batch_first, to_batch_last
+from .geometry import CHANNEL_FIRST, Geometry, check_layout, check_rank, label, per_axis
+from .im2col import col2im, compute_dtype, im2col, scratch, to_batch_first, to_batch_last
 
-CHANNEL_FIRST = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
 LAYOUTS = ("NCDHW", "NCHW", "NCW", "NDHWC", "NHWC")
 FLOAT_TYPES = ("float16", "float32", "float64")
 
@@ -60,25 +61,6 @@ class ConvolutionParam(ParamSet):
     layout = Param(str, None, "Layout of data, weight and output; only NCW/NCHW/NCDHW are supported.", choices=LAYOUTS)
 
 
-class Geometry(NamedTuple):
-    """The per-axis convolution parameters, defaults filled in."""
-
-    kernel: tuple[int, ...]
-    stride: tuple[int, ...]
-    dilate: tuple[int, ...]
-    pad: tuple[int, ...]
-
-    def dilated(self, axis: int) -> int:
-        """The extent of the dilated kernel along ``axis``."""
-        return self.dilate[axis] * (self.kernel[axis] - 1) + 1
-
-
-def label(attrs: NodeAttrs) -> str:
-    """How error messages name the node: the operator, plus the node name when it differs."""
-    op_name = attrs.op.name if attrs.op is not None else "op"
-    return op_name if attrs.name == op_name else f"{op_name} '{attrs.name}'"
-
-
 def conv_geometry(attrs: NodeAttrs) -> Geometry:
     """Validate kernel/stride/dilate/pad/layout and fill the defaults (1s and 0s)."""
     p, who = attrs.parsed, label(attrs)
@@ -90,34 +72,14 @@ def conv_geometry(attrs: NodeAttrs) -> Geometry:
         )
     if min(kernel) < 1:
         raise OperatorParamError(f"{who}: kernel sizes must be positive, got kernel={kernel}")
-
-    def per_axis(name: str, default: int, low: int) -> tuple[int, ...]:
-        value = tuple(getattr(p, name))
-        if not value:
-            return (default,) * nd
-        if len(value) != nd:
-            raise OperatorParamError(
-                f"{who}: {name} must have the same number of dimensions as kernel, "
-                f"but kernel is {kernel} while {name} is {value}"
-            )
-        if min(value) < low:
-            raise OperatorParamError(f"{who}: {name} must be >= {low} in every dimension, got {name}={value}")
-        return value
-
-    geometry = Geometry(kernel, per_axis("stride", 1, 1), per_axis("dilate", 1, 1), per_axis("pad", 0, 0))
-    if p.layout is not None and p.layout != CHANNEL_FIRST[nd]:
-        raise OperatorParamError(
-            f"{who}: layout {p.layout!r} is not supported for a {nd}-D kernel; MXLab computes the channel-first "
-            f"layout {CHANNEL_FIRST[nd]} only (NHWC/NDHWC are cuDNN-only layouts in MXNet)"
-        )
+    geometry = Geometry(
+        kernel,
+        per_axis(who, p, "stride", kernel, 1, 1),
+        per_axis(who, p, "dilate", kernel, 1, 1),
+        per_axis(who, p, "pad", kernel, 0, 0),
+    )
+    check_layout(who, p.layout, nd, f"a {nd}-D kernel")
     return geometry
-
-
-def check_rank(who: str, shape: ShapeT, rank: int, what: str) -> None:
-    """Raise when a known shape has the wrong number of dimensions for the kernel."""
-    if shape is not None and len(shape) != rank:
-        axes = {3: "(batch, channel, x)", 4: "(batch, channel, y, x)", 5: "(batch, channel, d, y, x)"}.get(rank, "")
-        raise InferenceError(f"{who}: {what} should be {rank}-D {axes} for this kernel, got shape {tuple(shape)}")
 
 
 def float_type(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
@@ -141,50 +103,88 @@ def _temp_space(attrs: NodeAttrs) -> list[ResourceRequest]:
 
 
 # ---------------------------------------------------------------------------- shape inference
-def _conv_infer_shape(attrs: NodeAttrs, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
-    """out = (N, F, *O) from data; weight and bias from data and the parameters; back again."""
+def infer_filter_shapes(
+    attrs: NodeAttrs,
+    in_shapes: list[ShapeT],
+    out_shapes: list[ShapeT],
+    *,
+    channels_from_weight: Callable[[tuple[int, ...]], int],
+    weight_shape: Callable[[int], tuple[int, ...]],
+    data_spatial_from_output: Callable[[tuple[int, ...]], list[int]],
+    output_spatial: Callable[[tuple[int, ...]], list[int]],
+) -> bool:
+    """Shape inference shared by Convolution and Deconvolution: (data, weight[, bias]) -> output.
+
+    Both check the ranks and the groups, infer ``data`` from the others (batch from the output,
+    channels from the weight, spatial sizes where the output determines them), then the weight
+    and bias from ``data`` and the parameters, then the output. The four functions are where
+    the two differ: the weight's layout and the per-axis size rule (0 = unknown).
+    """
     p, who = attrs.parsed, label(attrs)
-    g = conv_geometry(attrs)
-    nd, filters, groups = len(g.kernel), p.num_filter, p.num_group
+    nd, filters, groups = len(p.kernel), p.num_filter, p.num_group
     if filters % groups:
         raise InferenceError(f"{who}: num_filter ({filters}) must be divisible by num_group ({groups})")
     for index, what in ((0, "data"), (1, "weight")):
         check_rank(who, in_shapes[index], nd + 2, what)
     check_rank(who, out_shapes[0], nd + 2, "output")
-    # data from the others: batch from the output, channels from the weight, and each
-    # spatial size from the output where the stride is 1 (the only case it is unique)
     weight, out = in_shapes[1], out_shapes[0]
     partial = [0] * (nd + 2)
     if out is not None:
         partial[0] = out[0]
-        for i in range(nd):
-            size = out[2 + i] + g.dilated(i) - 1 - 2 * g.pad[i]
-            if out[2 + i] and g.stride[i] == 1 and size > 0:
-                partial[2 + i] = size
-    if weight is not None and weight[1]:
-        partial[1] = weight[1] * groups
+        partial[2:] = data_spatial_from_output(out)
+    if weight is not None:
+        partial[1] = channels_from_weight(weight)
     if in_shapes[0] is not None or any(partial):
         shape_assign(in_shapes, 0, partial, who, "data")
     data = in_shapes[0]
     channels = data[1] if data is not None else 0
     if channels and channels % groups:
         raise InferenceError(f"{who}: data has {channels} channels, not divisible by num_group ({groups})")
-    shape_assign(in_shapes, 1, (filters, channels // groups, *g.kernel), who, "weight")
+    shape_assign(in_shapes, 1, weight_shape(channels), who, "weight")
     if not p.no_bias:
         check_rank(who, in_shapes[2], 1, "bias")
         shape_assign(in_shapes, 2, (filters,), who, "bias")
     if data is not None:
+        shape_assign(out_shapes, 0, (data[0], filters, *output_spatial(data)), who, "output")
+    return all(shape_known(s) for s in in_shapes) and shape_known(out_shapes[0])
+
+
+def _conv_infer_shape(attrs: NodeAttrs, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
+    """out = (N, F, *O) from data; weight (F, C/G, *k) and bias (F,) from data and the parameters; back again."""
+    p, who = attrs.parsed, label(attrs)
+    g = conv_geometry(attrs)
+    nd = len(g.kernel)
+
+    def data_spatial_from_output(out: tuple[int, ...]) -> list[int]:
+        # each spatial size follows from the output only where the stride is 1 (unique then)
+        sizes = [0] * nd
+        for i in range(nd):
+            size = out[2 + i] + g.dilated(i) - 1 - 2 * g.pad[i]
+            if out[2 + i] and g.stride[i] == 1 and size > 0:
+                sizes[i] = size
+        return sizes
+
+    def output_spatial(data: tuple[int, ...]) -> list[int]:
         spatial = []
         for i in range(nd):
             size = data[2 + i]
-            if size and g.dilated(i) > size + 2 * g.pad[i]:
+            if size and g.dilated(i) > g.padded(i, size):
                 raise InferenceError(
                     f"{who}: kernel size exceeds input: dilated kernel {g.dilated(i)} > input {size} "
-                    f"padded to {size + 2 * g.pad[i]} along spatial axis {i} (data shape {tuple(data)})"
+                    f"padded to {g.padded(i, size)} along spatial axis {i} (data shape {tuple(data)})"
                 )
-            spatial.append(out_size(size, g.kernel[i], g.stride[i], g.dilate[i], g.pad[i]) if size else 0)
-        shape_assign(out_shapes, 0, (data[0], filters, *spatial), who, "output")
-    return all(shape_known(s) for s in in_shapes) and shape_known(out_shapes[0])
+            spatial.append(g.out_size(i, size) if size else 0)
+        return spatial
+
+    return infer_filter_shapes(
+        attrs,
+        in_shapes,
+        out_shapes,
+        channels_from_weight=lambda weight: weight[1] * p.num_group,
+        weight_shape=lambda channels: (p.num_filter, channels // p.num_group, *g.kernel),
+        data_spatial_from_output=data_spatial_from_output,
+        output_spatial=output_spatial,
+    )
 
 
 def _backward_infer_shape(attrs: NodeAttrs, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
@@ -249,7 +249,7 @@ def conv_gemm(
         assign(d_weight, d_weight_req, 0)
         return
     filters, kernel_size, positions = weight.shape[0], math.prod(g.kernel), math.prod(out_spatial)
-    padded = tuple(s + 2 * p for s, p in zip(spatial, g.pad, strict=True))
+    padded = g.padded_shape(tuple(spatial))
     cdt = compute_dtype(src.dtype)
     sizes = (channels * math.prod(padded), channels * kernel_size * positions, filters * positions)  # per sample
     chunks = batch_chunks(n, sum(sizes) * cdt.itemsize, workspace)
@@ -303,7 +303,7 @@ def conv_backward(
         return
     channels, spatial = outputs[0].shape[1], outputs[0].shape[2:]
     kernel_size, positions = math.prod(g.kernel), math.prod(out_spatial)
-    padded = tuple(s + 2 * p for s, p in zip(spatial, g.pad, strict=True))
+    padded = g.padded_shape(tuple(spatial))
     cdt = compute_dtype(d_out.dtype)
     sizes = (filters * positions, channels * math.prod(padded), channels * kernel_size * positions)  # per sample
     chunks = batch_chunks(n, sum(sizes) * cdt.itemsize, workspace)
@@ -347,10 +347,15 @@ def _conv_backward(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list[
     conv_backward(op_ctx, d_out, data, weight, conv_geometry(attrs), p.num_group, p.workspace, req, outputs)
 
 
-def _conv_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
-    """One backward node reading (out_grad, data, weight); its outputs are the input gradients."""
-    backward = make_backward_node(node, "_backward_Convolution", [out_grads[0], node.inputs[0], node.inputs[1]])
-    return [Entry(backward, i) for i in range(len(node.inputs))]
+def filter_gradient(backward_name: str) -> Callable[[Node, list[Entry]], list[Entry]]:
+    """One backward node reading (out_grad, data, weight), never the bias; its outputs are the
+    gradients of every input (Convolution's and Deconvolution's gradient)."""
+
+    def gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
+        backward = make_backward_node(node, backward_name, [out_grads[0], node.inputs[0], node.inputs[1]])
+        return [Entry(backward, i) for i in range(len(node.inputs))]
+
+    return gradient
 
 
 (
@@ -365,7 +370,7 @@ def _conv_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
     .set_infer_shape(_conv_infer_shape)
     .set_infer_type(float_type)
     .set_compute(_conv_forward)
-    .set_gradient(_conv_gradient)
+    .set_gradient(filter_gradient("_backward_Convolution"))
     .set_resource_request(_temp_space)
 )
 (

@@ -20,27 +20,26 @@ gradient then GEMM (a plain convolution); the weight gradient = ``data @ col^T``
 
 from __future__ import annotations
 
-from ..grad import make_backward_node
-from ..infer import InferenceError, ShapeT, shape_assign, shape_known
+from ..infer import InferenceError, ShapeT
 from ..kernel import NULL, OpContext, Req, assign
-from ..node import Entry, Node, NodeAttrs
+from ..node import NodeAttrs
 from ..params import OperatorParamError, Param, Shape
 from ..registry import register
 from .convolution import (
     ConvolutionParam,
-    Geometry,
     _backward_infer_shape,
     _backward_type,
     _input_names,
     _num_inputs,
     _temp_space,
-    check_rank,
     conv_backward,
     conv_gemm,
     conv_geometry,
+    filter_gradient,
     float_type,
-    label,
+    infer_filter_shapes,
 )
+from .geometry import Geometry, label
 from .im2col import compute_dtype
 
 
@@ -104,56 +103,45 @@ def deconv_geometry(attrs: NodeAttrs, in_spatial: tuple[int, ...] | None) -> tup
     return g, adj_t
 
 
-def deconv_out_size(g: Geometry, adj: tuple[int, ...], axis: int, size: int) -> int:
-    """Output length of the deconvolution along ``axis`` for input length ``size``."""
-    return g.stride[axis] * (size - 1) + g.dilated(axis) - 2 * g.pad[axis] + adj[axis]
-
-
 def _deconv_infer_shape(attrs: NodeAttrs, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
     """out = (N, num_filter, *O) from data; weight (C_in, F/G, *k) and bias (F,); and back."""
     p, who = attrs.parsed, label(attrs)
     g0 = conv_geometry(attrs)
-    nd, filters, groups = len(g0.kernel), p.num_filter, p.num_group
-    if filters % groups:
-        raise InferenceError(f"{who}: num_filter ({filters}) must be divisible by num_group ({groups})")
-    for index, what in ((0, "data"), (1, "weight")):
-        check_rank(who, in_shapes[index], nd + 2, what)
-    check_rank(who, out_shapes[0], nd + 2, "output")
-    weight, out = in_shapes[1], out_shapes[0]
-    partial = [0] * (nd + 2)
-    if out is not None:
-        partial[0] = out[0]
-    if weight is not None:
-        partial[1] = weight[0]
-    if out is not None and not any(p.target_shape):  # unique only with stride 1
+    nd = len(g0.kernel)
+
+    def data_spatial_from_output(out: tuple[int, ...]) -> list[int]:
+        sizes = [0] * nd
+        if any(p.target_shape):
+            return sizes
         g, adj = deconv_geometry(attrs, None)
-        for i in range(nd):
+        for i in range(nd):  # unique only with stride 1
             size = out[2 + i] + 2 * g.pad[i] - g.dilated(i) - adj[i] + 1
             if out[2 + i] and g.stride[i] == 1 and size > 0:
-                partial[2 + i] = size
-    if in_shapes[0] is not None or any(partial):
-        shape_assign(in_shapes, 0, partial, who, "data")
-    data = in_shapes[0]
-    channels = data[1] if data is not None else 0
-    if channels and channels % groups:
-        raise InferenceError(f"{who}: data has {channels} channels, not divisible by num_group ({groups})")
-    shape_assign(in_shapes, 1, (channels, filters // groups, *g0.kernel), who, "weight")
-    if not p.no_bias:
-        check_rank(who, in_shapes[2], 1, "bias")
-        shape_assign(in_shapes, 2, (filters,), who, "bias")
-    if data is not None:
+                sizes[i] = size
+        return sizes
+
+    def output_spatial(data: tuple[int, ...]) -> list[int]:
         g, adj = deconv_geometry(attrs, tuple(data[2:]))
         spatial = []
         for i in range(nd):
-            size = deconv_out_size(g, adj, i, data[2 + i]) if data[2 + i] else 0
+            size = g.transposed_out_size(i, data[2 + i], adj[i]) if data[2 + i] else 0
             if data[2 + i] and size < 1:
                 raise InferenceError(
                     f"{who}: output size along spatial axis {i} would be {size} (data shape {tuple(data)}, "
                     f"kernel={g.kernel}, stride={g.stride}, dilate={g.dilate}, pad={g.pad}, adj={adj})"
                 )
             spatial.append(size)
-        shape_assign(out_shapes, 0, (data[0], filters, *spatial), who, "output")
-    return all(shape_known(s) for s in in_shapes) and shape_known(out_shapes[0])
+        return spatial
+
+    return infer_filter_shapes(
+        attrs,
+        in_shapes,
+        out_shapes,
+        channels_from_weight=lambda weight: weight[0],
+        weight_shape=lambda channels: (channels, p.num_filter // p.num_group, *g0.kernel),
+        data_spatial_from_output=data_spatial_from_output,
+        output_spatial=output_spatial,
+    )
 
 
 def _deconv_forward(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list[Req], outputs: list) -> None:
@@ -191,12 +179,6 @@ def _deconv_backward(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: lis
         assign(outputs[2], req[2], d_out.sum(axis=(0, *range(2, d_out.ndim)), dtype=compute_dtype(d_out.dtype)))
 
 
-def _deconv_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
-    """One backward node reading (out_grad, data, weight); its outputs are the input gradients."""
-    backward = make_backward_node(node, "_backward_Deconvolution", [out_grads[0], node.inputs[0], node.inputs[1]])
-    return [Entry(backward, i) for i in range(len(node.inputs))]
-
-
 (
     register("Deconvolution")
     .describe(
@@ -209,7 +191,7 @@ def _deconv_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
     .set_infer_shape(_deconv_infer_shape)
     .set_infer_type(float_type)
     .set_compute(_deconv_forward)
-    .set_gradient(_deconv_gradient)
+    .set_gradient(filter_gradient("_backward_Deconvolution"))
     .set_resource_request(_temp_space)
 )
 (

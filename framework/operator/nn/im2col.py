@@ -46,11 +46,6 @@ from ..kernel import NULL, Req, assign
 _ALIGN = 64  # bytes; scratch arrays start on cache-line boundaries
 
 
-def out_size(size: int, kernel: int, stride: int, dilate: int, pad: int) -> int:
-    """Output length of a convolution along one axis (floor division, as MXNet)."""
-    return (size + 2 * pad - (dilate * (kernel - 1) + 1)) // stride + 1
-
-
 def compute_dtype(dtype: Any) -> np.dtype:
     """The dtype the GEMMs run in: float16 is computed in float32 (BLAS has no half GEMM)."""
     dtype = np.dtype(dtype)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -34,7 +34,8 @@ from ..kernel import ADD, NULL, OpContext, Req, assign
 from ..node import Entry, Node, NodeAttrs
 from ..params import OperatorParamError, Param, ParamSet, Shape
 from ..registry import register
-from .convolution import CHANNEL_FIRST, check_rank, float_type, label
+from .convolution import float_type
+from .geometry import CHANNEL_FIRST, Geometry, check_layout, check_rank, label, per_axis
 from .im2col import compute_dtype
 
 
@@ -58,14 +59,6 @@ class PoolingParam(ParamSet):
     )
 
 
-class PoolGeometry(NamedTuple):
-    """Per-axis window parameters with defaults and global pooling resolved."""
-
-    kernel: tuple[int, ...]
-    stride: tuple[int, ...]
-    pad: tuple[int, ...]
-
-
 def _check_params(attrs: NodeAttrs) -> None:
     """Parameter checks that need no input shape."""
     p, who = attrs.parsed, label(attrs)
@@ -84,39 +77,18 @@ def _check_params(attrs: NodeAttrs) -> None:
             raise OperatorParamError(f"{who}: kernel sizes must be positive, got kernel={tuple(p.kernel)}")
 
 
-def pool_geometry(attrs: NodeAttrs, nd: int, spatial: Sequence[int] | None = None) -> PoolGeometry:
+def pool_geometry(attrs: NodeAttrs, nd: int, spatial: Sequence[int] | None = None) -> Geometry:
     """Validate and fill kernel/stride/pad for an ``nd``-D input; ``spatial`` for global pooling."""
     p, who = attrs.parsed, label(attrs)
-    if p.layout is not None and p.layout != CHANNEL_FIRST.get(nd):
-        raise OperatorParamError(
-            f"{who}: layout {p.layout!r} is not supported for {nd}-D pooling; MXLab computes the channel-first "
-            f"layout {CHANNEL_FIRST.get(nd)} only"
-        )
+    check_layout(who, p.layout, nd, f"{nd}-D pooling")
+    no_dilation = (1,) * nd
     if p.global_pool:
         kernel = tuple(spatial) if spatial is not None else (0,) * nd
-        return PoolGeometry(kernel, (1,) * nd, (0,) * nd)
+        return Geometry(kernel, (1,) * nd, no_dilation, (0,) * nd)
     kernel = tuple(p.kernel)
-
-    def per_axis(name: str, default: int, low: int) -> tuple[int, ...]:
-        value = tuple(getattr(p, name))
-        if not value:
-            return (default,) * nd
-        if len(value) != nd:
-            raise OperatorParamError(
-                f"{who}: {name} must have the same number of dimensions as kernel, "
-                f"but kernel is {kernel} while {name} is {value}"
-            )
-        if min(value) < low:
-            raise OperatorParamError(f"{who}: {name} must be >= {low} in every dimension, got {name}={value}")
-        return value
-
-    return PoolGeometry(kernel, per_axis("stride", 1, 1), per_axis("pad", 0, 0))
-
-
-def pool_out_size(size: int, kernel: int, stride: int, pad: int, full: bool) -> int:
-    """Output length along one axis under the 'valid' (floor) or 'full' (ceil) convention."""
-    span = size + 2 * pad - kernel
-    return 1 + (-(-span // stride) if full else span // stride)
+    return Geometry(
+        kernel, per_axis(who, p, "stride", kernel, 1, 1), no_dilation, per_axis(who, p, "pad", kernel, 0, 0)
+    )
 
 
 def _pool_infer_shape(attrs: NodeAttrs, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
@@ -151,12 +123,12 @@ def _pool_infer_shape(attrs: NodeAttrs, in_shapes: list[ShapeT], out_shapes: lis
         if p.global_pool:
             spatial.append(1)
             continue
-        if g.kernel[i] > size + 2 * g.pad[i]:
+        if g.kernel[i] > g.padded(i, size):
             raise InferenceError(
-                f"{who}: kernel size ({g.kernel[i]}) exceeds input ({size} padded to {size + 2 * g.pad[i]}) "
+                f"{who}: kernel size ({g.kernel[i]}) exceeds input ({size} padded to {g.padded(i, size)}) "
                 f"along spatial axis {i} (data shape {tuple(data)})"
             )
-        spatial.append(pool_out_size(size, g.kernel[i], g.stride[i], g.pad[i], p.pooling_convention == "full"))
+        spatial.append(g.out_size(i, size, ceil=p.pooling_convention == "full"))
     shape_assign(out_shapes, 0, (data[0], data[1], *spatial), who, "output")
     return shape_known(in_shapes[0]) and shape_known(out_shapes[0])
 

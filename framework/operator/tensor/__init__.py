@@ -2,16 +2,21 @@
 
 from . import (  # noqa: F401
     broadcast,
+    cast,
     contrib_quadratic,
+    dot,
     elemwise_binary,
     elemwise_unary,
     indexing,
     init_ops,
-    matrix,
+    join_split,
     optimizer_ops,
     ordering,
     random_ops,
     reduce,
-    shape_ops,
+    shape,
+    slicing,
     smooth_l1,
+    tile_repeat,
+    transpose,
 )

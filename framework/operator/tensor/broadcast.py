@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..grad import elemwise_grad_use_in, make_backward_node, zero_grad
+from ..grad import elemwise_grad_use_in, make_backward_node
 from ..infer import (
     InferenceError,
     ShapeT,
@@ -44,12 +44,7 @@ from ..kernel import NULL, assign
 from ..node import Entry, Node, NodeAttrs
 from ..params import REQUIRED, Param, ParamSet, Shape
 from ..registry import alias, get, register
-from .elemwise_binary import (
-    BINARY_BACKWARD,
-    BINARY_DESCRIPTIONS,
-    binary_backward_compute,
-    binary_forward_compute,
-)
+from .elemwise_binary import BINARY_MATHS, BinaryFamily, register_binary
 from .elemwise_unary import compute_into, put
 
 # ---------------------------------------------------------------------------- helpers
@@ -120,67 +115,21 @@ def _broadcast_backward_shape(attrs, in_shapes, out_shapes) -> bool:
     return all(shape_known(s) for s in list(in_shapes) + list(out_shapes))
 
 
-def _inplace_binary(attrs) -> list[tuple[int, int]]:
-    return [(0, 0), (1, 0)]
+BROADCASTING = BinaryFamily(
+    description_suffix=", with broadcasting (shapes aligned on the right; size-1 dims stretch).",
+    infer_shape=_broadcast_binary_shape,
+    backward_infer_shape=_broadcast_backward_shape,
+    backward_description="Gradients of {name}, summed over the broadcast axes back to each input's shape.",
+    backward_name=lambda kind, name: f"_backward_{name}",
+    reduce=sum_to,
+    backward_needs_input_shapes=True,
+    backward_inplace=False,
+)
 
+_BROADCAST_ALIASES = {"add": ("broadcast_plus",), "sub": ("broadcast_minus",)}
 
-_BROADCAST_BINARY = [
-    ("add", ["broadcast_plus"]),
-    ("sub", ["broadcast_minus"]),
-    ("mul", []),
-    ("div", []),
-    ("mod", []),
-    ("power", []),
-    ("maximum", []),
-    ("minimum", []),
-    ("hypot", []),
-    ("equal", []),
-    ("not_equal", []),
-    ("greater", []),
-    ("greater_equal", []),
-    ("lesser", []),
-    ("lesser_equal", []),
-    ("logical_and", []),
-    ("logical_or", []),
-    ("logical_xor", []),
-]
-
-
-def _register_broadcast_binary(kind: str, aliases: list[str]) -> None:
-    name = f"broadcast_{kind}"
-    if kind in BINARY_BACKWARD:
-        backward = f"_backward_{name}"
-        gradient = elemwise_grad_use_in(backward)
-        (
-            register(backward)
-            .describe(f"Gradients of {name}, summed over the broadcast axes back to each input's shape.")
-            .set_num_inputs(3)
-            .set_num_outputs(2)
-            .set_infer_shape(_broadcast_backward_shape)
-            .set_infer_type(elemwise_type)
-            .set_compute(binary_backward_compute(kind, reduce=sum_to))
-            .set_is_backward()
-        )
-    else:
-        gradient = zero_grad
-    (
-        register(name)
-        .describe(BINARY_DESCRIPTIONS[kind] + ", with broadcasting (shapes aligned on the right; size-1 dims stretch).")
-        .set_num_inputs(2)
-        .set_num_outputs(1)
-        .set_input_names(["lhs", "rhs"])
-        .set_infer_shape(_broadcast_binary_shape)
-        .set_infer_type(elemwise_type)
-        .set_compute(binary_forward_compute(kind))
-        .set_gradient(gradient)
-        .set_inplace_option(_inplace_binary)
-    )
-    for other in aliases:
-        alias(other, name)
-
-
-for _kind, _aliases in _BROADCAST_BINARY:
-    _register_broadcast_binary(_kind, _aliases)
+for _kind in BINARY_MATHS:  # every binary operation has a broadcast_<kind> operator
+    register_binary(BROADCASTING, _kind, f"broadcast_{_kind}", _BROADCAST_ALIASES.get(_kind, ()))
 
 
 # ---------------------------------------------------------------------------- broadcast_to / axis / like

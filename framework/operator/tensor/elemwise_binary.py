@@ -20,12 +20,18 @@ Comparisons return 1/0 in the *input* dtype (``a == 1`` on float32 is float32) a
 zero gradient. ``mod`` follows Python's sign rule (the result has the divisor's sign) and
 ``x mod 0`` is 0, as in MXNet. Gradients at ties: ``maximum`` sends the gradient to the left
 operand when ``lhs >= rhs``, ``minimum`` when ``lhs <= rhs``.
+
+Tables, one record per entry: each binary operation's maths is a :class:`BinaryMath` in
+``BINARY_MATHS``, and :func:`register_binary` turns it into an operator of a
+:class:`BinaryFamily` (``SAME_SHAPE`` here, ``BROADCASTING`` in ``broadcast.py``); each
+array-scalar operator is a :class:`ScalarOp` in ``SCALAR_OPS``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -54,79 +60,125 @@ def _logical(kind: str) -> Callable[[Any, Any, Any], Any]:
     return fn
 
 
-#: Forward maths of the binary operators: a ufunc name (applied with ``out=``) or a
-#: function ``(xp, lhs, rhs) -> value``. Shared with the broadcast family.
-BINARY_FORWARD: dict[str, str | Callable[[Any, Any, Any], Any]] = {
-    "add": "add",
-    "sub": "subtract",
-    "mul": "multiply",
-    "div": "divide",
-    "mod": mod,
-    "power": "power",
-    "maximum": "maximum",
-    "minimum": "minimum",
-    "hypot": "hypot",
-    "equal": "equal",
-    "not_equal": "not_equal",
-    "greater": "greater",
-    "greater_equal": "greater_equal",
-    "lesser": "less",
-    "lesser_equal": "less_equal",
-    "logical_and": _logical("and"),
-    "logical_or": _logical("or"),
-    "logical_xor": _logical("xor"),
-}
-
+BinaryFn = Callable[[Any, Any, Any], Any]
 GradFn = Callable[[Any, Any, Any, Any], Any]
+InferFn = Callable[..., bool]
 
-#: (d/dlhs, d/drhs) as functions of (xp, out_grad, lhs, rhs), already multiplied by out_grad.
-#: Operators missing here (comparisons, logical) have a zero gradient.
-BINARY_BACKWARD: dict[str, tuple[GradFn, GradFn]] = {
-    "add": (lambda xp, g, a, b: g, lambda xp, g, a, b: g),
-    "sub": (lambda xp, g, a, b: g, lambda xp, g, a, b: -g),
-    "mul": (lambda xp, g, a, b: g * b, lambda xp, g, a, b: g * a),
-    "div": (lambda xp, g, a, b: g / b, lambda xp, g, a, b: -g * a / (b * b)),
-    "mod": (lambda xp, g, a, b: g, lambda xp, g, a, b: -g * xp.floor(a / b)),
-    "power": (
-        lambda xp, g, a, b: g * b * xp.power(a, b - 1),
-        lambda xp, g, a, b: g * xp.power(a, b) * xp.log(a),
-    ),
-    "maximum": (lambda xp, g, a, b: g * (a >= b), lambda xp, g, a, b: g * (a < b)),
-    "minimum": (lambda xp, g, a, b: g * (a <= b), lambda xp, g, a, b: g * (a > b)),
-    "hypot": (
-        lambda xp, g, a, b: g * a / xp.hypot(a, b),
-        lambda xp, g, a, b: g * b / xp.hypot(a, b),
-    ),
-}
 
-#: Operators whose gradient needs neither input (only the output gradient).
-GRAD_USES_NONE = ("add", "sub")
+@dataclass(frozen=True)
+class BinaryMath:
+    """The maths of one binary operation, shared by its same-shape and broadcast operators.
 
-BINARY_DESCRIPTIONS: dict[str, str] = {
-    "add": "Adds arguments element-wise",
-    "sub": "Subtracts arguments element-wise",
-    "mul": "Multiplies arguments element-wise",
-    "div": "Divides arguments element-wise",
-    "mod": "Element-wise modulo (result takes the divisor's sign; x mod 0 = 0)",
-    "power": "First array raised to the powers of the second, element-wise",
-    "maximum": "Element-wise maximum (the gradient goes to lhs on ties)",
-    "minimum": "Element-wise minimum (the gradient goes to lhs on ties)",
-    "hypot": "Hypotenuse sqrt(lhs^2 + rhs^2), element-wise",
-    "equal": "1 where lhs == rhs else 0, in the input dtype",
-    "not_equal": "1 where lhs != rhs else 0, in the input dtype",
-    "greater": "1 where lhs > rhs else 0, in the input dtype",
-    "greater_equal": "1 where lhs >= rhs else 0, in the input dtype",
-    "lesser": "1 where lhs < rhs else 0, in the input dtype",
-    "lesser_equal": "1 where lhs <= rhs else 0, in the input dtype",
-    "logical_and": "1 where both are non-zero else 0, in the input dtype",
-    "logical_or": "1 where either is non-zero else 0, in the input dtype",
-    "logical_xor": "1 where exactly one is non-zero else 0, in the input dtype",
+    * ``forward``: the name of an ``xp`` ufunc (computed straight into the output) or
+      ``f(xp, lhs, rhs)``;
+    * ``lhs_grad``/``rhs_grad``: ``f(xp, out_grad, lhs, rhs)``, already multiplied by
+      ``out_grad``; without them (comparisons, logical) the gradient is zero;
+    * ``grad_needs_inputs``: False when the gradient needs neither input (``add``, ``sub``),
+      so a same-shape operator's backward takes only the output gradient.
+    """
+
+    kind: str
+    forward: str | BinaryFn
+    description: str
+    lhs_grad: GradFn | None = None
+    rhs_grad: GradFn | None = None
+    grad_needs_inputs: bool = True
+
+    def __post_init__(self) -> None:
+        if (self.lhs_grad is None) != (self.rhs_grad is None):
+            raise ValueError(f"BinaryMath {self.kind!r}: give both lhs_grad and rhs_grad, or neither")
+
+    @property
+    def differentiable(self) -> bool:
+        return self.lhs_grad is not None
+
+
+#: One record per binary operation, keyed by its kind (``"add"`` for elemwise_add,
+#: broadcast_add and _grad_add).
+BINARY_MATHS: dict[str, BinaryMath] = {
+    entry.kind: entry
+    for entry in (
+        BinaryMath(
+            "add",
+            "add",
+            "Adds arguments element-wise",
+            lhs_grad=lambda xp, g, a, b: g,
+            rhs_grad=lambda xp, g, a, b: g,
+            grad_needs_inputs=False,
+        ),
+        BinaryMath(
+            "sub",
+            "subtract",
+            "Subtracts arguments element-wise",
+            lhs_grad=lambda xp, g, a, b: g,
+            rhs_grad=lambda xp, g, a, b: -g,
+            grad_needs_inputs=False,
+        ),
+        BinaryMath(
+            "mul",
+            "multiply",
+            "Multiplies arguments element-wise",
+            lhs_grad=lambda xp, g, a, b: g * b,
+            rhs_grad=lambda xp, g, a, b: g * a,
+        ),
+        BinaryMath(
+            "div",
+            "divide",
+            "Divides arguments element-wise",
+            lhs_grad=lambda xp, g, a, b: g / b,
+            rhs_grad=lambda xp, g, a, b: -g * a / (b * b),
+        ),
+        BinaryMath(
+            "mod",
+            mod,
+            "Element-wise modulo (result takes the divisor's sign; x mod 0 = 0)",
+            lhs_grad=lambda xp, g, a, b: g,
+            rhs_grad=lambda xp, g, a, b: -g * xp.floor(a / b),
+        ),
+        BinaryMath(
+            "power",
+            "power",
+            "First array raised to the powers of the second, element-wise",
+            lhs_grad=lambda xp, g, a, b: g * b * xp.power(a, b - 1),
+            rhs_grad=lambda xp, g, a, b: g * xp.power(a, b) * xp.log(a),
+        ),
+        BinaryMath(
+            "maximum",
+            "maximum",
+            "Element-wise maximum (the gradient goes to lhs on ties)",
+            lhs_grad=lambda xp, g, a, b: g * (a >= b),
+            rhs_grad=lambda xp, g, a, b: g * (a < b),
+        ),
+        BinaryMath(
+            "minimum",
+            "minimum",
+            "Element-wise minimum (the gradient goes to lhs on ties)",
+            lhs_grad=lambda xp, g, a, b: g * (a <= b),
+            rhs_grad=lambda xp, g, a, b: g * (a > b),
+        ),
+        BinaryMath(
+            "hypot",
+            "hypot",
+            "Hypotenuse sqrt(lhs^2 + rhs^2), element-wise",
+            lhs_grad=lambda xp, g, a, b: g * a / xp.hypot(a, b),
+            rhs_grad=lambda xp, g, a, b: g * b / xp.hypot(a, b),
+        ),
+        BinaryMath("equal", "equal", "1 where lhs == rhs else 0, in the input dtype"),
+        BinaryMath("not_equal", "not_equal", "1 where lhs != rhs else 0, in the input dtype"),
+        BinaryMath("greater", "greater", "1 where lhs > rhs else 0, in the input dtype"),
+        BinaryMath("greater_equal", "greater_equal", "1 where lhs >= rhs else 0, in the input dtype"),
+        BinaryMath("lesser", "less", "1 where lhs < rhs else 0, in the input dtype"),
+        BinaryMath("lesser_equal", "less_equal", "1 where lhs <= rhs else 0, in the input dtype"),
+        BinaryMath("logical_and", _logical("and"), "1 where both are non-zero else 0, in the input dtype"),
+        BinaryMath("logical_or", _logical("or"), "1 where either is non-zero else 0, in the input dtype"),
+        BinaryMath("logical_xor", _logical("xor"), "1 where exactly one is non-zero else 0, in the input dtype"),
+    )
 }
 
 
 def binary_forward_compute(kind: str) -> Callable[..., None]:
     """The compute function of ``lhs <kind> rhs`` (numpy broadcasting does the rest)."""
-    forward = BINARY_FORWARD[kind]
+    forward = BINARY_MATHS[kind].forward
     if isinstance(forward, str):
         ufunc_name = forward
 
@@ -150,7 +202,7 @@ def binary_backward_compute(kind: str, reduce: Callable[[Any, Any, tuple], Any] 
     broadcast family passes one); both values are computed before either output is written,
     so an output may share memory with ``out_grad``.
     """
-    lgrad, rgrad = BINARY_BACKWARD[kind]
+    lgrad, rgrad = BINARY_MATHS[kind].lhs_grad, BINARY_MATHS[kind].rhs_grad
 
     def compute(attrs, op_ctx, inputs, req, outputs) -> None:
         xp, g = op_ctx.xp, inputs[0]
@@ -174,55 +226,55 @@ def _inplace_first(attrs) -> list[tuple[int, int]]:
     return [(0, 0)]
 
 
-# ---------------------------------------------------------------------------- same-shape ops
-# (kind, registered name, aliases), with MXNet's names
-_SAME_SHAPE = [
-    ("add", "elemwise_add", ["_plus", "_Plus", "_add"]),
-    ("sub", "elemwise_sub", ["_minus", "_Minus", "_sub"]),
-    ("mul", "elemwise_mul", ["_mul", "_Mul"]),
-    ("div", "elemwise_div", ["_div", "_Div"]),
-    ("mod", "_mod", ["_Mod"]),
-    ("power", "_power", ["_Power"]),
-    ("maximum", "_maximum", ["_Maximum"]),
-    ("minimum", "_minimum", ["_Minimum"]),
-    ("hypot", "_hypot", ["_Hypot"]),
-    ("equal", "_equal", ["_Equal"]),
-    ("not_equal", "_not_equal", ["_Not_Equal"]),
-    ("greater", "_greater", ["_Greater"]),
-    ("greater_equal", "_greater_equal", ["_Greater_Equal"]),
-    ("lesser", "_lesser", ["_Lesser"]),
-    ("lesser_equal", "_lesser_equal", ["_Lesser_Equal"]),
-    ("logical_and", "_logical_and", ["_Logical_And"]),
-    ("logical_or", "_logical_or", ["_Logical_Or"]),
-    ("logical_xor", "_logical_xor", ["_Logical_Xor"]),
-]
+# ---------------------------------------------------------------------------- the shared skeleton
+@dataclass(frozen=True)
+class BinaryFamily:
+    """What a family of binary operators (same-shape, broadcast) chooses; the rest is shared.
+
+    ``backward_name(kind, name)`` names the backward operator; ``reduce`` sums a gradient
+    back to an input's shape (broadcasting); ``backward_needs_input_shapes`` makes every
+    backward take ``lhs`` and ``rhs`` (for their shapes) even when the maths does not.
+    """
+
+    description_suffix: str
+    infer_shape: InferFn
+    backward_infer_shape: InferFn
+    backward_description: str
+    backward_name: Callable[[str, str], str]
+    reduce: Callable[[Any, Any, tuple], Any] | None = None
+    backward_needs_input_shapes: bool = False
+    backward_inplace: bool = True
 
 
-def _register_same_shape(kind: str, name: str, aliases: list[str]) -> None:
-    if kind in BINARY_BACKWARD:
-        backward = f"_backward_{kind}"
-        helper = elemwise_grad_use_none if kind in GRAD_USES_NONE else elemwise_grad_use_in
-        gradient = helper(backward)
-        (
+def register_binary(family: BinaryFamily, kind: str, name: str, aliases: Sequence[str] = ()) -> None:
+    """Register ``name`` computing ``BINARY_MATHS[kind]`` the way ``family`` says, with its
+    backward operator (when differentiable) and its aliases."""
+    maths = BINARY_MATHS[kind]
+    if maths.differentiable:
+        backward = family.backward_name(kind, name)
+        uses_inputs = maths.grad_needs_inputs or family.backward_needs_input_shapes
+        gradient = (elemwise_grad_use_in if uses_inputs else elemwise_grad_use_none)(backward)
+        backward_op = (
             register(backward)
-            .describe(f"Gradients of {name} with respect to lhs and rhs.")
-            .set_num_inputs(1 if kind in GRAD_USES_NONE else 3)
+            .describe(family.backward_description.format(name=name))
+            .set_num_inputs(3 if uses_inputs else 1)
             .set_num_outputs(2)
-            .set_infer_shape(elemwise_shape)
+            .set_infer_shape(family.backward_infer_shape)
             .set_infer_type(elemwise_type)
-            .set_compute(binary_backward_compute(kind))
-            .set_inplace_option(_inplace_first)
-            .set_is_backward()
+            .set_compute(binary_backward_compute(kind, reduce=family.reduce))
         )
+        if family.backward_inplace:
+            backward_op.set_inplace_option(_inplace_first)
+        backward_op.set_is_backward()
     else:
         gradient = zero_grad
     (
         register(name)
-        .describe(BINARY_DESCRIPTIONS[kind] + "; both inputs must have the same shape (use broadcast_* to broadcast).")
+        .describe(maths.description + family.description_suffix)
         .set_num_inputs(2)
         .set_num_outputs(1)
         .set_input_names(["lhs", "rhs"])
-        .set_infer_shape(elemwise_shape)
+        .set_infer_shape(family.infer_shape)
         .set_infer_type(elemwise_type)
         .set_compute(binary_forward_compute(kind))
         .set_gradient(gradient)
@@ -232,8 +284,39 @@ def _register_same_shape(kind: str, name: str, aliases: list[str]) -> None:
         alias(other, name)
 
 
-for _kind, _name, _aliases in _SAME_SHAPE:
-    _register_same_shape(_kind, _name, _aliases)
+# ---------------------------------------------------------------------------- same-shape ops
+SAME_SHAPE = BinaryFamily(
+    description_suffix="; both inputs must have the same shape (use broadcast_* to broadcast).",
+    infer_shape=elemwise_shape,
+    backward_infer_shape=elemwise_shape,
+    backward_description="Gradients of {name} with respect to lhs and rhs.",
+    backward_name=lambda kind, name: f"_backward_{kind}",
+)
+
+# (kind, registered name, aliases), with MXNet's names
+_SAME_SHAPE_NAMES = (
+    ("add", "elemwise_add", ("_plus", "_Plus", "_add")),
+    ("sub", "elemwise_sub", ("_minus", "_Minus", "_sub")),
+    ("mul", "elemwise_mul", ("_mul", "_Mul")),
+    ("div", "elemwise_div", ("_div", "_Div")),
+    ("mod", "_mod", ("_Mod",)),
+    ("power", "_power", ("_Power",)),
+    ("maximum", "_maximum", ("_Maximum",)),
+    ("minimum", "_minimum", ("_Minimum",)),
+    ("hypot", "_hypot", ("_Hypot",)),
+    ("equal", "_equal", ("_Equal",)),
+    ("not_equal", "_not_equal", ("_Not_Equal",)),
+    ("greater", "_greater", ("_Greater",)),
+    ("greater_equal", "_greater_equal", ("_Greater_Equal",)),
+    ("lesser", "_lesser", ("_Lesser",)),
+    ("lesser_equal", "_lesser_equal", ("_Lesser_Equal",)),
+    ("logical_and", "_logical_and", ("_Logical_And",)),
+    ("logical_or", "_logical_or", ("_Logical_Or",)),
+    ("logical_xor", "_logical_xor", ("_Logical_Xor",)),
+)
+
+for _kind, _name, _aliases in _SAME_SHAPE_NAMES:
+    register_binary(SAME_SHAPE, _kind, _name, _aliases)
 
 # The executor's gradient accumulation operator (MXNet keeps it apart from elemwise_add).
 (
@@ -358,113 +441,144 @@ def _logical_scalar_compute(kind: str) -> Callable[..., None]:
 
 ScalarGrad = Callable[[Any, Any, Any, float], Any]
 
-# name: (forward compute, description, MXNet's CamelCase alias, gradient spec)
-# gradient spec: None = zero gradient; ("copy",) / ("negative",) = reuse that operator on the
-# output gradient; (uses, fn) = a _backward_<name> operator computing fn(xp, g, v, scalar)
-# from the forward input ("in"), output ("out") or nothing ("none").
-_SCALAR_OPS: dict[str, tuple[Callable[..., None], str, str, tuple | None]] = {
-    "_plus_scalar": (_scalar_ufunc_compute("add", False), "x + scalar", "_PlusScalar", ("copy",)),
-    "_minus_scalar": (_scalar_ufunc_compute("subtract", False), "x - scalar", "_MinusScalar", ("copy",)),
-    "_rminus_scalar": (_scalar_ufunc_compute("subtract", True), "scalar - x", "_RMinusScalar", ("negative",)),
-    "_mul_scalar": (
-        _scalar_ufunc_compute("multiply", False),
-        "x * scalar",
-        "_MulScalar",
-        ("none", lambda xp, g, v, s: g * s),
-    ),
-    "_div_scalar": (
-        _scalar_ufunc_compute("divide", False),
-        "x / scalar",
-        "_DivScalar",
-        ("none", lambda xp, g, v, s: g / s),
-    ),
-    "_rdiv_scalar": (
-        _scalar_ufunc_compute("divide", True),
-        "scalar / x",
-        "_RDivScalar",
-        ("in", lambda xp, g, x, s: g * (-s / (x * x))),
-    ),
-    "_mod_scalar": (_mod_scalar_compute, "x mod scalar", "_ModScalar", ("in", lambda xp, g, x, s: g)),
-    "_rmod_scalar": (
-        _rmod_scalar_compute,
-        "scalar mod x",
-        "_RModScalar",
-        ("in", lambda xp, g, x, s: -g * xp.floor(s / x)),
-    ),
-    "_power_scalar": (
-        _scalar_ufunc_compute("power", False),
-        "x ** scalar",
-        "_PowerScalar",
-        ("in", lambda xp, g, x, s: g * (s * xp.power(x, s - 1))),
-    ),
-    "_rpower_scalar": (
-        _scalar_ufunc_compute("power", True),
-        "scalar ** x",
-        "_RPowerScalar",
-        ("out", lambda xp, g, y, s: g * y * _log_scalar(s)),
-    ),
-    "_maximum_scalar": (
-        _scalar_ufunc_compute("maximum", False),
-        "max(x, scalar) (gradient 1 where x >= scalar)",
-        "_MaximumScalar",
-        ("in", lambda xp, g, x, s: g * (x >= s)),
-    ),
-    "_minimum_scalar": (
-        _scalar_ufunc_compute("minimum", False),
-        "min(x, scalar) (gradient 1 where x <= scalar)",
-        "_MinimumScalar",
-        ("in", lambda xp, g, x, s: g * (x <= s)),
-    ),
-    "_hypot_scalar": (
-        _scalar_ufunc_compute("hypot", False),
-        "sqrt(x^2 + scalar^2)",
-        "_HypotScalar",
-        ("in", lambda xp, g, x, s: g * x / xp.hypot(x, s)),
-    ),
-    "_equal_scalar": (_scalar_ufunc_compute("equal", False), "1 where x == scalar else 0", "_EqualScalar", None),
-    "_not_equal_scalar": (
-        _scalar_ufunc_compute("not_equal", False),
-        "1 where x != scalar else 0",
-        "_NotEqualScalar",
-        None,
-    ),
-    "_greater_scalar": (_scalar_ufunc_compute("greater", False), "1 where x > scalar else 0", "_GreaterScalar", None),
-    "_greater_equal_scalar": (
-        _scalar_ufunc_compute("greater_equal", False),
-        "1 where x >= scalar else 0",
-        "_GreaterEqualScalar",
-        None,
-    ),
-    "_lesser_scalar": (_scalar_ufunc_compute("less", False), "1 where x < scalar else 0", "_LesserScalar", None),
-    "_lesser_equal_scalar": (
-        _scalar_ufunc_compute("less_equal", False),
-        "1 where x <= scalar else 0",
-        "_LesserEqualScalar",
-        None,
-    ),
-    "_logical_and_scalar": (
-        _logical_scalar_compute("and"),
-        "1 where x and scalar are non-zero else 0",
-        "_LogicalAndScalar",
-        None,
-    ),
-    "_logical_or_scalar": (
-        _logical_scalar_compute("or"),
-        "1 where x or scalar is non-zero else 0",
-        "_LogicalOrScalar",
-        None,
-    ),
-    "_logical_xor_scalar": (
-        _logical_scalar_compute("xor"),
-        "1 where exactly one of x, scalar is non-zero else 0",
-        "_LogicalXorScalar",
-        None,
-    ),
-}
-
 
 def _log_scalar(s: float) -> float:
     return math.log(s) if s > 0 else float("nan")
+
+
+@dataclass(frozen=True)
+class ScalarOp:
+    """One array-scalar operator (``_plus_scalar``): adding one is one entry of ``SCALAR_OPS``.
+
+    * ``compute``: the forward compute function; ``what``: the maths, for the description;
+      ``camel_alias``: MXNet's CamelCase name (``_PlusScalar``);
+    * ``derivative``: ``f(xp, out_grad, v, scalar)``, computed by a ``_backward<name>`` operator
+      from the forward input (``uses="in"``), output (``"out"``) or nothing (``"none"``);
+    * ``gradient_op``: instead, the gradient is this operator applied to the output gradient
+      (``_copy`` for ``x + s``, ``negative`` for ``s - x``); neither: a zero gradient.
+    """
+
+    name: str
+    compute: Callable[..., None]
+    what: str
+    camel_alias: str
+    derivative: ScalarGrad | None = None
+    uses: str = "in"
+    gradient_op: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.uses not in ("in", "out", "none"):
+            raise ValueError(f"ScalarOp {self.name!r}: uses must be 'in', 'out' or 'none', got {self.uses!r}")
+
+
+SCALAR_OPS: tuple[ScalarOp, ...] = (
+    ScalarOp("_plus_scalar", _scalar_ufunc_compute("add", False), "x + scalar", "_PlusScalar", gradient_op="_copy"),
+    ScalarOp(
+        "_minus_scalar", _scalar_ufunc_compute("subtract", False), "x - scalar", "_MinusScalar", gradient_op="_copy"
+    ),
+    ScalarOp(
+        "_rminus_scalar", _scalar_ufunc_compute("subtract", True), "scalar - x", "_RMinusScalar", gradient_op="negative"
+    ),
+    ScalarOp(
+        "_mul_scalar",
+        _scalar_ufunc_compute("multiply", False),
+        "x * scalar",
+        "_MulScalar",
+        lambda xp, g, v, s: g * s,
+        uses="none",
+    ),
+    ScalarOp(
+        "_div_scalar",
+        _scalar_ufunc_compute("divide", False),
+        "x / scalar",
+        "_DivScalar",
+        lambda xp, g, v, s: g / s,
+        uses="none",
+    ),
+    ScalarOp(
+        "_rdiv_scalar",
+        _scalar_ufunc_compute("divide", True),
+        "scalar / x",
+        "_RDivScalar",
+        lambda xp, g, x, s: g * (-s / (x * x)),
+    ),
+    ScalarOp("_mod_scalar", _mod_scalar_compute, "x mod scalar", "_ModScalar", lambda xp, g, x, s: g),
+    ScalarOp(
+        "_rmod_scalar", _rmod_scalar_compute, "scalar mod x", "_RModScalar", lambda xp, g, x, s: -g * xp.floor(s / x)
+    ),
+    ScalarOp(
+        "_power_scalar",
+        _scalar_ufunc_compute("power", False),
+        "x ** scalar",
+        "_PowerScalar",
+        lambda xp, g, x, s: g * (s * xp.power(x, s - 1)),
+    ),
+    ScalarOp(
+        "_rpower_scalar",
+        _scalar_ufunc_compute("power", True),
+        "scalar ** x",
+        "_RPowerScalar",
+        lambda xp, g, y, s: g * y * _log_scalar(s),
+        uses="out",
+    ),
+    ScalarOp(
+        "_maximum_scalar",
+        _scalar_ufunc_compute("maximum", False),
+        "max(x, scalar) (gradient 1 where x >= scalar)",
+        "_MaximumScalar",
+        lambda xp, g, x, s: g * (x >= s),
+    ),
+    ScalarOp(
+        "_minimum_scalar",
+        _scalar_ufunc_compute("minimum", False),
+        "min(x, scalar) (gradient 1 where x <= scalar)",
+        "_MinimumScalar",
+        lambda xp, g, x, s: g * (x <= s),
+    ),
+    ScalarOp(
+        "_hypot_scalar",
+        _scalar_ufunc_compute("hypot", False),
+        "sqrt(x^2 + scalar^2)",
+        "_HypotScalar",
+        lambda xp, g, x, s: g * x / xp.hypot(x, s),
+    ),
+    ScalarOp("_equal_scalar", _scalar_ufunc_compute("equal", False), "1 where x == scalar else 0", "_EqualScalar"),
+    ScalarOp(
+        "_not_equal_scalar", _scalar_ufunc_compute("not_equal", False), "1 where x != scalar else 0", "_NotEqualScalar"
+    ),
+    ScalarOp("_greater_scalar", _scalar_ufunc_compute("greater", False), "1 where x > scalar else 0", "_GreaterScalar"),
+    ScalarOp(
+        "_greater_equal_scalar",
+        _scalar_ufunc_compute("greater_equal", False),
+        "1 where x >= scalar else 0",
+        "_GreaterEqualScalar",
+    ),
+    ScalarOp("_lesser_scalar", _scalar_ufunc_compute("less", False), "1 where x < scalar else 0", "_LesserScalar"),
+    ScalarOp(
+        "_lesser_equal_scalar",
+        _scalar_ufunc_compute("less_equal", False),
+        "1 where x <= scalar else 0",
+        "_LesserEqualScalar",
+    ),
+    ScalarOp(
+        "_logical_and_scalar",
+        _logical_scalar_compute("and"),
+        "1 where x and scalar are non-zero else 0",
+        "_LogicalAndScalar",
+    ),
+    ScalarOp(
+        "_logical_or_scalar",
+        _logical_scalar_compute("or"),
+        "1 where x or scalar is non-zero else 0",
+        "_LogicalOrScalar",
+    ),
+    ScalarOp(
+        "_logical_xor_scalar",
+        _logical_scalar_compute("xor"),
+        "1 where exactly one of x, scalar is non-zero else 0",
+        "_LogicalXorScalar",
+    ),
+)
 
 
 def _scalar_backward_compute(fn: ScalarGrad) -> Callable[..., None]:
@@ -476,45 +590,46 @@ def _scalar_backward_compute(fn: ScalarGrad) -> Callable[..., None]:
     return compute
 
 
-def _register_scalar(name: str, compute: Callable[..., None], what: str, camel: str, spec: tuple | None) -> None:
-    if spec is None:
-        gradient = zero_grad
-    elif spec[0] == "copy":
-        gradient = elemwise_grad_use_none("_copy")
-    elif spec[0] == "negative":
-        gradient = elemwise_grad_use_none("negative")
-    else:
-        uses, fn = spec
-        backward = f"_backward{name}"
-        helper = {"in": elemwise_grad_use_in, "out": elemwise_grad_use_out, "none": elemwise_grad_use_none}[uses]
-        gradient = helper(backward)
-        (
-            register(backward)
-            .describe(f"Gradient of {name}.")
-            .set_params(ScalarParam)
-            .set_num_inputs(1 if uses == "none" else 2)
-            .set_num_outputs(1)
-            .set_infer_shape(elemwise_shape)
-            .set_infer_type(elemwise_type)
-            .set_compute(_scalar_backward_compute(fn))
-            .set_inplace_option(_inplace_first)
-            .set_is_backward()
-        )
+def _scalar_gradient(op: ScalarOp) -> Callable[..., Any]:
+    """The operator's gradient builder; registers its ``_backward<name>`` when it has a derivative."""
+    if op.gradient_op is not None:
+        return elemwise_grad_use_none(op.gradient_op)
+    if op.derivative is None:
+        return zero_grad
+    backward = f"_backward{op.name}"
     (
-        register(name)
-        .describe(f"Element-wise {what}; the scalar is a parameter.")
+        register(backward)
+        .describe(f"Gradient of {op.name}.")
+        .set_params(ScalarParam)
+        .set_num_inputs(1 if op.uses == "none" else 2)
+        .set_num_outputs(1)
+        .set_infer_shape(elemwise_shape)
+        .set_infer_type(elemwise_type)
+        .set_compute(_scalar_backward_compute(op.derivative))
+        .set_inplace_option(_inplace_first)
+        .set_is_backward()
+    )
+    helper = {"in": elemwise_grad_use_in, "out": elemwise_grad_use_out, "none": elemwise_grad_use_none}[op.uses]
+    return helper(backward)
+
+
+def register_scalar_op(op: ScalarOp) -> None:
+    """Register a table entry with the scalar skeleton, its backward operator if any, and its alias."""
+    (
+        register(op.name)
+        .describe(f"Element-wise {op.what}; the scalar is a parameter.")
         .set_params(ScalarParam)
         .set_num_inputs(1)
         .set_num_outputs(1)
         .set_input_names(["data"])
         .set_infer_shape(elemwise_shape)
         .set_infer_type(elemwise_type)
-        .set_compute(compute)
-        .set_gradient(gradient)
+        .set_compute(op.compute)
+        .set_gradient(_scalar_gradient(op))
         .set_inplace_option(_inplace_first)
     )
-    alias(camel, name)
+    alias(op.camel_alias, op.name)
 
 
-for _name, (_compute, _what, _camel, _spec) in _SCALAR_OPS.items():
-    _register_scalar(_name, _compute, _what, _camel, _spec)
+for _op in SCALAR_OPS:
+    register_scalar_op(_op)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..grad import elemwise_grad_use_in, elemwise_grad_use_none, elemwise_grad_use_out, zero_grad
@@ -82,150 +83,166 @@ def _rint_mxnet(xp: Any, x: Any) -> Any:
     return xp.where(x - lo <= hi - x, lo, hi)
 
 
-UFUNC_FORWARD: dict[str, str] = {
-    "abs": "absolute",
-    "sign": "sign",
-    "exp": "exp",
-    "log": "log",
-    "log2": "log2",
-    "log10": "log10",
-    "log1p": "log1p",
-    "expm1": "expm1",
-    "sqrt": "sqrt",
-    "cbrt": "cbrt",
-    "square": "square",
-    "negative": "negative",
-    "sin": "sin",
-    "cos": "cos",
-    "tan": "tan",
-    "arcsin": "arcsin",
-    "arccos": "arccos",
-    "arctan": "arctan",
-    "sinh": "sinh",
-    "cosh": "cosh",
-    "tanh": "tanh",
-    "arcsinh": "arcsinh",
-    "arccosh": "arccosh",
-    "arctanh": "arctanh",
-    "degrees": "degrees",
-    "radians": "radians",
-    "floor": "floor",
-    "ceil": "ceil",
-    "fix": "trunc",
-    "trunc": "trunc",
-}
+def _relu(xp: Any, x: Any) -> Any:
+    return xp.maximum(x, 0)
 
-EXPR_FORWARD: dict[str, Callable[[Any, Any], Any]] = {
-    "reciprocal": lambda xp, x: 1 / x,
-    "rsqrt": lambda xp, x: 1 / xp.sqrt(x),
-    "rcbrt": lambda xp, x: 1 / xp.cbrt(x),
-    "round": _round_half_away,
-    "rint": _rint_mxnet,
-    "sigmoid": _sigmoid,
-    "softsign": lambda xp, x: x / (1 + xp.abs(x)),
-    "logical_not": lambda xp, x: x == 0,
-}
 
-# ---------------------------------------------------------------------------- backward maths
-# (uses, d/dx as a function of (xp, out_grad, v)) where v is the forward input ("in") or
-# output ("out"). Operators missing here have a zero gradient, or a special one below.
+def _identity(xp: Any, x: Any) -> Any:
+    return x
+
+
+# ---------------------------------------------------------------------------- the table
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
-
-BACKWARD: dict[str, tuple[str, Callable[[Any, Any, Any], Any]]] = {
-    "abs": ("in", lambda xp, g, x: g * xp.sign(x)),
-    "exp": ("out", lambda xp, g, y: g * y),
-    "log": ("in", lambda xp, g, x: g / x),
-    "log2": ("in", lambda xp, g, x: g / (x * _LN2)),
-    "log10": ("in", lambda xp, g, x: g / (x * _LN10)),
-    "log1p": ("in", lambda xp, g, x: g / (1 + x)),
-    "expm1": ("in", lambda xp, g, x: g * xp.exp(x)),
-    "sqrt": ("out", lambda xp, g, y: g * (0.5 / y)),
-    "rsqrt": ("in", lambda xp, g, x: g * (-0.5 / (x * xp.sqrt(x)))),
-    "cbrt": ("out", lambda xp, g, y: g / (3 * y * y)),
-    "rcbrt": ("in", lambda xp, g, x: g * (-1.0 / (3 * x * xp.cbrt(x)))),
-    "square": ("in", lambda xp, g, x: g * (2 * x)),
-    "reciprocal": ("in", lambda xp, g, x: -g / (x * x)),
-    "sin": ("in", lambda xp, g, x: g * xp.cos(x)),
-    "cos": ("in", lambda xp, g, x: -g * xp.sin(x)),
-    "tan": ("out", lambda xp, g, y: g * (1 + y * y)),
-    "arcsin": ("in", lambda xp, g, x: g / xp.sqrt(1 - x * x)),
-    "arccos": ("in", lambda xp, g, x: -g / xp.sqrt(1 - x * x)),
-    "arctan": ("in", lambda xp, g, x: g / (1 + x * x)),
-    "sinh": ("in", lambda xp, g, x: g * xp.cosh(x)),
-    "cosh": ("in", lambda xp, g, x: g * xp.sinh(x)),
-    "tanh": ("out", lambda xp, g, y: g * (1 - y * y)),
-    "arcsinh": ("in", lambda xp, g, x: g / xp.sqrt(x * x + 1)),
-    "arccosh": ("in", lambda xp, g, x: g / xp.sqrt(x * x - 1)),
-    "arctanh": ("in", lambda xp, g, x: g / (1 - x * x)),
-    "degrees": ("in", lambda xp, g, x: g * (180.0 / math.pi)),
-    "radians": ("in", lambda xp, g, x: g * (math.pi / 180.0)),
-    "sigmoid": ("out", lambda xp, g, y: g * (y * (1 - y))),
-    "relu": ("out", lambda xp, g, y: g * (y > 0)),
-    "softsign": ("in", lambda xp, g, x: g / xp.square(1 + xp.abs(x))),
-}
-
-ZERO_GRADIENT = ("sign", "floor", "ceil", "round", "rint", "fix", "trunc", "logical_not")
-
-DESCRIPTIONS: dict[str, str] = {
-    "abs": "Absolute value, element-wise: ``|x|``.",
-    "sign": "Sign, element-wise: -1, 0 or 1 (zero gradient).",
-    "exp": "Exponential, element-wise: ``e^x``.",
-    "log": "Natural logarithm, element-wise.",
-    "log2": "Base-2 logarithm, element-wise.",
-    "log10": "Base-10 logarithm, element-wise.",
-    "log1p": "``log(1 + x)``, accurate for small x.",
-    "expm1": "``exp(x) - 1``, accurate for small x.",
-    "sqrt": "Square root, element-wise.",
-    "rsqrt": "Reciprocal square root, element-wise: ``1 / sqrt(x)``.",
-    "cbrt": "Cube root, element-wise.",
-    "rcbrt": "Reciprocal cube root, element-wise: ``1 / cbrt(x)``.",
-    "square": "Square, element-wise: ``x^2``.",
-    "reciprocal": "Reciprocal, element-wise: ``1 / x``.",
-    "negative": "Numerical negative, element-wise: ``-x``.",
-    "sin": "Sine, element-wise (radians).",
-    "cos": "Cosine, element-wise (radians).",
-    "tan": "Tangent, element-wise (radians).",
-    "arcsin": "Inverse sine, element-wise; input in [-1, 1].",
-    "arccos": "Inverse cosine, element-wise; input in [-1, 1].",
-    "arctan": "Inverse tangent, element-wise.",
-    "sinh": "Hyperbolic sine, element-wise.",
-    "cosh": "Hyperbolic cosine, element-wise.",
-    "tanh": "Hyperbolic tangent, element-wise.",
-    "arcsinh": "Inverse hyperbolic sine, element-wise.",
-    "arccosh": "Inverse hyperbolic cosine, element-wise; input >= 1.",
-    "arctanh": "Inverse hyperbolic tangent, element-wise; input in (-1, 1).",
-    "degrees": "Converts radians to degrees, element-wise.",
-    "radians": "Converts degrees to radians, element-wise.",
-    "floor": "Largest integer <= x, element-wise (zero gradient).",
-    "ceil": "Smallest integer >= x, element-wise (zero gradient).",
-    "round": "Nearest integer, halves away from zero: round(-2.5) = -3 (zero gradient).",
-    "rint": "Nearest integer, halves towards -inf as MXNet does: rint(2.5) = 2, rint(-2.5) = -3 (zero gradient).",
-    "fix": "Rounds towards zero, element-wise: fix(-2.5) = -2 (zero gradient).",
-    "trunc": "Truncates towards zero, element-wise (zero gradient).",
-    "sigmoid": "Logistic sigmoid, element-wise: ``1 / (1 + exp(-x))``.",
-    "relu": "Rectified linear unit, element-wise: ``max(x, 0)``.",
-    "softsign": "Softsign, element-wise: ``x / (1 + |x|)``.",
-    "logical_not": "Logical not, element-wise: 1 where x == 0, else 0, in the input dtype.",
-}
+ForwardFn = Callable[[Any, Any], Any]
+DerivativeFn = Callable[[Any, Any, Any], Any]
 
 
-# ---------------------------------------------------------------------------- compute builders
-def _ufunc_compute(ufunc_name: str) -> Callable[..., None]:
-    def compute(attrs, op_ctx, inputs, req, outputs) -> None:
-        compute_into(outputs[0], req[0], getattr(op_ctx.xp, ufunc_name), inputs[0])
+@dataclass(frozen=True)
+class UnaryOp:
+    """One element-wise unary operator: adding an operator to the family is one of these.
+
+    * ``forward``: the name of an ``xp`` ufunc (computed straight into the output), or
+      ``f(xp, x)`` returning the result;
+    * ``derivative``: ``f(xp, out_grad, v)`` returning ``out_grad * f'(x)``, where ``v`` is the
+      forward input (``uses="in"``) or output (``uses="out"``): that choice is what the
+      forward pass keeps alive for backward. It gets its own ``_backward_<name>`` operator;
+    * ``gradient_op``: instead of a derivative, the gradient is this operator applied to the
+      output gradient alone (``negative``: ``d(-x) = -g``);
+    * neither: a zero gradient (rounding, ``sign``, ``BlockGrad``).
+    """
+
+    name: str
+    forward: str | ForwardFn
+    description: str
+    derivative: DerivativeFn | None = None
+    uses: str = "in"
+    gradient_op: str | None = None
+    aliases: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.uses not in ("in", "out"):
+            raise ValueError(f"UnaryOp {self.name!r}: uses must be 'in' or 'out', got {self.uses!r}")
+        if self.derivative is not None and self.gradient_op is not None:
+            raise ValueError(f"UnaryOp {self.name!r}: give a derivative or a gradient_op, not both")
+
+
+UNARY_OPS: tuple[UnaryOp, ...] = (
+    UnaryOp("abs", "absolute", "Absolute value, element-wise: ``|x|``.", lambda xp, g, x: g * xp.sign(x)),
+    UnaryOp("sign", "sign", "Sign, element-wise: -1, 0 or 1 (zero gradient)."),
+    UnaryOp("exp", "exp", "Exponential, element-wise: ``e^x``.", lambda xp, g, y: g * y, uses="out"),
+    UnaryOp("log", "log", "Natural logarithm, element-wise.", lambda xp, g, x: g / x),
+    UnaryOp("log2", "log2", "Base-2 logarithm, element-wise.", lambda xp, g, x: g / (x * _LN2)),
+    UnaryOp("log10", "log10", "Base-10 logarithm, element-wise.", lambda xp, g, x: g / (x * _LN10)),
+    UnaryOp("log1p", "log1p", "``log(1 + x)``, accurate for small x.", lambda xp, g, x: g / (1 + x)),
+    UnaryOp("expm1", "expm1", "``exp(x) - 1``, accurate for small x.", lambda xp, g, x: g * xp.exp(x)),
+    UnaryOp("sqrt", "sqrt", "Square root, element-wise.", lambda xp, g, y: g * (0.5 / y), uses="out"),
+    UnaryOp("cbrt", "cbrt", "Cube root, element-wise.", lambda xp, g, y: g / (3 * y * y), uses="out"),
+    UnaryOp("square", "square", "Square, element-wise: ``x^2``.", lambda xp, g, x: g * (2 * x)),
+    UnaryOp("negative", "negative", "Numerical negative, element-wise: ``-x``.", gradient_op="negative"),
+    UnaryOp("sin", "sin", "Sine, element-wise (radians).", lambda xp, g, x: g * xp.cos(x)),
+    UnaryOp("cos", "cos", "Cosine, element-wise (radians).", lambda xp, g, x: -g * xp.sin(x)),
+    UnaryOp("tan", "tan", "Tangent, element-wise (radians).", lambda xp, g, y: g * (1 + y * y), uses="out"),
+    UnaryOp(
+        "arcsin", "arcsin", "Inverse sine, element-wise; input in [-1, 1].", lambda xp, g, x: g / xp.sqrt(1 - x * x)
+    ),
+    UnaryOp(
+        "arccos", "arccos", "Inverse cosine, element-wise; input in [-1, 1].", lambda xp, g, x: -g / xp.sqrt(1 - x * x)
+    ),
+    UnaryOp("arctan", "arctan", "Inverse tangent, element-wise.", lambda xp, g, x: g / (1 + x * x)),
+    UnaryOp("sinh", "sinh", "Hyperbolic sine, element-wise.", lambda xp, g, x: g * xp.cosh(x)),
+    UnaryOp("cosh", "cosh", "Hyperbolic cosine, element-wise.", lambda xp, g, x: g * xp.sinh(x)),
+    UnaryOp("tanh", "tanh", "Hyperbolic tangent, element-wise.", lambda xp, g, y: g * (1 - y * y), uses="out"),
+    UnaryOp("arcsinh", "arcsinh", "Inverse hyperbolic sine, element-wise.", lambda xp, g, x: g / xp.sqrt(x * x + 1)),
+    UnaryOp(
+        "arccosh",
+        "arccosh",
+        "Inverse hyperbolic cosine, element-wise; input >= 1.",
+        lambda xp, g, x: g / xp.sqrt(x * x - 1),
+    ),
+    UnaryOp(
+        "arctanh",
+        "arctanh",
+        "Inverse hyperbolic tangent, element-wise; input in (-1, 1).",
+        lambda xp, g, x: g / (1 - x * x),
+    ),
+    UnaryOp("degrees", "degrees", "Converts radians to degrees, element-wise.", lambda xp, g, x: g * (180.0 / math.pi)),
+    UnaryOp("radians", "radians", "Converts degrees to radians, element-wise.", lambda xp, g, x: g * (math.pi / 180.0)),
+    UnaryOp("floor", "floor", "Largest integer <= x, element-wise (zero gradient)."),
+    UnaryOp("ceil", "ceil", "Smallest integer >= x, element-wise (zero gradient)."),
+    UnaryOp("fix", "trunc", "Rounds towards zero, element-wise: fix(-2.5) = -2 (zero gradient)."),
+    UnaryOp("trunc", "trunc", "Truncates towards zero, element-wise (zero gradient)."),
+    UnaryOp("reciprocal", lambda xp, x: 1 / x, "Reciprocal, element-wise: ``1 / x``.", lambda xp, g, x: -g / (x * x)),
+    UnaryOp(
+        "rsqrt",
+        lambda xp, x: 1 / xp.sqrt(x),
+        "Reciprocal square root, element-wise: ``1 / sqrt(x)``.",
+        lambda xp, g, x: g * (-0.5 / (x * xp.sqrt(x))),
+    ),
+    UnaryOp(
+        "rcbrt",
+        lambda xp, x: 1 / xp.cbrt(x),
+        "Reciprocal cube root, element-wise: ``1 / cbrt(x)``.",
+        lambda xp, g, x: g * (-1.0 / (3 * x * xp.cbrt(x))),
+    ),
+    UnaryOp("round", _round_half_away, "Nearest integer, halves away from zero: round(-2.5) = -3 (zero gradient)."),
+    UnaryOp(
+        "rint",
+        _rint_mxnet,
+        "Nearest integer, halves towards -inf as MXNet does: rint(2.5) = 2, rint(-2.5) = -3 (zero gradient).",
+    ),
+    UnaryOp(
+        "sigmoid",
+        _sigmoid,
+        "Logistic sigmoid, element-wise: ``1 / (1 + exp(-x))``.",
+        lambda xp, g, y: g * (y * (1 - y)),
+        uses="out",
+    ),
+    UnaryOp(
+        "softsign",
+        lambda xp, x: x / (1 + xp.abs(x)),
+        "Softsign, element-wise: ``x / (1 + |x|)``.",
+        lambda xp, g, x: g / xp.square(1 + xp.abs(x)),
+    ),
+    UnaryOp(
+        "logical_not", lambda xp, x: x == 0, "Logical not, element-wise: 1 where x == 0, else 0, in the input dtype."
+    ),
+    UnaryOp(
+        "relu", _relu, "Rectified linear unit, element-wise: ``max(x, 0)``.", lambda xp, g, y: g * (y > 0), uses="out"
+    ),
+    UnaryOp(
+        "_copy",
+        _identity,
+        "Returns a copy of the input (its gradient is a copy of the output gradient).",
+        gradient_op="_copy",
+        aliases=("identity",),
+    ),
+    UnaryOp(
+        "BlockGrad",
+        _identity,
+        "Passes the input through unchanged in the forward pass and stops the gradient: "
+        "nothing flows back through it (its inputs receive zeros).",
+        aliases=("stop_gradient",),
+    ),
+)
+
+
+# ---------------------------------------------------------------------------- registration
+def _forward_compute(forward: str | ForwardFn) -> Callable[..., None]:
+    if isinstance(forward, str):
+
+        def compute(attrs, op_ctx, inputs, req, outputs) -> None:
+            compute_into(outputs[0], req[0], getattr(op_ctx.xp, forward), inputs[0])
+
+    else:
+
+        def compute(attrs, op_ctx, inputs, req, outputs) -> None:
+            if req[0] is not NULL:
+                put(outputs[0], req[0], forward(op_ctx.xp, inputs[0]))
 
     return compute
 
 
-def _expr_compute(fn: Callable[[Any, Any], Any]) -> Callable[..., None]:
-    def compute(attrs, op_ctx, inputs, req, outputs) -> None:
-        if req[0] is not NULL:
-            put(outputs[0], req[0], fn(op_ctx.xp, inputs[0]))
-
-    return compute
-
-
-def _backward_compute(fn: Callable[[Any, Any, Any], Any]) -> Callable[..., None]:
+def _backward_compute(fn: DerivativeFn) -> Callable[..., None]:
     def compute(attrs, op_ctx, inputs, req, outputs) -> None:
         # inputs: (out_grad, forward input or output); compute before writing (in-place safe)
         if req[0] is not NULL:
@@ -234,80 +251,49 @@ def _backward_compute(fn: Callable[[Any, Any, Any], Any]) -> Callable[..., None]
     return compute
 
 
-def _copy_compute(attrs, op_ctx, inputs, req, outputs) -> None:
-    assign(outputs[0], req[0], inputs[0])
-
-
 def _inplace(attrs) -> list[tuple[int, int]]:
     return [(0, 0)]
 
 
-def register_unary(name: str, compute: Callable[..., None], description: str, gradient: Callable[..., Any]) -> None:
-    """Register one element-wise unary operator with the shared skeleton."""
+def _gradient_of(op: UnaryOp) -> Callable[..., Any]:
+    """The operator's gradient builder; registers its ``_backward_<name>`` when it has a derivative."""
+    if op.gradient_op is not None:
+        return elemwise_grad_use_none(op.gradient_op)
+    if op.derivative is None:
+        return zero_grad
+    backward_name = f"_backward_{op.name}"
     (
-        register(name)
-        .describe(description)
+        register(backward_name)
+        .describe(f"Gradient of {op.name}: out_grad * d{op.name}/dx, from the forward {op.uses}put.")
+        .set_num_inputs(2)
+        .set_num_outputs(1)
+        .set_infer_shape(elemwise_shape)
+        .set_infer_type(elemwise_type)
+        .set_compute(_backward_compute(op.derivative))
+        .set_inplace_option(_inplace)
+        .set_is_backward()
+    )
+    builder = elemwise_grad_use_out if op.uses == "out" else elemwise_grad_use_in
+    return builder(backward_name)
+
+
+def register_unary_op(op: UnaryOp) -> None:
+    """Register a table entry with the family's skeleton, its backward operator if any, and its aliases."""
+    (
+        register(op.name)
+        .describe(op.description)
         .set_num_inputs(1)
         .set_num_outputs(1)
         .set_input_names(["data"])
         .set_infer_shape(elemwise_shape)
         .set_infer_type(elemwise_type)
-        .set_compute(compute)
-        .set_gradient(gradient)
+        .set_compute(_forward_compute(op.forward))
+        .set_gradient(_gradient_of(op))
         .set_inplace_option(_inplace)
     )
+    for other_name in op.aliases:
+        alias(other_name, op.name)
 
 
-def _register_all() -> None:
-    grad_helpers = {"in": elemwise_grad_use_in, "out": elemwise_grad_use_out}
-    names = list(UFUNC_FORWARD) + list(EXPR_FORWARD) + ["relu"]
-    for name in names:
-        if name in UFUNC_FORWARD:
-            compute = _ufunc_compute(UFUNC_FORWARD[name])
-        elif name == "relu":
-            compute = _relu_compute
-        else:
-            compute = _expr_compute(EXPR_FORWARD[name])
-        if name in ZERO_GRADIENT:
-            gradient = zero_grad
-        elif name == "negative":
-            gradient = elemwise_grad_use_none("negative")  # d(-x) = -g: negate the gradient
-        else:
-            uses, fn = BACKWARD[name]
-            gradient = grad_helpers[uses](f"_backward_{name}")
-            (
-                register(f"_backward_{name}")
-                .describe(f"Gradient of {name}: out_grad * d{name}/dx, from the forward {uses}put.")
-                .set_num_inputs(2)
-                .set_num_outputs(1)
-                .set_infer_shape(elemwise_shape)
-                .set_infer_type(elemwise_type)
-                .set_compute(_backward_compute(fn))
-                .set_inplace_option(_inplace)
-                .set_is_backward()
-            )
-        register_unary(name, compute, DESCRIPTIONS[name], gradient)
-
-
-def _relu_compute(attrs, op_ctx, inputs, req, outputs) -> None:
-    compute_into(outputs[0], req[0], op_ctx.xp.maximum, inputs[0], 0)
-
-
-_register_all()
-
-register_unary(
-    "_copy",
-    _copy_compute,
-    "Returns a copy of the input (its gradient is a copy of the output gradient).",
-    elemwise_grad_use_none("_copy"),
-)
-alias("identity", "_copy")
-
-register_unary(
-    "BlockGrad",
-    _copy_compute,
-    "Passes the input through unchanged in the forward pass and stops the gradient: "
-    "nothing flows back through it (its inputs receive zeros).",
-    zero_grad,
-)
-alias("stop_gradient", "BlockGrad")
+for _op in UNARY_OPS:
+    register_unary_op(_op)

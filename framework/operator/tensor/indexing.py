@@ -17,14 +17,18 @@ import math
 from typing import Any
 
 from ...base import MXLabError
-from ..grad import zero_grad
+from ..grad import elemwise_grad_use_in, zero_grad
 from ..infer import InferenceError, ShapeT, merge_shapes, shape_assign, shape_known, type_assign
 from ..kernel import Req
 from ..node import Entry, Node
 from ..params import REQUIRED, DType, Param, ParamSet, Shape
 from ..registry import register
-from .matrix import _forward_node
-from .reduce import backward_entries, grad_types_like_inputs, grads_like_inputs, normalize_axis, put
+from .common import (
+    forward_node,
+    normalize_axis,
+    put,
+    register_backward,
+)
 
 
 def _data_type(attrs: Any, in_types: list, out_types: list) -> bool:
@@ -112,18 +116,9 @@ def _take_backward(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: li
     .set_infer_shape(_take_shape)
     .set_infer_type(_data_type)
     .set_compute(_take_compute)
-    .set_gradient(lambda node, out_grads: backward_entries(node, "_backward_take", [out_grads[0], *node.inputs]))
+    .set_gradient(elemwise_grad_use_in("_backward_take"))
 )
-(
-    register("_backward_take")
-    .set_params(TakeParam)
-    .set_num_inputs(3)
-    .set_num_outputs(2)
-    .set_infer_shape(grads_like_inputs(1))
-    .set_infer_type(grad_types_like_inputs(1))
-    .set_compute(_take_backward)
-    .set_is_backward()
-)
+register_backward("_backward_take", _take_backward, params=TakeParam, num_inputs=3, num_outputs=2)
 
 
 # ----------------------------------------------------------------------------- pick
@@ -199,18 +194,9 @@ def _pick_backward(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: li
     .set_infer_shape(_pick_shape)
     .set_infer_type(_data_type)
     .set_compute(_pick_compute)
-    .set_gradient(lambda node, out_grads: backward_entries(node, "_backward_pick", [out_grads[0], *node.inputs]))
+    .set_gradient(elemwise_grad_use_in("_backward_pick"))
 )
-(
-    register("_backward_pick")
-    .set_params(PickParam)
-    .set_num_inputs(3)
-    .set_num_outputs(2)
-    .set_infer_shape(grads_like_inputs(1))
-    .set_infer_type(grad_types_like_inputs(1))
-    .set_compute(_pick_backward)
-    .set_is_backward()
-)
+register_backward("_backward_pick", _pick_backward, params=PickParam, num_inputs=3, num_outputs=2)
 
 
 # ----------------------------------------------------------------------------- one_hot
@@ -309,17 +295,9 @@ def _gather_nd_backward(attrs: Any, op_ctx: Any, inputs: list, req: list, output
     .set_infer_shape(_gather_nd_shape)
     .set_infer_type(_data_type)
     .set_compute(_gather_nd_compute)
-    .set_gradient(lambda node, out_grads: backward_entries(node, "_backward_gather_nd", [out_grads[0], *node.inputs]))
+    .set_gradient(elemwise_grad_use_in("_backward_gather_nd"))
 )
-(
-    register("_backward_gather_nd")
-    .set_num_inputs(3)
-    .set_num_outputs(2)
-    .set_infer_shape(grads_like_inputs(1))
-    .set_infer_type(grad_types_like_inputs(1))
-    .set_compute(_gather_nd_backward)
-    .set_is_backward()
-)
+register_backward("_backward_gather_nd", _gather_nd_backward, num_inputs=3, num_outputs=2)
 
 
 class ScatterNDParam(ParamSet):
@@ -348,7 +326,7 @@ def _scatter_nd_compute(attrs: Any, op_ctx: Any, inputs: list, req: list, output
 
 
 def _scatter_nd_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
-    data_grad = _forward_node(node, "gather_nd", {}, [out_grads[0], node.inputs[1]])
+    data_grad = forward_node(node, "gather_nd", {}, [out_grads[0], node.inputs[1]])
     return [data_grad, zero_grad(node, out_grads)[1]]
 
 

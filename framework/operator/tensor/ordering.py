@@ -24,7 +24,7 @@ from ..kernel import Req
 from ..node import Entry, Node
 from ..params import DType, Param, ParamSet
 from ..registry import register
-from .reduce import backward_entries, grad_types_like_inputs, grads_like_inputs, normalize_axis, put
+from .common import backward_entries, grad_types_like_inputs, grads_like_inputs, normalize_axis, put
 
 _INDEX_DTYPES = ("float16", "float32", "float64", "int32", "int64", "uint8")
 

@@ -19,8 +19,8 @@ multiply by the local derivative: 1 for ``sum``, ``1/n`` for ``mean``, ``x == ma
 the product of the *other* elements for ``prod``, ``x / ||x||`` for the 2-norm.
 ``argmax``/``argmin`` are not differentiable: their input gets a zero gradient.
 
-The helpers :func:`normalize_axis`, :func:`reduce_axes` and :func:`put` are shared with the
-other files of this family (matrix, indexing, ordering).
+The axis rules (:func:`reduce_axes`, :func:`reduced_shape`) are this family's own; the helpers
+every family shares (``put``, ``normalize_axis``, ...) live in ``common.py``.
 """
 
 from __future__ import annotations
@@ -31,30 +31,19 @@ from typing import Any
 
 import numpy as np
 
-from ..grad import make_backward_node, zero_grad
+from ..grad import zero_grad
 from ..infer import InferenceError, ShapeT, shape_assign, shape_known, type_assign
-from ..kernel import Req, assign
+from ..kernel import Req
 from ..node import Entry, Node
 from ..params import Param, ParamSet, Shape
 from ..registry import alias, register
-
-# ----------------------------------------------------------------------------- shared helpers
-
-
-def put(out: Any, req: Req, value: Any) -> None:
-    """``assign`` after casting ``value`` to the output's dtype (int outputs, float16 accumulators)."""
-    if req is Req.NULL:
-        return
-    if hasattr(value, "astype"):
-        value = value.astype(out.dtype, copy=False)
-    assign(out, req, value)
-
-
-def normalize_axis(op_name: str, axis: int, ndim: int, what: str = "axis") -> int:
-    """``axis`` in ``[0, ndim)`` (negative counts from the end), or an InferenceError."""
-    if not -ndim <= axis < ndim:
-        raise InferenceError(f"{op_name}: {what}={axis} is out of range for an input with {ndim} dimension(s)")
-    return axis + ndim if axis < 0 else axis
+from .common import (
+    backward_entries,
+    normalize_axis,
+    put,
+    register_backward,
+    same_type,
+)
 
 
 def reduce_axes(
@@ -88,43 +77,6 @@ def reduced_shape(shape: Sequence[int], axes: Sequence[int], keepdims: bool) -> 
 
 def keepdims_shape(shape: Sequence[int], axes: Sequence[int]) -> tuple[int, ...]:
     return tuple(1 if i in axes else d for i, d in enumerate(shape))
-
-
-def same_type(attrs: Any, in_types: list, out_types: list) -> bool:
-    """Output 0 has input 0's dtype, in both directions (other inputs are left alone)."""
-    type_assign(out_types, 0, in_types[0], attrs.name, "output")
-    type_assign(in_types, 0, out_types[0], attrs.name, "input 0")
-    return in_types[0] is not None
-
-
-def grads_like_inputs(first_input: int) -> Callable[..., bool]:
-    """Backward inference: output ``i`` (the gradient of forward input ``i``) is shaped like
-    backward input ``first_input + i`` (that forward input itself)."""
-
-    def infer(attrs: Any, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
-        for i in range(len(out_shapes)):
-            shape_assign(out_shapes, i, in_shapes[first_input + i], attrs.name, f"gradient of input {i}")
-            shape_assign(in_shapes, first_input + i, out_shapes[i], attrs.name, f"forward input {i}")
-        return all(shape_known(s) for s in out_shapes)
-
-    return infer
-
-
-def grad_types_like_inputs(first_input: int) -> Callable[..., bool]:
-    """Backward type inference: gradient ``i`` has the dtype of forward input ``i``."""
-
-    def infer(attrs: Any, in_types: list, out_types: list) -> bool:
-        for i in range(len(out_types)):
-            type_assign(out_types, i, in_types[first_input + i], attrs.name, f"gradient of input {i}")
-        return all(t is not None for t in out_types)
-
-    return infer
-
-
-def backward_entries(node: Node, op_name: str, inputs: list[Entry], count: int | None = None) -> list[Entry]:
-    """Build a backward node and return its outputs (one per forward input by default)."""
-    backward = make_backward_node(node, op_name, inputs)
-    return [Entry(backward, i) for i in range(len(node.inputs) if count is None else count)]
 
 
 def _accumulator(xp: Any, dtype: Any) -> Any:
@@ -254,14 +206,8 @@ for _name, _fn, _kind, _use_out, _aliases in _REDUCERS:
     )
     for _alias in _aliases:
         alias(_alias, _name)
-    (
-        register(f"_backward_{_name}")
-        .set_params(ReduceAxesParam)
-        .set_num_inputs(3 if _use_out else 2)
-        .set_infer_shape(grads_like_inputs(1))
-        .set_infer_type(grad_types_like_inputs(1))
-        .set_compute(_reduce_backward(_kind))
-        .set_is_backward()
+    register_backward(
+        f"_backward_{_name}", _reduce_backward(_kind), params=ReduceAxesParam, num_inputs=3 if _use_out else 2
     )
 
 
@@ -342,15 +288,7 @@ def _norm_backward(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: li
         lambda node, out_grads: backward_entries(node, "_backward_norm", [out_grads[0], node.inputs[0], Entry(node, 0)])
     )
 )
-(
-    register("_backward_norm")
-    .set_params(NormParam)
-    .set_num_inputs(3)
-    .set_infer_shape(grads_like_inputs(1))
-    .set_infer_type(grad_types_like_inputs(1))
-    .set_compute(_norm_backward)
-    .set_is_backward()
-)
+register_backward("_backward_norm", _norm_backward, params=NormParam, num_inputs=3)
 
 
 # ----------------------------------------------------------------------------- argmax, argmin
