@@ -54,7 +54,7 @@ from ..engine import Engine, Var
 from ..ndarray.ndarray import NDArray, empty, zeros
 from ..operator import registry
 from ..operator.infer import InferenceError, dtype_name
-from ..operator.kernel import ADD, INPLACE, NULL, WRITE
+from ..operator.kernel import Req
 from ..operator.node import Entry, Node, NodeAttrs, topo_sort, variable
 from ..resource import ResourceManager
 from . import mirror as mirror_pass
@@ -298,12 +298,12 @@ class Executor:
         """The raw array an entry lives in (a view of its block) and the block's variable."""
         sid = self.plan.storage[eid]
         shape, dtype = self._shapes[eid], np.dtype(self._types[eid])
-        if sid == planner.EXTERNAL:
+        if sid == planner.EXTERNAL_STORAGE_ID:
             array = self._external.get(eid)
             if array is None:
                 return None, None
             return array._data, array._chunk.var
-        if sid == planner.NULL:
+        if sid == planner.BAD_STORAGE_ID:
             xp = backend.array_module(self._ctx)
             return xp.broadcast_to(xp.zeros((), dtype=dtype), shape), None  # read-only, no memory
         block = self._blocks[sid]
@@ -312,7 +312,7 @@ class Executor:
 
     def _entry_array(self, eid: int) -> NDArray:
         sid = self.plan.storage[eid]
-        if sid == planner.EXTERNAL:
+        if sid == planner.EXTERNAL_STORAGE_ID:
             return self._external[eid]
         data, _ = self._entry_data(eid)
         return NDArray(self._blocks[sid]._chunk, data)
@@ -332,14 +332,14 @@ class Executor:
             step.inputs = [data[e][0] for e in ins]
             step.outputs = [data[e][0] for e in outs]
             for eid in outs:
-                if plan.storage[eid] == planner.NULL:
-                    step.req.append(NULL)
+                if plan.storage[eid] == planner.BAD_STORAGE_ID:
+                    step.req.append(Req.NULL)
                 elif eid in inplace_outputs:
-                    step.req.append(INPLACE)
+                    step.req.append(Req.INPLACE)
                 elif eid in add_outputs:
-                    step.req.append(ADD)
+                    step.req.append(Req.ADD)
                 else:
-                    step.req.append(WRITE)
+                    step.req.append(Req.WRITE)
             writes = [data[e][1] for e in outs if data[e][1] is not None]
             for k in node.op.mutate_inputs(node.attrs):
                 writes.append(data[ins[k]][1])
@@ -580,9 +580,9 @@ class Executor:
             for eid in graph.output_entries(nid):
                 sid = plan.storage[eid]
                 size = f"{plan.entry_bytes[eid]} bytes"
-                if sid == planner.EXTERNAL:
+                if sid == planner.EXTERNAL_STORAGE_ID:
                     where = "external (bound array)"
-                elif sid == planner.NULL:
+                elif sid == planner.BAD_STORAGE_ID:
                     where = "not stored (no reader, req=null)"
                 else:
                     where = f"storage {sid}"
