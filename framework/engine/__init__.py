@@ -55,7 +55,9 @@ def _create(engine_type: str | None, num_workers: int | None) -> Engine:
         isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1
     ):
         raise EngineError(f"num_workers must be an int >= 1, got {num_workers!r}")
-    return cls(num_workers)
+    # NaiveEngine is handled above; every other engine type takes a worker count, which the
+    # table's common type (type[Engine]) cannot express.
+    return cls(num_workers)  # type: ignore[call-arg]
 
 
 @contextmanager

@@ -56,7 +56,7 @@ def output_names(symbol: Any, heads: list[Entry]) -> list[str]:
     names = []
     for e in heads:
         node = e.node
-        if node.is_variable:
+        if node.op is None:  # a variable
             names.append(node.name)
         else:
             out_names = node.op.list_output_names(node.attrs)
@@ -88,7 +88,9 @@ def variable_nodes(symbol: Any, graph: IndexedGraph) -> tuple[list[Node], list[N
 def infer_entries(graph: IndexedGraph, shapes: list, dtypes: list) -> None:
     """Shape and type inference to a fixed point over ``graph``, in place on the per-entry lists."""
     for values, run in ((shapes, infer_pass.infer_shapes), (dtypes, infer_pass.infer_types)):
-        known = {graph.entry(eid): value for eid, value in enumerate(values) if value is not None}
+        known: dict[infer_pass.KnownKey, Any] = {
+            graph.entry(eid): value for eid, value in enumerate(values) if value is not None
+        }
         table = run(graph.heads, known, nodes=graph.nodes)
         for eid in range(graph.num_entries):
             e = graph.entry(eid)

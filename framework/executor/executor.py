@@ -42,7 +42,7 @@ context (``group2ctx`` must map every group to it).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -139,7 +139,7 @@ class Executor:
             known[(e.node.id, e.index)] = (fwd_shapes[eid], fwd_types[eid])
 
         # 2. gradient (+ mirroring)
-        self._head_grad_nodes: list[Node | None] = []
+        self._head_grad_nodes: list[Node] = []
         wrt = [(i, Entry(node, 0)) for i, node in enumerate(arg_nodes) if self._grad_reqs[i] != "null"]
         grad_entries: list[Entry | None] = []
         self._grad_entry_of: dict[int, Entry] = {}  # argument index -> its gradient entry
@@ -220,6 +220,7 @@ class Executor:
                 total += math.prod(shape) * np.dtype(dtype).itemsize
             return total
 
+        rule: Callable[[Node], bool]
         if self._mirror == "node":
             rule = mirror_pass.node_rule
         else:
@@ -268,20 +269,22 @@ class Executor:
             (b for b in (shared_exec._blocks if shared_exec is not None else []) if b.context == self._ctx),
             key=lambda b: b.size,
         )
-        blocks = []
+        blocks: list[NDArray] = []
         for nbytes in plan.block_bytes:
             index = next((i for i, b in enumerate(reusable) if b.size >= nbytes), None)
             if index is not None:
                 blocks.append(reusable.pop(index))  # the smallest of the other executor's blocks that fits
             else:
                 blocks.append(empty((max(nbytes, 1),), self._ctx, "uint8"))
-        self._blocks = blocks
+        self._blocks: list[NDArray] = blocks
 
         external: dict[int, NDArray] = {}
         for node, array in zip(self._arg_nodes + self._aux_nodes, self.arg_arrays + self.aux_arrays, strict=True):
             external[graph.entry_id(node, 0)] = array
         for i, eid in self._grad_eids.items():
-            external[eid] = self.grad_arrays[i]
+            grad = self.grad_arrays[i]
+            assert grad is not None, "only arguments with a gradient array have a gradient entry"
+            external[eid] = grad
         self._head_grad_arrays: list[NDArray | None] = []
         for leaf in self._head_grad_nodes:
             if graph.contains(leaf):
@@ -323,9 +326,11 @@ class Executor:
         inplace_outputs = {out for _, out in plan.inplace}
         add_outputs = {eid for i, eid in self._grad_eids.items() if self._grad_reqs[i] == "add"}
         manager = ResourceManager.get()
-        forward, backward = [], []
+        forward: list[Step] = []
+        backward: list[Step] = []
         for nid, node in enumerate(graph.nodes):
-            if node.is_variable:
+            op = node.op
+            if op is None:  # a variable: a bound array, not a step
                 continue
             step = Step(nid, node, self._ctx)
             ins, outs = graph.input_entries[nid], list(graph.output_entries(nid))
@@ -340,22 +345,26 @@ class Executor:
                     step.req.append(Req.ADD)
                 else:
                     step.req.append(Req.WRITE)
-            writes = [data[e][1] for e in outs if data[e][1] is not None]
-            for k in node.op.mutate_inputs(node.attrs):
+            writes: list[Var | None] = [data[e][1] for e in outs]
+            for k in op.mutate_inputs(node.attrs):
                 writes.append(data[ins[k]][1])
-            step.requested = [manager.request(self._ctx, r) for r in node.op.resource_request(node.attrs)]
+            step.requested = [manager.request(self._ctx, r) for r in op.resource_request(node.attrs)]
             writes.extend(r.var for r in step.requested)
             step.writes = list(dict.fromkeys(w for w in writes if w is not None))
             written = set(step.writes)
-            step.reads = list(
-                dict.fromkeys(data[e][1] for e in ins if data[e][1] is not None and data[e][1] not in written)
-            )
+            read_vars = (data[e][1] for e in ins)
+            step.reads = list(dict.fromkeys(v for v in read_vars if v is not None and v not in written))
             (forward if self._is_forward[nid] else backward).append(step)
         ancestors = graph.ancestors()
         size = max(self._bulk_size, 1)
         self._forward_segments = group_segments(forward, graph, ancestors, size)
         self._backward_segments = group_segments(backward, graph, ancestors, size)
-        self._zero_grads = [i for i, r in enumerate(self._grad_reqs) if r == "write" and i not in self._grad_eids]
+        # Gradient arrays with req write that no backward node writes (the output does not depend on them).
+        self._zero_grads = [
+            g
+            for i, (g, r) in enumerate(zip(self.grad_arrays, self._grad_reqs, strict=True))
+            if g is not None and r == "write" and i not in self._grad_eids
+        ]
 
     def _publish_plan(self) -> None:
         if not events.enabled:
@@ -365,7 +374,7 @@ class Executor:
             {
                 "id": nid,
                 "name": node.name,
-                "op": "null" if node.is_variable else node.op.name,
+                "op": "null" if node.op is None else node.op.name,
                 "inputs": [
                     [graph.entry_nodes[e], e - graph.node_row_ptr[graph.entry_nodes[e]]]
                     for e in graph.input_entries[nid]
@@ -415,8 +424,8 @@ class Executor:
         if not self._grad_eids and not self._zero_grads:
             return
         self._set_head_grads(out_grads)
-        for i in self._zero_grads:
-            self.grad_arrays[i][:] = 0
+        for grad in self._zero_grads:
+            grad[:] = 0
         for segment in self._backward_segments:
             segment.push(self._engine, self._ctx, bool(is_train))
 
@@ -436,7 +445,7 @@ class Executor:
                 continue
             if grad is None:
                 head = self._heads[i].node
-                if head.is_variable or head.op.name not in LOSS_OPS:
+                if head.op is None or head.op.name not in LOSS_OPS:
                     raise ExecutorError(
                         f"backward: output {self._output_names[i]!r} is not a loss function, so its head gradient "
                         "is required when calling backward (pass out_grads, or end the network in a loss such "
@@ -514,9 +523,7 @@ class Executor:
             self._symbol, kwargs, {n: a.dtype for n, a in self.arg_dict.items()}
         )
 
-        def fit(name: str, old: NDArray | None, shape: tuple, kind: str) -> NDArray | None:
-            if old is None:
-                return None
+        def fit(name: str, old: NDArray, shape: tuple, kind: str) -> NDArray:
             if tuple(old.shape) == shape:
                 return old
             if name not in kwargs and not partial_shaping:
@@ -535,7 +542,7 @@ class Executor:
             return NDArray(old._chunk, old._data.reshape(-1)[: math.prod(shape)].reshape(shape))
 
         args = [fit(n, a, arg_shapes[n], "arg") for n, a in self.arg_dict.items()]
-        grads = [fit(n, g, arg_shapes[n], "grad") for n, g in self.grad_dict.items()]
+        grads = [None if g is None else fit(n, g, arg_shapes[n], "grad") for n, g in self.grad_dict.items()]
         aux = [fit(n, a, aux_shapes[n], "aux") for n, a in self.aux_dict.items()]
         return Executor(
             self._symbol,
@@ -559,7 +566,7 @@ class Executor:
         for i, e in enumerate(self._heads):
             lines.append(f"\toutput[{i}]={e.node.name}({e.index})")
         for nid, node in enumerate(graph.nodes):
-            if node.is_variable:
+            if node.op is None:  # a variable
                 eid = graph.node_row_ptr[nid]
                 lines.append(f"Variable:{node.name}")
                 lines.append(f"\t{node.name}: external (bound array), {plan.entry_bytes[eid]} bytes")

@@ -46,6 +46,7 @@ set the executor's defaults, like MXNet's ``MXNET_EXEC_ENABLE_INPLACE`` and
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -146,7 +147,7 @@ class _FreeList:
     def add(self, nbytes: int, sid: int) -> None:
         bisect.insort(self._keys, (nbytes, sid))
 
-    def take(self, nbytes: int, usable) -> int | None:
+    def take(self, nbytes: int, usable: Callable[[int], bool]) -> int | None:
         """A block for ``nbytes``: the smallest large-enough one, else the largest smaller one."""
         if not self._keys:
             return None
@@ -245,7 +246,7 @@ def plan_memory(
         return block_users[sid] & ~(ancestors[nid] | (1 << nid)) == 0
 
     for nid, node in enumerate(graph.nodes):
-        if node.is_variable:
+        if node.op is None:  # a variable: external
             continue
         inputs = graph.input_entries[nid]
         outs = list(graph.output_entries(nid))  # each not external is still BAD_STORAGE_ID here
@@ -264,8 +265,8 @@ def plan_memory(
                     and sid >= 0
                     and block_refs[sid] == 1
                     and ref_count[e_out] > 0
-                    and math.prod(shapes[e_in]) == math.prod(shapes[e_out])
                     and np.dtype(dtypes[e_in]).itemsize == np.dtype(dtypes[e_out]).itemsize
+                    and sizes[e_in] == sizes[e_out]  # same width, so the same element count
                     and safe_for(sid, nid)
                 ):
                     taken.add(i)
@@ -278,10 +279,10 @@ def plan_memory(
         for eid in sorted((e for e in outs if storage[e] == BAD_STORAGE_ID), key=lambda e: -sizes[e]):
             if ref_count[eid] == 0:
                 continue  # nobody reads it: it keeps BAD_STORAGE_ID, is not written and gets no memory
-            sid = None
-            if options.sharing:
-                sid = free.take(sizes[eid], lambda s, nid=nid: safe_for(s, nid))
-            if sid is None:
+            reused = free.take(sizes[eid], functools.partial(safe_for, nid=nid)) if options.sharing else None
+            if reused is not None:
+                sid = reused
+            else:
                 sid = len(block_bytes)
                 block_bytes.append(0)
                 block_refs.append(0)

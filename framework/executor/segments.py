@@ -47,11 +47,13 @@ class Step:
     )
 
     def __init__(self, nid: int, node: Node, ctx: Context) -> None:
+        op = node.op
+        assert op is not None, "a variable is a bound array, not a step"
         self.nid = nid
         self.name = node.name
-        self.op_name = node.op.name
-        self.compute = node.op.get_compute(ctx.device_type)
-        self.is_async = node.op.is_async
+        self.op_name = op.name
+        self.compute = op.get_compute(ctx.device_type)
+        self.is_async = op.is_async
         self.attrs = node.attrs
         self.ctx = ctx
         self.inputs: list[Any] = []
