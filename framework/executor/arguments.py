@@ -14,8 +14,8 @@ parses the user's arguments), so both import it and it imports neither.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from ..base import MXLabError
 from ..context import Context
@@ -26,6 +26,13 @@ from .graph import IndexedGraph
 
 #: The gradient requests ``bind`` accepts per argument.
 GRAD_REQS = ("null", "write", "add")
+
+Shape = tuple[int, ...]
+_Value = TypeVar("_Value")  # a shape or a dtype name
+#: Arrays for a list of variables, as ``bind`` accepts them: in order, or by name.
+ArraysArg = Sequence[NDArray | None] | Mapping[str, NDArray]
+#: A gradient request for every argument, per argument in order, or by name.
+GradReqArg = str | Sequence[str] | Mapping[str, str]
 
 
 class ExecutorError(MXLabError, ValueError):
@@ -85,24 +92,29 @@ def variable_nodes(symbol: Any, graph: IndexedGraph) -> tuple[list[Node], list[N
 
 
 # ----------------------------------------------------------------------------- inference
-def infer_entries(graph: IndexedGraph, shapes: list, dtypes: list) -> None:
+def infer_entries(graph: IndexedGraph, shapes: list[Shape | None], dtypes: list[str | None]) -> None:
     """Shape and type inference to a fixed point over ``graph``, in place on the per-entry lists."""
-    for values, run in ((shapes, infer_pass.infer_shapes), (dtypes, infer_pass.infer_types)):
-        known: dict[infer_pass.KnownKey, Any] = {
-            graph.entry(eid): value for eid, value in enumerate(values) if value is not None
-        }
-        table = run(graph.heads, known, nodes=graph.nodes)
-        for eid in range(graph.num_entries):
-            e = graph.entry(eid)
-            values[eid] = table.get((e.node.id, e.index), values[eid])
+    _infer_into(graph, shapes, infer_pass.infer_shapes)
+    _infer_into(graph, dtypes, infer_pass.infer_types)
 
 
-def is_known_shape(shape: Any) -> bool:
+def _infer_into(graph: IndexedGraph, values: list[_Value | None], run: Callable[..., dict[Any, Any]]) -> None:
+    """One inference pass (shapes or dtypes) from the known values of ``values``, written back into it."""
+    known: dict[infer_pass.KnownKey, Any] = {
+        graph.entry(eid): value for eid, value in enumerate(values) if value is not None
+    }
+    table = run(graph.heads, known, nodes=graph.nodes)
+    for eid in range(graph.num_entries):
+        e = graph.entry(eid)
+        values[eid] = table.get((e.node.id, e.index), values[eid])
+
+
+def is_known_shape(shape: Shape | None) -> bool:
     return shape is not None and 0 not in shape
 
 
 # ----------------------------------------------------------------------------- argument parsing
-def ordered_arrays(value: Any, names: list[str], what: str, allow_missing: bool) -> list[Any]:
+def ordered_arrays(value: ArraysArg | None, names: list[str], what: str, allow_missing: bool) -> list[Any]:
     """Arrays given as a list (in order) or a dict (by name), as MXNet's ``bind`` accepts."""
     if value is None:
         if allow_missing:
@@ -112,7 +124,7 @@ def ordered_arrays(value: Any, names: list[str], what: str, allow_missing: bool)
         unknown = sorted(set(value) - set(names))
         if unknown and what != "args_grad":
             raise ExecutorError(f"bind: {what} names {unknown}, which are not among {names}")
-        result = []
+        result: list[Any] = []
         for name in names:
             if name in value:
                 result.append(value[name])
@@ -131,7 +143,7 @@ def ordered_arrays(value: Any, names: list[str], what: str, allow_missing: bool)
     raise ExecutorError(f"bind: {what} must be a list or a dict of NDArrays, got {type(value).__name__}")
 
 
-def parse_grad_reqs(grad_req: Any, names: list[str]) -> list[str]:
+def parse_grad_reqs(grad_req: GradReqArg, names: list[str]) -> list[str]:
     """One request per argument from a string, a list or a dict (missing names: null)."""
     if isinstance(grad_req, str):
         reqs = [grad_req] * len(names)
@@ -161,16 +173,18 @@ def check_array(array: Any, name: str, what: str, ctx: Context) -> NDArray:
 
 
 # ----------------------------------------------------------------------------- variable inference
-# ----------------------------------------------------------------------------- bind / simple_bind
 def infer_variable_shapes(
-    symbol: Any, shapes: Mapping[str, Any], types: Mapping[str, Any] | None = None
-) -> tuple[dict[str, tuple], dict[str, tuple]]:
+    symbol: Any, shapes: Mapping[str, Sequence[int]], types: Mapping[str, Any] | None = None
+) -> tuple[dict[str, Shape], dict[str, Shape]]:
     """Shapes of every argument and auxiliary state from the given ones (simple_bind, reshape)."""
     arg_shapes, aux_shapes, _, _ = infer_variables(symbol, shapes, types or {})
     return arg_shapes, aux_shapes
 
 
-def infer_variables(symbol: Any, shapes: Mapping[str, Any], types: Mapping[str, Any]) -> tuple[dict, dict, dict, dict]:
+def infer_variables(
+    symbol: Any, shapes: Mapping[str, Sequence[int]], types: Mapping[str, Any]
+) -> tuple[dict[str, Shape], dict[str, Shape], dict[str, str], dict[str, str]]:
+    """Shapes and dtypes (arguments, auxiliary states) from the given ones, by inference over the graph."""
     heads = head_entries(symbol)
     graph = IndexedGraph(heads)
     arg_nodes, aux_nodes = variable_nodes(symbol, graph)
@@ -182,8 +196,8 @@ def infer_variables(symbol: Any, shapes: Mapping[str, Any], types: Mapping[str, 
     if unknown:
         raise ExecutorError(f"simple_bind: type_dict names {unknown}, which are not arguments ({names})")
     n = graph.num_entries
-    shape_vals: list[Any] = [None] * n
-    type_vals: list[Any] = [None] * n
+    shape_vals: list[Shape | None] = [None] * n
+    type_vals: list[str | None] = [None] * n
     for node in arg_nodes + aux_nodes:
         eid = graph.entry_id(node, 0)
         if node.name in shapes:
@@ -214,7 +228,7 @@ def infer_variables(symbol: Any, shapes: Mapping[str, Any], types: Mapping[str, 
     )
 
 
-def check_group2ctx(group2ctx: Any, ctx: Context) -> None:
+def check_group2ctx(group2ctx: Mapping[str, Context] | None, ctx: Context) -> None:
     if not group2ctx:
         return
     others = sorted({str(c) for c in group2ctx.values() if c != ctx})

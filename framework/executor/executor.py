@@ -61,6 +61,7 @@ from . import mirror as mirror_pass
 from . import plan_memory as planner
 from .arguments import (
     ExecutorError,
+    Shape,
     UnknownArgumentError,
     head_entries,
     infer_entries,
@@ -127,13 +128,13 @@ class Executor:
         )
 
         # 1. inference over the forward graph, from the bound arrays
-        fwd_shapes: list[Any] = [None] * forward_graph.num_entries
-        fwd_types: list[Any] = [None] * forward_graph.num_entries
+        fwd_shapes: list[Shape | None] = [None] * forward_graph.num_entries
+        fwd_types: list[str | None] = [None] * forward_graph.num_entries
         for node, array in zip(arg_nodes + aux_nodes, self.arg_arrays + self.aux_arrays, strict=True):
             eid = forward_graph.entry_id(node, 0)
             fwd_shapes[eid], fwd_types[eid] = tuple(array.shape), dtype_name(array.dtype)
         self._infer_bound(forward_graph, fwd_shapes, fwd_types)
-        known = {}
+        known: dict[tuple[int, int], tuple[Shape | None, str | None]] = {}
         for eid in range(forward_graph.num_entries):
             e = forward_graph.entry(eid)
             known[(e.node.id, e.index)] = (fwd_shapes[eid], fwd_types[eid])
@@ -163,13 +164,12 @@ class Executor:
         graph = self._graph = IndexedGraph(self._heads + [g for g in grad_entries if g is not None])
         forward_ids = {n.id for n in forward_graph.nodes}
         self._is_forward = [n.id in forward_ids for n in graph.nodes]
-        shapes: list[Any] = [None] * graph.num_entries
-        types: list[Any] = [None] * graph.num_entries
+        shapes: list[Shape | None] = [None] * graph.num_entries
+        types: list[str | None] = [None] * graph.num_entries
         for eid in range(graph.num_entries):
             e = graph.entry(eid)
             shapes[eid], types[eid] = known.get((e.node.id, e.index), (None, None))
-        self._infer_bound(graph, shapes, types)
-        self._shapes, self._types = shapes, types
+        self._shapes, self._types = self._infer_bound(graph, shapes, types)
 
         # 4. the memory plan
         self._grad_eids = {i: graph.entry_id(g) for i, g in self._grad_entry_of.items()}
@@ -185,8 +185,13 @@ class Executor:
         self.outputs = [self._entry_array(eid) for eid in head_eids]
 
     # ------------------------------------------------------------------ construction helpers
-    def _infer_bound(self, graph: IndexedGraph, shapes: list, types: list) -> None:
-        """Inference from the bound arrays; a conflict names the variables of the node involved."""
+    def _infer_bound(
+        self, graph: IndexedGraph, shapes: list[Shape | None], types: list[str | None]
+    ) -> tuple[list[Shape], list[str]]:
+        """Inference from the bound arrays, in place; returns the lists, now complete.
+
+        A conflict names the variables of the node involved; an entry left unknown is an error.
+        """
         try:
             infer_entries(graph, shapes, types)
         except InferenceError as err:
@@ -209,6 +214,7 @@ class Executor:
         if missing:
             shown = ", ".join(f"{graph.entry_name(e)} (shape {shapes[e]}, dtype {types[e]})" for e in missing[:5])
             raise ExecutorError(f"bind: cannot infer the shape or dtype of {len(missing)} entries: {shown}")
+        return [s for s in shapes if s is not None], [t for t in types if t is not None]  # none is None now
 
     def _apply_mirror(self, grad_entries: list[Entry | None], known: dict) -> list[Entry | None]:
         """Rewire backward nodes to recompute mirrored forward nodes (see :mod:`.mirror`)."""
@@ -429,7 +435,7 @@ class Executor:
         for segment in self._backward_segments:
             segment.push(self._engine, self._ctx, bool(is_train))
 
-    def _set_head_grads(self, out_grads: Any) -> None:
+    def _set_head_grads(self, out_grads: NDArray | Sequence[NDArray] | Mapping[str, NDArray] | None) -> None:
         if out_grads is None:
             grads: list[Any] = [None] * len(self._heads)
         elif isinstance(out_grads, NDArray):

@@ -14,12 +14,14 @@ is always a segment of its own, pushed with ``push_async``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..context import Context
-from ..engine import Engine, FnProperty, Var
+from ..engine import Engine, FnProperty, RunContext, Var
 from ..operator.kernel import OpContext, Req
 from ..operator.node import Node
+from ..resource import RandomResource, TempSpace
 from .graph import IndexedGraph
 
 #: MXNet's ``MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN``: nodes per bulk segment.
@@ -59,11 +61,11 @@ class Step:
         self.inputs: list[Any] = []
         self.outputs: list[Any] = []
         self.req: list[Req] = []
-        self.requested: list[Any] = []
+        self.requested: list[RandomResource | TempSpace] = []
         self.reads: list[Var] = []
         self.writes: list[Var] = []
 
-    def run(self, run_ctx: Any, is_train: bool) -> None:
+    def run(self, run_ctx: RunContext, is_train: bool) -> None:
         try:
             self.compute(
                 self.attrs,
@@ -76,7 +78,7 @@ class Step:
             self._note(err)
             raise
 
-    def run_async(self, run_ctx: Any, is_train: bool, on_complete: Any) -> None:
+    def run_async(self, run_ctx: RunContext, is_train: bool, on_complete: Callable[..., None]) -> None:
         """Start an asynchronous operator; ``on_complete`` is called when it has finished."""
 
         def complete(error: BaseException | None = None) -> None:
@@ -115,13 +117,13 @@ class Segment:
         steps = self.steps
         if steps[0].is_async:  # an asynchronous operator is always a segment of its own
 
-            def run_async(run_ctx: Any, on_complete: Any) -> None:
+            def run_async(run_ctx: RunContext, on_complete: Callable[..., None]) -> None:
                 steps[0].run_async(run_ctx, is_train, on_complete)
 
             engine.push_async(run_async, ctx, self.reads, self.writes, prop=FnProperty.ASYNC, name=self.name)
             return
 
-        def run(run_ctx: Any) -> None:
+        def run(run_ctx: RunContext) -> None:
             for step in steps:
                 step.run(run_ctx, is_train)
 
