@@ -22,17 +22,18 @@ from ..events import Event
 
 @dataclass
 class OpRecord:
-    """One engine operation, assembled from its push, start and end events.
+    """One engine operation that started, assembled from its push, start and end events.
 
-    Times are ``perf_counter_ns`` values; ``start_ns``/``end_ns`` are None when the
-    recording missed that event (the operation had not started, or was still running).
+    Times are ``perf_counter_ns`` values; ``end_ns`` is None when the recording ended
+    before the operation did. When the push event was missed (the recording began after
+    it), ``name`` is ``op#<id>`` and ``ctx`` comes from the worker's name.
     """
 
     op: int
-    name: str = ""
-    ctx: str = "unknown"
-    worker: str | None = None
-    start_ns: int | None = None
+    name: str
+    ctx: str
+    worker: str
+    start_ns: int
     end_ns: int | None = None
     reads: list[Any] = field(default_factory=list)
     writes: list[Any] = field(default_factory=list)
@@ -45,8 +46,8 @@ class OpRecord:
 
     @property
     def duration_ms(self) -> float | None:
-        """Run time from start to end in milliseconds; None unless both were recorded."""
-        if self.start_ns is None or self.end_ns is None:
+        """Run time from start to end in milliseconds; None unless the end was recorded."""
+        if self.end_ns is None:
             return None
         return (self.end_ns - self.start_ns) / 1e6
 
@@ -69,38 +70,42 @@ def collect_operations(events: Iterable[Event]) -> list[OpRecord]:
     event is missing (recording began after the push), the name becomes ``op#<id>`` and
     the device is read from the worker's name (``cpu(0)/normal/1`` runs on ``cpu(0)``).
     """
-    ops: dict[int, OpRecord] = {}
+    pushes: dict[int, Event] = {}
+    starts: dict[int, tuple[int, Event]] = {}  # op id -> (position in the input, event)
+    ends: dict[int, tuple[int, Event]] = {}
     for seq, event in enumerate(events):
         kind = event["kind"]
-        if kind not in ("engine.push", "engine.start", "engine.end"):
-            continue
-        record = ops.get(event["op"])
-        if record is None:
-            record = ops[event["op"]] = OpRecord(op=event["op"])
         if kind == "engine.push":
-            record.name = event.get("name") or ""
-            record.ctx = str(event.get("ctx") or "unknown")
-            record.reads = list(event.get("reads") or [])
-            record.writes = list(event.get("writes") or [])
-            record.priority = event.get("priority")
-            record.prop = event.get("prop")
+            pushes[event["op"]] = event
         elif kind == "engine.start":
-            record.start_ns, record.start_seq = event["t_ns"], seq
-            record.worker = event.get("worker")
-        else:
-            record.end_ns, record.end_seq = event["t_ns"], seq
-            record.worker = record.worker or event.get("worker")
-            record.error = event.get("error")
+            starts[event["op"]] = (seq, event)
+        elif kind == "engine.end":
+            ends[event["op"]] = (seq, event)
     started = []
-    for record in ops.values():
-        if record.start_ns is None:
-            continue
-        record.name = record.name or f"op#{record.op}"
-        record.worker = record.worker or "unknown"
-        if record.ctx == "unknown":
-            match = _DEVICE.match(record.worker)
+    for op_id, (start_seq, start) in starts.items():
+        push = pushes.get(op_id, {})
+        end_seq, end = ends.get(op_id, (0, {}))
+        worker = start.get("worker") or end.get("worker") or "unknown"
+        ctx = str(push.get("ctx") or "unknown")
+        if ctx == "unknown":
+            match = _DEVICE.match(worker)
             if match is not None:
-                record.ctx = match.group(0)
+                ctx = match.group(0)
+        record = OpRecord(
+            op=op_id,
+            name=push.get("name") or f"op#{op_id}",
+            ctx=ctx,
+            worker=worker,
+            start_ns=start["t_ns"],
+            end_ns=end.get("t_ns"),
+            reads=list(push.get("reads") or []),
+            writes=list(push.get("writes") or []),
+            priority=push.get("priority"),
+            prop=push.get("prop"),
+            error=end.get("error"),
+            start_seq=start_seq,
+            end_seq=end_seq,
+        )
         started.append(record)
     started.sort(key=lambda r: (r.start_ns, r.start_seq))
     return started

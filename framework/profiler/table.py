@@ -29,7 +29,7 @@ def aggregate(events: Iterable[Event], since_ns: int | None = None) -> list[dict
             continue
         durations.setdefault(o.name, []).append((o.end_ns - o.start_ns) / 1e6)
         errors[o.name] = errors.get(o.name, 0) + (o.error is not None)
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "name": name,
             "count": len(times),
