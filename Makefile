@@ -34,6 +34,7 @@ bench: install
 lint: install
 	$(BIN)/ruff check framework server exercises tutorials examples tests benchmarks
 	$(BIN)/ruff format --check framework server exercises tutorials examples tests benchmarks
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) build *.egg-info

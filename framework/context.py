@@ -27,12 +27,12 @@ class Context:
     def __init__(self, device_type: str | Context, device_id: int = 0) -> None:
         if isinstance(device_type, Context):
             device_type, device_id = device_type.device_type, device_type.device_id
-        if device_type not in ("cpu", "gpu"):
+        if not isinstance(device_type, str) or device_type not in ("cpu", "gpu"):
             raise ContextError(f"Context: device_type must be 'cpu' or 'gpu', got {device_type!r}")
         if isinstance(device_id, bool) or not isinstance(device_id, int) or device_id < 0:
             raise ContextError(f"Context: device_id must be a non-negative int, got {device_id!r}")
-        self.device_type = device_type
-        self.device_id = device_id
+        self.device_type: str = device_type
+        self.device_id: int = device_id
 
     @property
     def device_typeid(self) -> int:

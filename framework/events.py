@@ -25,7 +25,8 @@ Event = dict[str, Any]
 #: What a ``raw=True`` subscriber receives: ``(kind, t_ns, values)``, where ``values`` is a
 #: tuple in ``KINDS[kind]`` order (from :func:`emit`) or a dict of fields (from :func:`publish`).
 RawEvent = tuple[str, int, "tuple[Any, ...] | dict[str, Any]"]
-Callback = Callable[[Event], None]
+#: A subscriber: it receives an :data:`Event`, or a :data:`RawEvent` when subscribed with ``raw=True``.
+Callback = Callable[[Any], None]
 
 KINDS: dict[str, tuple[str, ...]] = {
     "engine.var_new": ("var", "name"),
@@ -116,7 +117,7 @@ def _rebuild_routes() -> None:
     enabled = bool(_subscriptions)
 
 
-def _deliver(sub: Subscription, kind: str, event: object) -> None:
+def _deliver(sub: Subscription, kind: str, event: Event | RawEvent) -> None:
     try:
         sub.callback(event)
     except Exception:

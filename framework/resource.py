@@ -40,7 +40,7 @@ import numpy as np
 from . import backend, config, storage
 from .base import MXLabError
 from .context import Context
-from .engine import Engine
+from .engine import Engine, RunContext
 from .engine.var import Var
 
 #: The seed used when neither ``mx.random.seed`` nor ``MXLAB_SEED`` set one (MXNet's: 0).
@@ -134,7 +134,7 @@ class RandomResource:
         """Reseed, in engine order: draws pushed earlier use the old stream, later ones the new."""
         seed_state = check_seed(seed_state, "RandomResource.seed")
 
-        def reseed(run_ctx: Any) -> None:
+        def reseed(run_ctx: RunContext) -> None:
             self.generator = _make_generator(self.ctx, seed_state)
             self.seed_state = seed_state
 

@@ -190,6 +190,7 @@ class PooledStorageManager:
         self._live: dict[int, Handle] = {}  # handle id -> handle not yet freed
         self.bytes_in_use = 0
         self.bytes_pooled = 0
+        self.peak_bytes_in_use = 0  # and the event counters: set by reset_stats
         self.reset_stats()
 
     # ---- the mechanism
@@ -201,7 +202,7 @@ class PooledStorageManager:
         with self._lock:
             free_blocks = self._pool.get(rounded)
             hit = bool(free_blocks)
-            if hit:
+            if free_blocks:
                 buffer = free_blocks.pop()
                 self.bytes_pooled -= rounded
                 self.hits += 1

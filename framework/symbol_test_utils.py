@@ -35,7 +35,7 @@ from . import ndarray as nd
 from . import test_utils as _tu  # module object: test_utils may re-export this module's names
 from .base import MXLabError
 from .context import Context, current_context
-from .executor.executor import Executor, bind
+from .executor import Executor, bind
 from .ndarray.ndarray import NDArray
 from .symbol import MakeLoss as _make_loss
 from .symbol import Symbol, Variable

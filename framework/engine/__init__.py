@@ -53,7 +53,13 @@ def _create(engine_type: str | None, num_workers: int | None) -> Engine:
         if num_workers not in (None, 1):
             raise EngineError(f"NaiveEngine runs in the pushing thread; num_workers={num_workers} makes no sense")
         return NaiveEngine()
-    return cls(num_workers)  # the threaded engines check num_workers themselves
+    if num_workers is not None and (
+        isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1
+    ):
+        raise EngineError(f"num_workers must be an int >= 1, got {num_workers!r}")
+    # NaiveEngine is handled above; every other engine type takes a worker count, which the
+    # table's common type (type[Engine]) cannot express.
+    return cls(num_workers)  # type: ignore[call-arg]
 
 
 @contextmanager

@@ -39,6 +39,11 @@ SyncFn = Callable[[RunContext], Any]
 AsyncFn = Callable[[RunContext, Callable[..., None]], Any]
 
 
+def _operation_name(fn: Callable[..., Any], name: str | None) -> str:
+    """The name events and errors show for an operation: the given one, else the function's."""
+    return name or str(getattr(fn, "__name__", "fn"))
+
+
 class Completion:
     """The ``on_complete`` callback handed to async functions; call it exactly once.
 
@@ -171,7 +176,7 @@ class Engine(abc.ABC):
     ) -> None:
         """Schedule ``fn(run_ctx)``; it is complete when it returns. Returns at once."""
         self._check_fn(fn, "push_sync")
-        name = name or getattr(fn, "__name__", "fn")
+        name = _operation_name(fn, name)
         reads, writes = self._check_vars(const_vars, mutable_vars, "push_sync", name)
         self._check_context(ctx, "push_sync")
         self._check_prop(prop, priority, "push_sync")
@@ -195,7 +200,7 @@ class Engine(abc.ABC):
     ) -> None:
         """Schedule ``fn(run_ctx, on_complete)``; it is complete when it calls ``on_complete``."""
         self._check_fn(fn, "push_async")
-        name = name or getattr(fn, "__name__", "fn")
+        name = _operation_name(fn, name)
         reads, writes = self._check_vars(const_vars, mutable_vars, "push_async", name)
         self._check_context(ctx, "push_async")
         self._check_prop(prop, priority, "push_async")
@@ -216,7 +221,7 @@ class Engine(abc.ABC):
         ``fn`` takes ``(run_ctx)``, or ``(run_ctx, on_complete)`` when ``is_async``.
         """
         self._check_fn(fn, "new_operator")
-        name = name or getattr(fn, "__name__", "fn")
+        name = _operation_name(fn, name)
         reads, writes = self._check_vars(const_vars, mutable_vars, "new_operator", name)
         self._check_prop(prop, 0, "new_operator")
         return OperatorHandle(fn, bool(is_async), reads, writes, prop, name, self.id)
@@ -227,7 +232,7 @@ class Engine(abc.ABC):
             raise EngineError(f"push: expected a handle from new_operator, got {type(op).__name__}")
         if op.engine_id != self.id:
             raise EngineError(f"push: operator {op.name!r} belongs to another engine instance")
-        if op.deleted:
+        if op.deleted or op.fn is None:
             raise EngineError(f"push: operator {op.name!r} was deleted by delete_operator")
         for var in op.reads + op.writes:
             if var.deleted:

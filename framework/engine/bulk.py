@@ -86,9 +86,8 @@ def fuse_segment(engine: Engine, segment: Segment) -> Operation:
     else:
         shown = ", ".join(item[3] for item in items[:3])
         name = f"bulk[{len(items)}]: {shown}{', ...' if len(items) > 3 else ''}"
-    op = Operation(None, False, segment.ctx, reads, writes, FnProperty.NORMAL, 0, name)
 
-    def run_segment(run_ctx: RunContext) -> None:
+    def run_segment(run_ctx: RunContext) -> None:  # reads ``op`` (made below) when it runs
         poisoned: dict[Var, ExceptionRecord] = {}
         for fn, item_reads, item_writes, item_name in items:
             record = None
@@ -109,6 +108,6 @@ def fuse_segment(engine: Engine, segment: Segment) -> Operation:
         for var, record in poisoned.items():
             var.exception_record = record
 
-    op.fn = run_segment
+    op = Operation(run_segment, False, segment.ctx, reads, writes, FnProperty.NORMAL, 0, name)
     op.handles_exceptions = True
     return op

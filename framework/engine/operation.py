@@ -154,7 +154,7 @@ class OperatorHandle:
         name: str,
         engine_id: int,
     ) -> None:
-        self.fn = fn
+        self.fn: Callable[..., Any] | None = fn  # None once delete_operator has released it
         self.is_async = is_async
         self.reads = reads
         self.writes = writes

@@ -1,8 +1,15 @@
-"""Graph passes and the graph executor. Today: the gradient pass shared with autograd."""
+"""Graph passes and the graph executor.
+
+Bottom up: the passes (``graph``, ``infer``, ``gradient``, ``mirror``, ``plan_memory``),
+then ``arguments`` and ``segments``, the ``Executor`` (``executor``), and ``binding``
+(``bind`` / ``simple_bind``) on top. This package re-exports the public names.
+"""
 
 from __future__ import annotations
 
-from .executor import Executor, ExecutorError, bind, simple_bind
+from .arguments import ExecutorError, UnknownArgumentError
+from .binding import bind, simple_bind
+from .executor import Executor
 from .gradient import GradientError, build_gradient
 from .graph import IndexedGraph
 from .infer import infer_shapes, infer_types  # noqa: F401 - the inference pass, re-exported
@@ -15,6 +22,7 @@ __all__ = [
     "IndexedGraph",
     "MemoryPlan",
     "PlanOptions",
+    "UnknownArgumentError",
     "bind",
     "build_gradient",
     "plan_memory",

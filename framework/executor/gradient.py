@@ -59,14 +59,16 @@ def build_gradient(heads: list[Entry], head_grads: list[Entry], wrt: list[Entry]
         contributions.setdefault(_key(head), []).append(grad)
 
     for node in reversed(order):
-        if node.is_variable or node.id not in relevant:
+        op = node.op
+        if op is None or node.id not in relevant:  # a variable, or nothing to differentiate
             continue
         keys = [(node.id, i) for i in range(node.num_outputs())]
         if not any(k in contributions for k in keys):
             continue
-        if node.op.gradient is None:
+        gradient = op.gradient
+        if gradient is None:
             raise GradientError(
-                f"operator {node.op.name} (node {node.name!r}) has no gradient; "
+                f"operator {op.name} (node {node.name!r}) has no gradient; "
                 "stop the gradient before it (BlockGrad) or do not differentiate through it"
             )
         out_grads = []
@@ -75,11 +77,9 @@ def build_gradient(heads: list[Entry], head_grads: list[Entry], wrt: list[Entry]
                 out_grads.append(sum_entries(contributions.pop(key), f"{node.name}_out{i}_grad_sum"))
             else:
                 out_grads.append(zeros_like(Entry(node, i), f"{node.name}_out{i}_zero_grad"))
-        in_grads = node.op.gradient(node, out_grads)
+        in_grads = gradient(node, out_grads)
         if in_grads and len(in_grads) != len(node.inputs):
-            raise GradientError(
-                f"gradient of {node.op.name} returned {len(in_grads)} entries for {len(node.inputs)} inputs"
-            )
+            raise GradientError(f"gradient of {op.name} returned {len(in_grads)} entries for {len(node.inputs)} inputs")
         for inp, grad in zip(node.inputs, in_grads, strict=False):
             if grad is not None and inp.node.id in relevant:
                 contributions.setdefault(_key(inp), []).append(grad)

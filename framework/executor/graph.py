@@ -53,7 +53,7 @@ class IndexedGraph:
         self.input_nodes: list[int] = [i for i, node in enumerate(self.nodes) if node.is_variable]
         mutable: set[int] = set()
         for node in self.nodes:
-            if node.is_variable:
+            if node.op is None:  # a variable
                 continue
             for k in node.op.mutate_inputs(node.attrs):
                 source = node.inputs[k].node
@@ -117,7 +117,7 @@ class IndexedGraph:
         """A readable name: the variable's name, else ``<node>_<output name>`` as MXNet's ``list_outputs``."""
         nid = self.entry_node(eid)
         node = self.nodes[nid]
-        if node.is_variable:
+        if node.op is None:  # a variable
             return node.name
         index = eid - self.node_row_ptr[nid]
         names = node.op.list_output_names(node.attrs)

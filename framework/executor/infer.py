@@ -196,6 +196,7 @@ def _seed(kind: _Kind, order: Sequence[Node], known: Mapping[KnownKey, Any]) -> 
 def _step(kind: _Kind, node: Node, table: dict[Key, Any]) -> bool:
     """Run one node's rule on the table; returns True if the table changed."""
     op = node.op
+    assert op is not None, "variables have no rule; callers skip them"
     in_keys = [(e.node.id, e.index) for e in node.inputs]
     out_keys = [(node.id, i) for i in range(op.get_num_outputs(node.attrs))]
     ins = [table[k] for k in in_keys]
@@ -241,15 +242,21 @@ def _merge(kind: _Kind, table: dict[Key, Any], key: Key, value: Any, node: Node,
 
 
 def _input_names(node: Node) -> list[str]:
+    by_position = [str(i) for i in range(len(node.inputs))]
+    if node.op is None:
+        return by_position
     try:
         return node.op.list_input_names(node.attrs)
     except Exception:
-        return [str(i) for i in range(len(node.inputs))]
+        return by_position
 
 
 def _name_of(node: Node, where: str, i: int) -> str:
+    op = node.op
+    if op is None:
+        return ""
     try:
-        names = node.op.list_input_names(node.attrs) if where == "input" else node.op.list_output_names(node.attrs)
+        names = op.list_input_names(node.attrs) if where == "input" else op.list_output_names(node.attrs)
     except Exception:
         return ""
     return f" ({names[i]})" if i < len(names) else ""

@@ -72,9 +72,9 @@ def _truthy(value: str | None) -> bool:
 
 def recomputable(node: Node) -> bool:
     """Whether running ``node`` twice gives the same values and changes nothing else."""
-    if node.is_variable:
-        return False
     op = node.op
+    if op is None:  # a variable
+        return False
     if op.name == "Dropout" or ResourceRequest.RANDOM in op.resource_request(node.attrs):
         return False
     return not op.mutate_inputs(node.attrs) and op.create_state is None
@@ -82,11 +82,12 @@ def recomputable(node: Node) -> bool:
 
 def node_rule(node: Node) -> bool:
     """MXNet's per-node rule: mirror everything cheap, or what carries ``__force_mirroring__``."""
-    if not recomputable(node):
+    op = node.op
+    if op is None or not recomputable(node):
         return False
     if _truthy(node.attrs.extra.get("__force_mirroring__")):
         return True
-    return node.op.name not in EXPENSIVE_OPS
+    return op.name not in EXPENSIVE_OPS
 
 
 def _units(
@@ -102,7 +103,7 @@ def _units(
     """
     units: list[list[Node]] = []
     for node in order:
-        if node.is_variable:
+        if node.op is None:  # a variable
             continue
         joined = False
         if units:
@@ -161,10 +162,10 @@ def segment_rule(
     budget = sum(sizes[u] for u in candidates) / count
     candidate_set = set(candidates)
     segments: list[list[int]] = [[]]  # units to recompute, one list per segment
-    accumulated = 0
+    accumulated = 0.0
     for u in range(len(units)):
         if u not in candidate_set:  # kept anyway: the next segment starts after it
-            accumulated = 0
+            accumulated = 0.0
             segments.append([])
             continue
         accumulated += sizes[u]

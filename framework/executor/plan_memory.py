@@ -20,9 +20,10 @@ block. It is MXNet's (NNVM's) ``PlanMemory``, in four rules:
    of ``match_range`` (16), then the largest smaller one down to size / 16 (the block then
    grows to the larger size). Only if none fits is a new block created.
 4. **External entries are not planned.** Arguments, auxiliary states and the gradients
-   of arguments live in arrays the user bound; the planner marks them ``EXTERNAL``. An
-   output nobody reads (say, the mask of a Dropout at inference) gets ``NULL``: the
-   operator is told not to write it (``req = null``) and it needs no memory at all.
+   of arguments live in arrays the user bound; the planner marks them
+   ``EXTERNAL_STORAGE_ID``. An output nobody reads (say, the mask of a Dropout at
+   inference) keeps ``BAD_STORAGE_ID`` (no storage): the operator is told not to write
+   it (``req = null``) and it needs no memory at all.
 
 Because the gradient helpers make backward nodes read only what they need (``relu``'s
 backward reads its output, not its input), activations the backward pass does not read
@@ -45,6 +46,7 @@ set the executor's defaults, like MXNet's ``MXNET_EXEC_ENABLE_INPLACE`` and
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -56,10 +58,13 @@ from .. import config
 from ..base import MXLabError
 from .graph import IndexedGraph
 
-#: Storage id of entries that live in arrays bound by the user (arguments, gradients, aux).
-EXTERNAL = -1
-#: Storage id of outputs nobody reads: not written (``req = null``), no memory.
-NULL = -2
+# Storage ids below zero are markers, with MXNet's (NNVM's) values and meanings; block ids are >= 0.
+#: MXNet's ``kBadStorageID``: no storage. While planning, an entry not assigned yet; in the
+#: finished plan, an output nobody reads: it is not written (``req = null``) and gets no memory.
+BAD_STORAGE_ID = -1
+#: MXNet's ``kExternalStorageID``: the entry lives in an array bound by the user (an
+#: argument, an auxiliary state, an argument's gradient), so the planner does not place it.
+EXTERNAL_STORAGE_ID = -2
 #: MXNet's ``NNVM_EXEC_MATCH_RANGE``: a free block is reused for sizes within this factor.
 MATCH_RANGE = config.setting("MXLAB_EXEC_MATCH_RANGE").default
 
@@ -90,7 +95,7 @@ class PlanOptions:
 class MemoryPlan:
     """The result: a storage id per entry and the size of every block."""
 
-    #: Per entry id: a block id (>= 0), ``EXTERNAL`` or ``NULL``.
+    #: Per entry id: a block id (>= 0), ``EXTERNAL_STORAGE_ID`` or ``BAD_STORAGE_ID``.
     storage: list[int]
     #: Per entry id: its size in bytes (external entries too; 0 when their shape is unknown).
     entry_bytes: list[int]
@@ -143,7 +148,7 @@ class _FreeList:
     def add(self, nbytes: int, sid: int) -> None:
         bisect.insort(self._keys, (nbytes, sid))
 
-    def take(self, nbytes: int, usable) -> int | None:
+    def take(self, nbytes: int, usable: Callable[[int], bool]) -> int | None:
         """A block for ``nbytes``: the smallest large-enough one, else the largest smaller one."""
         if not self._keys:
             return None
@@ -195,12 +200,12 @@ def plan_memory(
     n_entries = graph.num_entries
     if len(shapes) != n_entries or len(dtypes) != n_entries:
         raise PlanError(f"plan_memory: {n_entries} entries but {len(shapes)} shapes and {len(dtypes)} dtypes")
-    storage = [NULL] * n_entries
+    storage = [BAD_STORAGE_ID] * n_entries
     external_set = set(external)
     for nid in graph.input_nodes:
         external_set.update(graph.output_entries(nid))
     for eid in external_set:
-        storage[eid] = EXTERNAL
+        storage[eid] = EXTERNAL_STORAGE_ID
 
     sizes = [0] * n_entries
     for eid in range(n_entries):
@@ -234,7 +239,6 @@ def plan_memory(
     inplace: list[tuple[int, int]] = []
     released_after: list[list[int]] = [[] for _ in graph.nodes]
     last_reader: list[int | None] = [None] * n_entries
-    unassigned = -3
 
     def safe_for(sid: int, nid: int) -> bool:
         """Would node ``nid`` writing block ``sid`` wait only for its own ancestors?"""
@@ -243,13 +247,10 @@ def plan_memory(
         return block_users[sid] & ~(ancestors[nid] | (1 << nid)) == 0
 
     for nid, node in enumerate(graph.nodes):
-        if node.is_variable:
+        if node.op is None:  # a variable: external
             continue
         inputs = graph.input_entries[nid]
-        outs = list(graph.output_entries(nid))
-        for eid in outs:
-            if storage[eid] != EXTERNAL:
-                storage[eid] = unassigned
+        outs = list(graph.output_entries(nid))  # each not external is still BAD_STORAGE_ID here
 
         # Rule 2: in place.
         if options.inplace:
@@ -261,12 +262,12 @@ def plan_memory(
                 e_in, e_out = inputs[i], outs[o]
                 sid = storage[e_in]
                 if (
-                    storage[e_out] == unassigned
+                    storage[e_out] == BAD_STORAGE_ID
                     and sid >= 0
                     and block_refs[sid] == 1
                     and ref_count[e_out] > 0
-                    and math.prod(shapes[e_in]) == math.prod(shapes[e_out])
                     and np.dtype(dtypes[e_in]).itemsize == np.dtype(dtypes[e_out]).itemsize
+                    and sizes[e_in] == sizes[e_out]  # same width, so the same element count
                     and safe_for(sid, nid)
                 ):
                     taken.add(i)
@@ -276,14 +277,13 @@ def plan_memory(
                     inplace.append((e_in, e_out))
 
         # Rule 3: every other referenced output takes a dead block or a new one, largest first.
-        for eid in sorted((e for e in outs if storage[e] == unassigned), key=lambda e: -sizes[e]):
+        for eid in sorted((e for e in outs if storage[e] == BAD_STORAGE_ID), key=lambda e: -sizes[e]):
             if ref_count[eid] == 0:
-                storage[eid] = NULL  # nobody reads it: not written, no memory
-                continue
-            sid = None
-            if options.sharing:
-                sid = free.take(sizes[eid], lambda s, nid=nid: safe_for(s, nid))
-            if sid is None:
+                continue  # nobody reads it: it keeps BAD_STORAGE_ID, is not written and gets no memory
+            reused = free.take(sizes[eid], functools.partial(safe_for, nid=nid)) if options.sharing else None
+            if reused is not None:
+                sid = reused
+            else:
                 sid = len(block_bytes)
                 block_bytes.append(0)
                 block_refs.append(0)
@@ -310,7 +310,7 @@ def plan_memory(
                 if options.sharing:
                     free.add(block_bytes[sid], sid)
 
-    naive = sum(sizes[eid] for eid in range(n_entries) if storage[eid] != EXTERNAL)
+    naive = sum(sizes[eid] for eid in range(n_entries) if storage[eid] != EXTERNAL_STORAGE_ID)
     return MemoryPlan(
         storage=storage,
         entry_bytes=sizes,
@@ -330,10 +330,10 @@ def describe(graph: IndexedGraph, plan: MemoryPlan) -> list[str]:
     for eid in range(graph.num_entries):
         sid = plan.storage[eid]
         name = graph.entry_name(eid)
-        if sid == EXTERNAL:
+        if sid == EXTERNAL_STORAGE_ID:
             lines.append(f"entry {eid} {name}: external, {plan.entry_bytes[eid]} bytes")
             continue
-        if sid == NULL:
+        if sid == BAD_STORAGE_ID:
             lines.append(f"entry {eid} {name}: not stored (nobody reads it), {plan.entry_bytes[eid]} bytes")
             continue
         how = f" in place of {graph.entry_name(inplace_of[eid])}" if eid in inplace_of else ""

@@ -33,7 +33,7 @@ from pydantic import Field
 import framework as mx
 from framework import symbol as sym
 from framework.executor import Executor, simple_bind
-from framework.executor.plan_memory import EXTERNAL, NULL, PlanOptions
+from framework.executor.plan_memory import BAD_STORAGE_ID, EXTERNAL_STORAGE_ID, PlanOptions
 
 from .base import RunContext, Scenario, ScenarioParams, register
 
@@ -129,9 +129,9 @@ def plan_report(exe: Executor, net: sym.Symbol) -> dict[str, Any]:
     not_stored: list[dict[str, Any]] = []
     for eid in range(graph.num_entries):  # entry ids follow the schedule (node order)
         sid = plan.storage[eid]
-        if sid == EXTERNAL:
+        if sid == EXTERNAL_STORAGE_ID:
             continue
-        if sid == NULL:
+        if sid == BAD_STORAGE_ID:
             not_stored.append({"name": graph.entry_name(eid), "bytes": plan.entry_bytes[eid]})
             continue
         producer = graph.entry_nodes[eid]
@@ -162,7 +162,9 @@ def plan_report(exe: Executor, net: sym.Symbol) -> dict[str, Any]:
         {"input": graph.entry_name(src), "output": graph.entry_name(out), "bytes": plan.entry_bytes[out]}
         for src, out in plan.inplace
     ]
-    external = sum(plan.entry_bytes[eid] for eid in range(graph.num_entries) if plan.storage[eid] == EXTERNAL)
+    external = sum(
+        plan.entry_bytes[eid] for eid in range(graph.num_entries) if plan.storage[eid] == EXTERNAL_STORAGE_ID
+    )
     return {
         "bytes_planned": plan.bytes_planned,
         "bytes_naive": plan.bytes_naive,

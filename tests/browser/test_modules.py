@@ -48,7 +48,7 @@ def test_plan_lifetimes_follow_the_schedule(page, server_url):
               {id: 2, name: 'relu_output', node: 2, bytes: 128},
               {id: 3, name: 'out_output', node: 3, bytes: 32},
             ],
-            storage: [-1, 0, 0, 1],
+            storage: [-2, 0, 0, 1],  // -2: external (a bound array)
             inplace: [[1, 2]],
             blocks: [128, 32],
           };

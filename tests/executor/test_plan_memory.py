@@ -8,7 +8,14 @@ import framework as mx
 from framework import symbol as sym
 from framework.executor import IndexedGraph, infer_shapes, infer_types
 from framework.executor.graph import GraphError
-from framework.executor.plan_memory import EXTERNAL, NULL, PlanError, PlanOptions, describe, plan_memory
+from framework.executor.plan_memory import (
+    BAD_STORAGE_ID,
+    EXTERNAL_STORAGE_ID,
+    PlanError,
+    PlanOptions,
+    describe,
+    plan_memory,
+)
 
 
 def plan_of(outputs, options=None, external=(), **shapes):
@@ -68,7 +75,7 @@ def test_an_in_place_chain_reuses_one_block():
     x = sym.Variable("x")
     y = sym.Activation(sym.sigmoid(sym.relu(sym.exp(x, name="a"), name="b"), name="c"), act_type="tanh", name="d")
     graph, plan = plan_of(y, x=(4, 8))
-    assert sid(graph, plan, "x") == EXTERNAL
+    assert sid(graph, plan, "x") == EXTERNAL_STORAGE_ID
     blocks = {sid(graph, plan, f"{n}_output") for n in "abcd"}
     assert blocks == {0}  # exp needs a new block (its input is an argument), the rest overwrite it
     assert [(graph.entry_name(i), graph.entry_name(o)) for i, o in plan.inplace] == [
@@ -131,7 +138,7 @@ def test_graph_outputs_are_never_freed_and_unread_outputs_get_no_memory():
     drop = sym.Dropout(sym.exp(x, name="e"), p=0.5, name="drop")
     graph, plan = plan_of(drop, x=(2, 3))
     mask = eid(graph, "drop_mask")
-    assert plan.storage[mask] == NULL and plan.entry_bytes[mask] == 24
+    assert plan.storage[mask] == BAD_STORAGE_ID and plan.entry_bytes[mask] == 24
     assert plan.bytes_naive == 3 * 24 and plan.bytes_planned == 2 * 24
 
 
@@ -152,7 +159,7 @@ def test_training_graph_frees_activations_once_backward_has_read_them():
     grad_ids = [graph.entry_id(g) for g in grads]
     plan = plan_memory(graph, [shapes[k] for k in keys], [types[k] for k in keys], external=grad_ids)
     backward_start = nid(graph, "loss_backward")
-    assert all(plan.storage[g] == EXTERNAL for g in grad_ids)
+    assert all(plan.storage[g] == EXTERNAL_STORAGE_ID for g in grad_ids)
     # relu0's output is read by fc1's backward and relu0's backward, then its block is free
     relu0 = eid(graph, "relu0_output")
     assert plan.last_reader[relu0] == nid(graph, "relu0_backward") > backward_start
@@ -241,7 +248,7 @@ def test_external_entries_and_errors():
     x = sym.Variable("x")
     y = sym.relu(sym.exp(x, name="a"), name="b")
     graph, plan = plan_of(y, external=[0], x=(2, 2))
-    assert plan.storage[0] == EXTERNAL
+    assert plan.storage[0] == EXTERNAL_STORAGE_ID
     lines = describe(graph, plan)
     assert lines[0] == "entry 0 x: external, 16 bytes" and "in place of a_output" in lines[2]
     with pytest.raises(PlanError, match=r"entry 'a_output' has shape None"):

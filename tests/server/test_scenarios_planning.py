@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import itertools
 import re
 from pathlib import Path
@@ -43,8 +44,10 @@ RESULT_KEYS = {
 
 def run(**raw: Any) -> tuple[dict[str, Any], DirectContext, events.Recorder]:
     ctx = DirectContext()
-    # Arrays that earlier tests left for the next sync point would otherwise be freed
-    # inside the recording, as storage.free events this run never allocated.
+    # Arrays that earlier tests left for the next sync point, or in reference cycles for the
+    # garbage collector, would otherwise be freed inside the recording, as storage.free
+    # events this run never allocated.
+    gc.collect()
     mx.nd.waitall()
     with events.record() as recorder:
         result = SCENARIO.run(SCENARIO.validate(raw), ctx)

@@ -5,8 +5,6 @@ import uPlot from "uplot";
 import { LineChart } from "./charts.js";
 import { escapeHtml, formatBytes, formatMs } from "./format.js";
 
-const EXTERNAL = -1;
-
 export class MemoryView {
   constructor({ stats, chartHost, planHost, planBytes, planPicker, planPickerLabel }) {
     this.stats = stats;
@@ -150,6 +148,7 @@ export function planLifetimes(plan) {
   const lifetimes = [];
   for (const entry of entries) {
     const block = storage[entry.id];
+    // Negative storage ids are not blocks (framework/executor/plan_memory.py): -1 no storage, -2 external.
     if (block === undefined || block < 0 || !step.has(entry.node)) continue;
     const first = step.get(entry.node);
     const last = Math.max(first, lastRead.get(entry.id) ?? steps - 1); // unread: a graph output, kept to the end

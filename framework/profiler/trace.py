@@ -1,0 +1,187 @@
+"""View 1: the recording as Chrome trace JSON, for https://ui.perfetto.dev and ``chrome://tracing``.
+
+One process per device, one thread per engine worker, each operation a begin/end pair;
+storage bytes in use as counters; waits, kvstore traffic, executor plans and training
+metrics in an extra ``host`` process. A pure function of a list of event dicts, so the
+server can serve the trace of any run (``GET /api/runs/{id}/trace``) without the
+profiler having recorded it.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from typing import Any
+
+from ..events import Event
+from .operations import collect_operations, device_sort_key
+
+
+def chrome_trace(events: Iterable[Event]) -> dict[str, Any]:
+    """Chrome trace JSON (a dict; ``json.dump`` it) for Perfetto and ``chrome://tracing``.
+
+    Layout:
+
+    * one process per device (``pid`` 1, 2, ... in the order cpu(0), cpu(1), gpu(0)),
+      named by a ``process_name`` metadata event (``"ph": "M"``);
+    * one thread per engine worker (``cpu(0)/normal/0``, ``shared/1``, ``inline``,
+      ``naive``), named by a ``thread_name`` metadata event in each device it ran work
+      for; a worker keeps the same ``tid`` everywhere;
+    * each operation as a ``B``/``E`` pair, ``cat`` ``"operator"``, with ``args`` op id,
+      device, reads, writes, prop, priority and, when it failed or was skipped, error;
+    * storage bytes in use per device as ``C`` (counter) events, from
+      ``storage.alloc``/``storage.free`` (the rounded block sizes of the allocations seen
+      while recording; frees of blocks allocated before the recording are ignored);
+    * an extra ``host`` process: waits (``wait_for_var``/``wait_for_all``) as ``X``
+      slices on a ``waits`` thread, kvstore push/pull and executor plans as instant
+      events, training metrics as counters.
+
+    ``ts`` is in microseconds since the first event. An operation still running at the
+    last event is **closed at the last timestamp** and marked ``"unfinished": true``; an
+    operation whose start was not recorded is omitted. Same for unfinished waits.
+    """
+    events = list(events)
+    trace: dict[str, Any] = {"traceEvents": [], "displayTimeUnit": "ms"}
+    if not events:
+        return trace
+    t0 = min(e["t_ns"] for e in events)
+    t_last = max(e["t_ns"] for e in events)
+
+    def us(t_ns: int) -> float:
+        return (t_ns - t0) / 1000.0
+
+    ops = collect_operations(events)
+    storage_devices = {str(e.get("ctx")) for e in events if e["kind"] in ("storage.alloc", "storage.free")}
+    devices = sorted({o.ctx for o in ops} | storage_devices, key=device_sort_key)
+    pid = {device: i + 1 for i, device in enumerate(devices)}
+    host_pid = len(devices) + 1
+    tid = {worker: i + 1 for i, worker in enumerate(sorted({o.worker for o in ops}))}
+
+    meta: list[dict[str, Any]] = []
+    for device in devices:
+        meta.append({"ph": "M", "name": "process_name", "pid": pid[device], "tid": 0, "args": {"name": device}})
+    lanes = sorted({(o.ctx, o.worker) for o in ops}, key=lambda lane: (device_sort_key(lane[0]), lane[1]))
+    for device, worker in lanes:
+        meta.append(
+            {"ph": "M", "name": "thread_name", "pid": pid[device], "tid": tid[worker], "args": {"name": worker}}
+        )
+
+    # (t_ns, position in input, trace event): sorting keeps each thread's ts monotonic and
+    # B/E of back-to-back operations in the order they happened.
+    timed: list[tuple[int, int, dict[str, Any]]] = []
+    for o in ops:
+        where = {"pid": pid[o.ctx], "tid": tid[o.worker]}
+        args: dict[str, Any] = {
+            "op": o.op,
+            "ctx": o.ctx,
+            "reads": o.reads,
+            "writes": o.writes,
+            "prop": o.prop,
+            "priority": o.priority,
+        }
+        end_args: dict[str, Any] = {}
+        if o.error is not None:
+            args["error"] = end_args["error"] = o.error
+        end_ns, end_seq = o.end_ns, o.end_seq
+        if end_ns is None:
+            end_ns, end_seq = t_last, len(events)
+            args["unfinished"] = end_args["unfinished"] = True
+        begin = {"ph": "B", "name": o.name, "cat": "operator", "ts": us(o.start_ns), **where, "args": args}
+        end = {"ph": "E", "name": o.name, "cat": "operator", "ts": us(end_ns), **where, "args": end_args}
+        timed.append((o.start_ns, o.start_seq, begin))
+        timed.append((end_ns, end_seq, end))
+
+    timed.extend(_storage_counters(events, pid, us))
+    host_meta, host_timed = _host_events(events, host_pid, t_last, us)
+    meta.extend(host_meta)
+    timed.extend(host_timed)
+
+    timed.sort(key=lambda item: (item[0], item[1]))
+    trace["traceEvents"] = meta + [item[2] for item in timed]
+    return trace
+
+
+def _storage_counters(events: list[Event], pid: dict[str, int], us: Any) -> list[tuple[int, int, dict[str, Any]]]:
+    """``C`` events: bytes held by live allocations, per device, after every alloc/free."""
+    in_use: dict[str, int] = {}
+    live: dict[Any, tuple[str, int]] = {}  # handle -> (device, bytes)
+    out = []
+    for seq, event in enumerate(events):
+        if event["kind"] not in ("storage.alloc", "storage.free"):
+            continue
+        device = str(event.get("ctx"))
+        size = event.get("rounded") or event.get("nbytes") or 0
+        if event["kind"] == "storage.alloc":
+            live[event["handle"]] = (device, size)
+            in_use[device] = in_use.get(device, 0) + size
+        else:
+            known = live.pop(event["handle"], None)
+            if known is None:
+                continue  # allocated before the recording started: we never counted it
+            device, size = known
+            in_use[device] -= size
+        counter = {
+            "ph": "C",
+            "name": "storage bytes in use",
+            "cat": "memory",
+            "ts": us(event["t_ns"]),
+            "pid": pid[device],
+            "tid": 0,
+            "args": {"bytes": in_use[device]},
+        }
+        out.append((event["t_ns"], seq, counter))
+    return out
+
+
+def _host_events(
+    events: list[Event], host_pid: int, t_last: int, us: Any
+) -> tuple[list[dict[str, Any]], list[tuple[int, int, dict[str, Any]]]]:
+    """The ``host`` process: waits as X slices, kvstore/executor instants, metric counters."""
+    threads = {"waits": 1, "kvstore": 2, "executor": 3}
+    var_names = {e["var"]: e.get("name") for e in events if e["kind"] == "engine.var_new"}
+    used: set[str] = set()
+    timed: list[tuple[int, int, dict[str, Any]]] = []
+    open_waits: dict[Any, deque[tuple[int, int]]] = {}
+    for seq, event in enumerate(events):
+        kind, t_ns = event["kind"], event["t_ns"]
+        if kind == "engine.wait_begin":
+            open_waits.setdefault(event["var"], deque()).append((t_ns, seq))
+        elif kind == "engine.wait_end":
+            pending = open_waits.get(event["var"])
+            if pending:  # an end without a recorded begin is dropped
+                begin_ns, begin_seq = pending.popleft()
+                wait = _wait_slice(event["var"], var_names.get(event["var"]), begin_ns, t_ns)
+                timed.append((begin_ns, begin_seq, {**wait, "ts": us(begin_ns), "pid": host_pid, "tid": 1}))
+                used.add("waits")
+        elif kind in ("kvstore.push", "kvstore.pull"):
+            args = {k: event.get(k) for k in ("key", "nbytes", "ctx")}
+            instant = {"ph": "i", "s": "t", "name": kind, "cat": "kvstore", "ts": us(t_ns), "args": args}
+            timed.append((t_ns, seq, {**instant, "pid": host_pid, "tid": threads["kvstore"]}))
+            used.add("kvstore")
+        elif kind == "executor.plan":
+            args = {k: event.get(k) for k in ("bytes_planned", "bytes_naive")}
+            instant = {"ph": "i", "s": "t", "name": "executor.plan", "cat": "executor", "ts": us(t_ns), "args": args}
+            timed.append((t_ns, seq, {**instant, "pid": host_pid, "tid": threads["executor"]}))
+            used.add("executor")
+        elif kind == "train.metric":
+            counter = {"ph": "C", "name": f"metric {event.get('name')}", "cat": "train", "ts": us(t_ns)}
+            timed.append((t_ns, seq, {**counter, "pid": host_pid, "tid": 0, "args": {"value": event.get("value")}}))
+            used.add("metrics")
+    for var, pending in open_waits.items():
+        for begin_ns, begin_seq in pending:  # still waiting at the last event
+            wait = _wait_slice(var, var_names.get(var), begin_ns, t_last)
+            wait["args"]["unfinished"] = True
+            timed.append((begin_ns, begin_seq, {**wait, "ts": us(begin_ns), "pid": host_pid, "tid": 1}))
+            used.add("waits")
+    if not used:
+        return [], []
+    meta = [{"ph": "M", "name": "process_name", "pid": host_pid, "tid": 0, "args": {"name": "host"}}]
+    for name in sorted(used & threads.keys(), key=threads.__getitem__):
+        meta.append({"ph": "M", "name": "thread_name", "pid": host_pid, "tid": threads[name], "args": {"name": name}})
+    return meta, timed
+
+
+def _wait_slice(var: Any, var_name: str | None, begin_ns: int, end_ns: int) -> dict[str, Any]:
+    """An ``X`` slice for one wait (``ts`` and place are filled in by the caller)."""
+    name = "wait_for_all" if var == "all" else f"wait_for_var({var_name or var})"
+    return {"ph": "X", "name": name, "cat": "wait", "dur": (end_ns - begin_ns) / 1000.0, "args": {"var": var}}
