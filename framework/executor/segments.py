@@ -24,6 +24,7 @@ from ..operator.node import Node
 from ..resource import RandomResource, TempSpace
 from .graph import IndexedGraph
 
+
 # ----------------------------------------------------------------------------- steps
 class Step:
     """One node, ready to run: its compute function and the arrays it touches."""
