@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import os
-
+import needs
 import pytest
 from engine_configs import ENGINE_CONFIGS, THREADED_CONFIGS, config_id
 
@@ -54,4 +53,5 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def in_ci() -> bool:
-    return os.environ.get("CI", "").lower() == "true"
+    """Whether this run is under CI, by the one rule in tests/needs.py."""
+    return needs.in_ci()

@@ -8,7 +8,7 @@ import time
 import pytest
 
 import framework as mx
-from framework import events, profiler
+from framework import events, profiler, storage
 
 
 @pytest.fixture(autouse=True)
@@ -240,7 +240,6 @@ def test_storage_events_become_counters_per_device():
 
 
 def test_real_storage_allocations_are_profiled():
-    storage = pytest.importorskip("framework.storage")
     profiler.set_state("run")
     handle = storage.alloc(3000, mx.cpu(0))
     storage.free(handle)

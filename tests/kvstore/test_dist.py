@@ -18,6 +18,7 @@ import uuid
 
 import numpy as np
 import pytest
+from needs import needs_module
 
 import framework as mx
 from framework.kvstore.cluster import DistConfig, local_ray_options, start_servers, stop_servers
@@ -39,10 +40,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 @pytest.fixture(scope="module")
 def cluster():
     """One local Ray cluster for the module: 4 CPUs, a 200 MB object store, no dashboard."""
-    if ray is None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("ray is required under CI for the distributed KVStore tests (install the [dist] extra)")
-        pytest.skip("ray is not installed (pip install 'mxlab[dist]')")
+    needs_module("ray", "the distributed KVStore tests start a local Ray cluster (pip install 'mxlab[dist]')")
     saved = os.environ.get("PYTHONPATH")
     # Ray's worker processes inherit the driver's environment: make them import this checkout.
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (REPO_ROOT, saved) if p)
