@@ -1,10 +1,13 @@
-"""Shared fixtures: engines of every type, stopped after each test."""
+"""Shared fixtures: engines of every type, stopped after each test; every test starts from seeded generators."""
 
 from __future__ import annotations
 
 import needs
 import pytest
 from engine_configs import ENGINE_CONFIGS, THREADED_CONFIGS, config_id
+
+# The per-test seeding (hooks and the autouse fixture) lives in tests/seeding.py; pytest finds them here by name.
+from seeding import pytest_configure, pytest_runtest_makereport, seeded_random  # noqa: F401
 
 import framework as mx
 from framework.engine import Engine, create
