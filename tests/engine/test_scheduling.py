@@ -81,10 +81,10 @@ def test_independent_chains_run_in_parallel(make_engine, kind):
 @pytest.mark.parametrize("kind", ["ThreadedEngine", "ThreadedEnginePerDevice"])
 def test_ready_operations_run_highest_priority_first(make_engine, kind):
     engine = make_engine(kind, 1)
-    gate = threading.Event()
+    gate, started = threading.Event(), threading.Event()
     blocker = engine.new_variable("blocker")
-    engine.push_sync(lambda rc: gate.wait(5), mx.cpu(), mutable_vars=[blocker])
-    time.sleep(0.05)  # the single worker is now busy with the gate
+    engine.push_sync(lambda rc: (started.set(), gate.wait(5)), mx.cpu(), mutable_vars=[blocker])
+    assert started.wait(5)  # the single worker is now busy with the gate, however slow the machine
     order = []
     for priority in (0, 5, -1, 10, 5):
         var = engine.new_variable()

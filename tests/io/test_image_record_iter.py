@@ -196,6 +196,7 @@ def test_decoding_runs_on_preprocess_threads(generated, monkeypatch):
     path, _, _ = generated
     original = iri._Augmenter.__call__
     lock, running, peak, threads = threading.Lock(), {}, {}, {}  # per augmenter (other iterators may be alive)
+    first_two = {}  # per augmenter: its first two images meet here, so two threads decode at once on any machine
 
     def spy(self, *args):
         key = id(self)
@@ -203,7 +204,11 @@ def test_decoding_runs_on_preprocess_threads(generated, monkeypatch):
             running[key] = running.get(key, 0) + 1
             peak[key] = max(peak.get(key, 0), running[key])
             threads.setdefault(key, set()).add(threading.current_thread().name)
-        time.sleep(0.01)
+            meet = first_two.setdefault(key, [threading.Barrier(2, timeout=10), 2])
+            waits = meet[1] > 0
+            meet[1] -= 1
+        if waits:
+            meet[0].wait()  # BrokenBarrierError unless the second image is decoded alongside the first
         try:
             return original(self, *args)
         finally:
@@ -347,10 +352,11 @@ def test_garbage_collection_never_waits_for_the_loader(generated):
     path, _, _ = generated
     it = ImageRecordIter(path_imgrec=path, data_shape=(3, 16, 16), batch_size=2, prefetch_buffer=1)
     loader = it._loader
-    time.sleep(0.05)  # the loader is now blocked on its full queue
+    time.sleep(0.05)  # the loader is now (most likely) blocked on its full queue
     start = time.perf_counter()
     it.__del__()
-    assert time.perf_counter() - start < 0.05
+    # it only sets a flag: a join would wait for the blocked loader (seconds); 1 s is a margin for any machine
+    assert time.perf_counter() - start < 1.0
     loader.thread.join(timeout=2)
     assert not loader.thread.is_alive()
 
