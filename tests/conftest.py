@@ -44,8 +44,16 @@ def threaded_engine(request, make_engine):
     return make_engine(kind, workers)
 
 
+#: Markers whose tests are always ``slow`` too: a browser page or a Ray cluster costs seconds before any assertion.
+ALWAYS_SLOW = ("browser", "dist")
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's own -m selection, so `-m "not slow"` sees the added markers
 def pytest_collection_modifyitems(config, items):
-    """Skip GPU tests without a GPU; under CI=true a browser/dist skip is a failure elsewhere."""
+    """Browser and dist tests are also ``slow``; GPU tests skip without a GPU (tools: see tests/needs.py)."""
+    for item in items:
+        if any(marker in item.keywords for marker in ALWAYS_SLOW):
+            item.add_marker(pytest.mark.slow)
     if mx.num_gpus() > 0:
         return
     skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU with CuPy (none on this machine)")

@@ -20,7 +20,7 @@ from needs import needs_tool
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "custom_op"
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]  # each test builds or runs an example: seconds
 
 
 def run_script(script: Path, cwd: Path) -> str:

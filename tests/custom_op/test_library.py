@@ -22,6 +22,8 @@ from framework.operator import registry
 from framework.operator.infer import InferenceError
 from framework.operator.params import OperatorParamError
 
+pytestmark = pytest.mark.slow  # the module first compiles its libraries with g++ (and nvcc): over 10 s
+
 ROOT = Path(__file__).resolve().parents[2]
 INCLUDE = ROOT / "framework" / "include"
 GEMM_SRC = ROOT / "examples" / "custom_op" / "gemm_lib.cc"

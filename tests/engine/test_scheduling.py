@@ -316,6 +316,7 @@ def test_push_from_four_threads_at_once_is_safe(engine):
     assert sum(counts) == 4 * 1500 * 2  # no lost update: every write to a var was exclusive
 
 
+@pytest.mark.slow  # 100,000 operations: seconds
 def test_one_hundred_thousand_tiny_operations_finish_without_growth(make_engine):
     engine = make_engine("ThreadedEnginePerDevice", 2)
     variables = [engine.new_variable() for _ in range(4)]

@@ -156,6 +156,7 @@ def test_output_equals_the_reference_pipeline(generated):
             np.testing.assert_array_equal(batch.data[0].asnumpy()[k], want)
 
 
+@pytest.mark.slow  # searches every crop position of every image
 def test_random_crop_and_mirror_are_valid_crops_and_reproducible(generated):
     path, _, payloads = generated
     settings = dict(path_imgrec=path, data_shape=(3, 12, 12), batch_size=13, rand_crop=True, rand_mirror=True, **NORM)
@@ -361,6 +362,7 @@ def test_garbage_collection_never_waits_for_the_loader(generated):
     assert not loader.thread.is_alive()
 
 
+@pytest.mark.slow  # runs the IO benchmark
 def test_benchmark_script_runs_and_prints_json_lines():
     done = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "io.py"), "--images", "16", "--rounds", "1"],

@@ -28,6 +28,8 @@ from framework.module import Module
 
 datasets = needs_module("sklearn.datasets", "it bundles the handwritten digits (the [dev] extra installs it)")
 
+pytestmark = pytest.mark.slow  # real training, several seconds per test
+
 BATCH = 40  # divides the 360 validation images: no padded batch in the validation score
 
 

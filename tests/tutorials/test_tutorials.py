@@ -78,6 +78,7 @@ def test_jupytext_pairs_the_same_code_cells_and_every_cell_compiles(name):
         compile(cell.source, f"{name}:block{number}", "exec")  # also for tutorials skipped here (12)
 
 
+@pytest.mark.slow  # a fresh interpreter per tutorial; several train networks
 @pytest.mark.parametrize("name", EXPECTED_FILES)
 def test_tutorial_runs_and_prints_its_expected_output(name):
     path = TUTORIALS / name
