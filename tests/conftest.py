@@ -1,11 +1,13 @@
-"""Shared fixtures: engines of every type, stopped after each test."""
+"""Shared fixtures: engines of every type, stopped after each test; every test starts from seeded generators."""
 
 from __future__ import annotations
 
-import os
-
+import needs
 import pytest
 from engine_configs import ENGINE_CONFIGS, THREADED_CONFIGS, config_id
+
+# The per-test seeding (hooks and the autouse fixture) lives in tests/seeding.py; pytest finds them here by name.
+from seeding import pytest_configure, pytest_runtest_makereport, seeded_random  # noqa: F401
 
 import framework as mx
 from framework.engine import Engine, create
@@ -42,8 +44,16 @@ def threaded_engine(request, make_engine):
     return make_engine(kind, workers)
 
 
+#: Markers whose tests are always ``slow`` too: a browser page or a Ray cluster costs seconds before any assertion.
+ALWAYS_SLOW = ("browser", "dist")
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's own -m selection, so `-m "not slow"` sees the added markers
 def pytest_collection_modifyitems(config, items):
-    """Skip GPU tests without a GPU; under CI=true a browser/dist skip is a failure elsewhere."""
+    """Browser and dist tests are also ``slow``; GPU tests skip without a GPU (tools: see tests/needs.py)."""
+    for item in items:
+        if any(marker in item.keywords for marker in ALWAYS_SLOW):
+            item.add_marker(pytest.mark.slow)
     if mx.num_gpus() > 0:
         return
     skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU with CuPy (none on this machine)")
@@ -54,4 +64,5 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def in_ci() -> bool:
-    return os.environ.get("CI", "").lower() == "true"
+    """Whether this run is under CI, by the one rule in tests/needs.py."""
+    return needs.in_ci()

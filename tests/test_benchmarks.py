@@ -16,6 +16,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KEYS = {"workload", "engine", "case", "unit", "median", "min", "max", "samples", "ratios"}
 
 
+@pytest.mark.slow  # runs the engine benchmark
 def test_engine_benchmark_quick_prints_json_lines():
     script = os.path.join(ROOT, "benchmarks", "engine.py")
     done = subprocess.run(

@@ -17,18 +17,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_independent_chains_overlap_and_dependent_chains_do_not():
-    results = engine_basics.compare_engines(["ThreadedEnginePerDevice"], num_workers=2, chain_length=3, op_ms=30)
+    chain_length, op_ms = 3, 50
+    results = engine_basics.compare_engines(["ThreadedEnginePerDevice"], 2, chain_length, op_ms)
     by_program = {r.program: r for r in results}
-
-    def max_overlap(events):
-        starts = {e["op"]: e["t_ns"] for e in events if e["kind"] == "engine.start"}
-        ends = {e["op"]: e["t_ns"] for e in events if e["kind"] == "engine.end"}
-        spans = [(starts[o], ends[o]) for o in starts]
-        return max(sum(1 for s, e in spans if s <= t < e) for t, _ in spans)
-
-    assert max_overlap(by_program["independent"].events) == 2
-    assert max_overlap(by_program["dependent"].events) == 1
-    assert by_program["independent"].seconds < by_program["dependent"].seconds
+    dependent, independent = by_program["dependent"], by_program["independent"]
+    # on any machine: the dependencies forbid overlap, and every one of the 2 x 3 sleeps lasts at least op_ms
+    assert engine_basics.max_overlap(dependent.events) == 1
+    assert dependent.seconds >= 2 * chain_length * op_ms / 1000
+    # two idle workers, two unordered chains: they fail to overlap only if one worker is starved for
+    # a whole chain (150 ms), so the margin is wide; tests/engine proves the overlap with a barrier
+    assert engine_basics.max_overlap(independent.events) == 2
 
 
 def test_scenario_rejects_out_of_range_parameters():

@@ -2,15 +2,14 @@
 
 The server runs as a subprocess (``python -m server --no-default-run`` on a free port) from this
 worktree, serving ``webui/``. Chromium is the system's ``/usr/bin/chromium``; Playwright never
-downloads a browser. Without Chromium or Playwright the tests skip, except under ``CI=true`` where a
-missing tool is a failure.
+downloads a browser. Without Chromium or Playwright the tests skip, except under CI where a missing
+tool is a failure (the rule of ``tests/needs.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from needs import needs_module, needs_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 WEBUI = ROOT / "webui"
@@ -32,13 +32,6 @@ CHROMIUM_ARGS = [
     "--disable-background-networking",
     "--disable-component-update",
 ]
-
-
-def _missing(reason: str) -> None:
-    """Skip for a missing tool, but fail in CI where every tool must be present."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI=true and {reason}")
-    pytest.skip(reason)
 
 
 def _free_port() -> int:
@@ -92,14 +85,10 @@ def server_url() -> Iterator[str]:
 @pytest.fixture(scope="session")
 def browser():
     """One headless Chromium for the session."""
-    if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
-        _missing(f"Chromium is not installed at {CHROMIUM}")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _missing("the playwright Python package is not installed")
-    with sync_playwright() as p:
-        executable = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
+    why = f"the browser tests drive it headless (looked for {CHROMIUM} and on PATH)"
+    executable = CHROMIUM if Path(CHROMIUM).exists() else needs_tool("chromium", why)
+    playwright = needs_module("playwright.sync_api", "the browser tests drive Chromium through it")
+    with playwright.sync_playwright() as p:
         instance = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         try:
             yield instance

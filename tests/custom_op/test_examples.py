@@ -15,11 +15,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from needs import needs_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "custom_op"
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]  # each test builds or runs an example: seconds
 
 
 def run_script(script: Path, cwd: Path) -> str:
@@ -31,11 +32,7 @@ def run_script(script: Path, cwd: Path) -> str:
     return done.stdout
 
 
-def need(tool: str, in_ci: bool) -> None:
-    if shutil.which(tool) is None:
-        if in_ci:
-            pytest.fail(f"{tool} is required under CI to build the custom-operator examples")
-        pytest.skip(f"{tool} is not installed: cannot build the custom-operator examples")
+BUILD = "the custom-operator examples are built with it"
 
 
 @pytest.fixture
@@ -51,19 +48,19 @@ def make(target: str, directory: Path) -> None:
     assert done.returncode == 0, f"make {target} failed:\n{done.stdout}\n{done.stderr}"
 
 
-def test_gemm_example_builds_with_its_makefile_and_passes_its_script(example_dir: Path, in_ci: bool) -> None:
-    need("make", in_ci)
-    need("g++", in_ci)
+def test_gemm_example_builds_with_its_makefile_and_passes_its_script(example_dir: Path) -> None:
+    needs_tool("make", BUILD)
+    needs_tool("g++", BUILD)
     make("gemm_lib", example_dir)
     assert (example_dir / "libgemm_lib.so").is_file()
     output = run_script(example_dir / "test_gemm.py", example_dir)
     assert "all checks passed" in output
 
 
-def test_relu_example_builds_with_nvcc_where_cuda_is_installed(example_dir: Path, in_ci: bool) -> None:
-    need("make", in_ci)
-    if shutil.which("nvcc") is None:  # CUDA is optional, in CI too (the issue: "when on the machine")
-        pytest.skip("nvcc is not installed: relu_lib.cu is only built where CUDA is available")
+def test_relu_example_builds_with_nvcc_where_cuda_is_installed(example_dir: Path) -> None:
+    needs_tool("make", BUILD)
+    # CUDA is optional, in CI too (the issue: "when on the machine")
+    needs_tool("nvcc", "relu_lib.cu is only built where CUDA is available", required_in_ci=False)
     make("relu_lib", example_dir)
     output = run_script(example_dir / "test_relu.py", example_dir)
     assert "all checks passed" in output

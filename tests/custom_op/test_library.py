@@ -8,13 +8,12 @@ for the error paths) with g++ into a temporary directory, exactly as a user woul
 from __future__ import annotations
 
 import ctypes
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
+from needs import needs_tool
 
 import framework as mx
 from framework import library
@@ -22,6 +21,8 @@ from framework.library import LibraryError
 from framework.operator import registry
 from framework.operator.infer import InferenceError
 from framework.operator.params import OperatorParamError
+
+pytestmark = pytest.mark.slow  # the module first compiles its libraries with g++ (and nvcc): over 10 s
 
 ROOT = Path(__file__).resolve().parents[2]
 INCLUDE = ROOT / "framework" / "include"
@@ -111,12 +112,7 @@ PLAIN_SRC = 'extern "C" int add(int a, int b) { return a + b; }\n'
 
 
 def _compiler() -> str:
-    gxx = shutil.which("g++")
-    if gxx is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("g++ is required under CI to build the custom-operator libraries")
-        pytest.skip("g++ is not installed: cannot build the custom-operator libraries")
-    return gxx
+    return needs_tool("g++", "the custom-operator libraries are built with it")
 
 
 @pytest.fixture(scope="module")
@@ -337,9 +333,7 @@ def test_test_hook_symbols_are_reachable_with_ctypes(gemm: library.Library) -> N
 # ------------------------------------------------------------------ CUDA example
 @pytest.fixture(scope="module")
 def relu_lib(tmp_path_factory: pytest.TempPathFactory) -> library.Library:
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        pytest.skip("nvcc is not installed: relu_lib.cu is only compiled where CUDA is available")
+    nvcc = needs_tool("nvcc", "relu_lib.cu is only compiled where CUDA is available", required_in_ci=False)
     out = tmp_path_factory.mktemp("relu_lib") / "librelu_lib.so"
     src = ROOT / "examples" / "custom_op" / "relu_lib.cu"
     cmd = [nvcc, "-shared", "-std=c++11", "-Xcompiler", "-fPIC", "-I", str(INCLUDE), "-o", str(out), str(src)]

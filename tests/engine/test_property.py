@@ -96,6 +96,7 @@ def stop_engines():
 
 
 @pytest.mark.parametrize("config", ENGINE_CONFIGS, ids=config_id)
+@pytest.mark.slow  # 25 random programs on every engine configuration
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(program=programs())
 def test_random_programs_match_sequential_execution(config, program):

@@ -81,10 +81,10 @@ def test_independent_chains_run_in_parallel(make_engine, kind):
 @pytest.mark.parametrize("kind", ["ThreadedEngine", "ThreadedEnginePerDevice"])
 def test_ready_operations_run_highest_priority_first(make_engine, kind):
     engine = make_engine(kind, 1)
-    gate = threading.Event()
+    gate, started = threading.Event(), threading.Event()
     blocker = engine.new_variable("blocker")
-    engine.push_sync(lambda rc: gate.wait(5), mx.cpu(), mutable_vars=[blocker])
-    time.sleep(0.05)  # the single worker is now busy with the gate
+    engine.push_sync(lambda rc: (started.set(), gate.wait(5)), mx.cpu(), mutable_vars=[blocker])
+    assert started.wait(5)  # the single worker is now busy with the gate, however slow the machine
     order = []
     for priority in (0, 5, -1, 10, 5):
         var = engine.new_variable()
@@ -316,6 +316,7 @@ def test_push_from_four_threads_at_once_is_safe(engine):
     assert sum(counts) == 4 * 1500 * 2  # no lost update: every write to a var was exclusive
 
 
+@pytest.mark.slow  # 100,000 operations: seconds
 def test_one_hundred_thousand_tiny_operations_finish_without_growth(make_engine):
     engine = make_engine("ThreadedEnginePerDevice", 2)
     variables = [engine.new_variable() for _ in range(4)]

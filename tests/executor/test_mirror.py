@@ -159,6 +159,7 @@ def test_node_mirroring_gives_identical_gradients_with_less_memory():
     assert "sin0_mirror" in mirrored.debug_str()
 
 
+@pytest.mark.slow  # trains a 20-layer MLP
 def test_segment_checkpointing_cuts_mlp20_training_memory_by_more_than_40_percent():
     net = mlp(20, 512)
     plain = run(net, None, data=(64, 784))

@@ -259,6 +259,7 @@ def test_external_entries_and_errors():
 
 
 # ---------------------------------------------------------------------------- against MXNet
+@pytest.mark.slow  # plans every benchmark network: several seconds
 def test_benchmark_plans_at_most_mxnets_memory_for_the_w4_networks():
     """benchmarks/executor_memory.py's memory workload: MLP-8, LeNet, MLP-20, train and infer."""
     import json

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import struct
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -343,17 +342,22 @@ def test_prefetching_iter_reraises_errors_of_the_background_thread():
 
 
 def test_prefetching_overlaps_reading_with_the_consumer():
-    class Slow(Recording):
+    """While the consumer holds batch k, the background thread already reads batch k + 1 (no timing involved)."""
+
+    class Announcing(Recording):
+        def __init__(self, count: int) -> None:
+            super().__init__(count)
+            self.reading = [threading.Event() for _ in range(count + 1)]  # the last read ends the epoch
+
         def next(self) -> DataBatch:
-            time.sleep(0.02)
+            self.reading[self.i].set()
             return super().next()
 
-    it = io.PrefetchingIter(Slow(6))
-    time.sleep(0.05)  # the first batch is ready before it is asked for
-    start = time.perf_counter()
-    for _ in it:
-        time.sleep(0.02)  # "training" while the next batch is read
-    assert time.perf_counter() - start < 6 * 0.04 * 0.9
+    inner = Announcing(6)
+    it = io.PrefetchingIter(inner)
+    for k, _ in enumerate(it):
+        # a synchronous iterator would only start read k + 1 when asked for the next batch: this would time out
+        assert inner.reading[k + 1].wait(10), f"batch {k + 1} was not being read while batch {k} was consumed"
     it.close()
 
 

@@ -18,6 +18,7 @@ import uuid
 
 import numpy as np
 import pytest
+from needs import needs_module
 
 import framework as mx
 from framework.kvstore.cluster import DistConfig, local_ray_options, start_servers, stop_servers
@@ -39,10 +40,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 @pytest.fixture(scope="module")
 def cluster():
     """One local Ray cluster for the module: 4 CPUs, a 200 MB object store, no dashboard."""
-    if ray is None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("ray is required under CI for the distributed KVStore tests (install the [dist] extra)")
-        pytest.skip("ray is not installed (pip install 'mxlab[dist]')")
+    needs_module("ray", "the distributed KVStore tests start a local Ray cluster (pip install 'mxlab[dist]')")
     saved = os.environ.get("PYTHONPATH")
     # Ray's worker processes inherit the driver's environment: make them import this checkout.
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (REPO_ROOT, saved) if p)
@@ -406,8 +404,8 @@ def make_store(kv_type: str) -> str:
 
 
 def test_workers_must_agree_and_servers_must_exist(job, cluster):
-    j = job(timeout=20.0)
-    missing = DistConfig(0, 2, 3, j.namespace, None, 20.0)
+    j = job(timeout=90.0)
+    missing = DistConfig(0, 2, 3, j.namespace, None, 90.0)
     with pytest.raises(mx.kv.KVStoreError, match="'mxlab-kv-server-2' was not found in Ray namespace"):
         DistKVStore("dist_sync", missing)
     types = ["dist_sync", "dist_async"]
@@ -415,12 +413,12 @@ def test_workers_must_agree_and_servers_must_exist(job, cluster):
     errors, start = [], time.perf_counter()
     for ref in refs:
         with pytest.raises(ray.exceptions.RayTaskError) as caught:
-            ray.get(ref, timeout=30)
+            ray.get(ref, timeout=60)
         errors.append(str(caught.value))
     # a worker that learns of the disagreement aborts the job, so the other does not wait for its timeout
     mismatch = r"worker \d created a dist_a?sync store but worker \d created dist_a?sync"
     assert all(re.search(mismatch, e) for e in errors)
-    assert time.perf_counter() - start < 15.0  # well before the 20 s timeout
+    assert time.perf_counter() - start < 45.0  # well before the 90 s timeout, however slow the machine
 
 
 # ----------------------------------------------------------------------------- the launcher

@@ -7,7 +7,6 @@ distributed names, outside a launched job, must refuse clearly (tests/kvstore/te
 from __future__ import annotations
 
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -223,7 +222,7 @@ def test_pull_after_push_is_ordered_by_the_engine(kv_type, make_engine):
         kv = create(kv_type)
         kv.init(1, mx.nd.zeros(SHAPE))
         grads = arrays(0.0)
-        release = threading.Event()
+        release, written = threading.Event(), threading.Event()
 
         data = [g._data for g in grads]
 
@@ -231,13 +230,14 @@ def test_pull_after_push_is_ordered_by_the_engine(kv_type, make_engine):
             release.wait(10)
             for d in data:
                 d[...] = 3.0
+            written.set()
 
         engine.push_sync(slow_write, mx.cpu(0), [], [g._chunk.var for g in grads], name="slow_write")
         outs = arrays(-1.0)
-        start = time.perf_counter()
         kv.push(1, grads, priority=-1)
         kv.pull(1, out=outs, priority=-1)
-        assert time.perf_counter() - start < 5  # neither call waited for the slow writer
+        # neither call waited for the writer: it cannot finish before release (a wait would last its 10 s)
+        assert not written.is_set()
         release.set()
         check_all(outs, 6.0)
     finally:

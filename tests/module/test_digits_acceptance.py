@@ -19,13 +19,16 @@ import time
 
 import numpy as np
 import pytest
+from needs import needs_module
 
 import framework as mx
 import framework.io
 import framework.symbol as sym
 from framework.module import Module
 
-datasets = pytest.importorskip("sklearn.datasets")
+datasets = needs_module("sklearn.datasets", "it bundles the handwritten digits (the [dev] extra installs it)")
+
+pytestmark = pytest.mark.slow  # real training, several seconds per test
 
 BATCH = 40  # divides the 360 validation images: no padded batch in the validation score
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
 import sys
 import textwrap
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from needs import needs_env_path
 
 import framework as mx
 from framework.base import MXLabError
@@ -294,11 +294,8 @@ def test_missing_file_raises_os_error(tmp_path):
 
 
 # --------------------------------------------------------------------------- MXLab -> real MXNet
-MXNET_PYTHON = os.environ.get("MXNET_PYTHON")
-
-
-@pytest.mark.skipif(not MXNET_PYTHON, reason="set MXNET_PYTHON to an interpreter with mxnet 1.x to run MXNet itself")
 def test_mxnet_loads_files_written_here(tmp_path):
+    mxnet_python = needs_env_path("MXNET_PYTHON", "it names an interpreter with mxnet 1.x, to run MXNet itself")
     rng = np.random.default_rng(5)
     data = {f"arg:{d}": mx.nd.array((rng.standard_normal((2, 3)) * 40).astype(d), dtype=d) for d in DTYPES}
     data["aux:empty"] = mx.nd.array(np.zeros((0, 2), np.float32))
@@ -314,7 +311,7 @@ def test_mxnet_loads_files_written_here(tmp_path):
         """
     )
     result = subprocess.run(
-        [MXNET_PYTHON, "-c", script, str(tmp_path / "mxlab.params")], capture_output=True, text=True, timeout=120
+        [mxnet_python, "-c", script, str(tmp_path / "mxlab.params")], capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 0, result.stderr[-2000:]
     seen = json.loads(result.stdout.strip().splitlines()[-1])

@@ -42,6 +42,7 @@ def test_openapi_docs_are_served(client):
     assert "scenario" in json.dumps(paths["/api/runs"]["post"]["requestBody"])
 
 
+@pytest.mark.slow  # the training scenarios run for seconds
 @pytest.mark.parametrize("name", list(REGISTRY))
 def test_every_scenario_runs_with_defaults_and_streams_every_event(client, name):
     created = client.post("/api/runs", json={"scenario": name})

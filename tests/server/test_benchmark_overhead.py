@@ -7,10 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 KEYS = {"workload", "engine", "case", "unit", "median", "min", "max", "samples", "ratios"}
 
 
+@pytest.mark.slow  # runs the benchmark: about 45 s
 def test_server_overhead_benchmark_quick_prints_json_lines():
     done = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "server_overhead.py"), "--quick"],

@@ -226,6 +226,7 @@ def test_listed_package_not_installed_asks_for_npm_ci(manager, tmp_path):
 GARBAGE = [b"", b"null", b"{", b"\x00\xff", b'{"scenario": "engine_basics", "params": {"workers": -5}}', b"[]" * 1000]
 
 
+@pytest.mark.slow  # every route x method x garbage body x content type
 def test_no_route_answers_500_to_garbage(ui_client):
     paths = [route.path for route in ui_client.app.routes]
     for path in paths:
@@ -268,6 +269,7 @@ def test_a_hanging_run_times_out(make_manager, tmp_path):
     assert summary["ended"] - summary["started"] < 10
 
 
+@pytest.mark.slow  # twenty runs
 def test_twenty_concurrent_runs_get_201_or_429_and_all_accepted_finish(client):
     responses = []
     lock = threading.Lock()

@@ -256,6 +256,7 @@ def test_the_docs_example_runs(capsys):
     assert 0 < planned < naive
 
 
+@pytest.mark.slow  # plans every network of the table
 def test_the_docs_table_holds_the_measured_numbers():
     """Every row of the table in docs/scenarios.md is what the scenario reports today."""
     row = re.compile(r"^\| (mlp|lenet) \| (training|inference) \| (on|off) \| (on|off) \| (on|off) \|(.*)\|$", re.M)

@@ -111,11 +111,17 @@ def test_train_mlp_with_adam_and_a_wider_layer():
     assert result["num_parameters"] == 64 * 128 + 128 + 128 * 10 + 10
 
 
-def test_train_mlp_with_a_learning_rate_too_large_stays_near_chance():
-    """The failure docs/scenarios.md invites learners to try: dead relu units, no learning."""
+def test_train_mlp_with_a_learning_rate_too_large_fails_to_learn(mlp_run):
+    """The failure docs/scenarios.md invites learners to try: dead relu units, little learning.
+
+    Where exactly it ends depends on the seed and on the machine's BLAS (seeds 0-4 give 17-43% here;
+    another CPU gave 21% for seed 0), so the bounds sit far from both that range and the good run.
+    """
+    good, _, _ = mlp_run
     result, _, _ = run(TRAIN, learning_rate=1.0, epochs=2)
-    assert result["validation_accuracy"] < 0.2
-    assert result["train_loss"] > 2.0
+    assert math.isfinite(result["train_loss"]) and math.isfinite(result["validation_loss"])  # no NaN: fit ran on
+    assert result["validation_accuracy"] < 0.6 <= good["validation_accuracy"] - 0.3
+    assert result["train_loss"] > 1.2 > 2 * good["train_loss"]
 
 
 # ----------------------------------------------------------------------------- kvstore_parallel

@@ -78,6 +78,7 @@ def _stalled_websocket(port: int, path: str) -> socket.socket:
     return raw
 
 
+@pytest.mark.slow  # streams until a queue overflows
 def test_a_client_that_never_reads_is_isolated_and_bounded(live_server):
     manager, port = live_server
     import httpx

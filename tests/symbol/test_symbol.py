@@ -459,7 +459,6 @@ def test_debug_str_lists_outputs_variables_and_operators():
 
 
 def test_bind_and_eval_delegate_to_the_executor():
-    pytest.importorskip("framework.executor.executor")
     a, b = sym.var("a"), sym.var("b")
     out = (a * b + 1).eval(ctx=mx.cpu(), a=mx.nd.array([1.0, 2.0]), b=mx.nd.array([3.0, 4.0]))
     np.testing.assert_allclose(out[0].asnumpy(), [4.0, 9.0])

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
+from needs import needs_env_path
 
 import framework as mx
 import framework.symbol as sym
@@ -220,8 +220,6 @@ def test_bad_parameter_in_a_file_names_the_node():
 
 
 # ---------------------------------------------------------------------------- MXNet loads ours
-MXNET_PYTHON = os.environ.get("MXNET_PYTHON")
-
 MXNET_SCRIPT = """
 import json, sys
 import mxnet as mx
@@ -234,12 +232,12 @@ print(json.dumps(result))
 """
 
 
-@pytest.mark.skipif(not MXNET_PYTHON, reason="set MXNET_PYTHON to an interpreter with mxnet 1.9.1 to run")
 def test_real_mxnet_loads_our_json():
+    mxnet_python = needs_env_path("MXNET_PYTHON", "it names an interpreter with mxnet 1.9.1 installed")
     cases = {name: s.tojson() for name, (s, _) in composed_symbols().items()}
     cases["legacy"] = sym.load_json(json.dumps(LEGACY)).tojson()
     done = subprocess.run(
-        [MXNET_PYTHON, "-c", MXNET_SCRIPT], input=json.dumps(cases), capture_output=True, text=True, timeout=120
+        [mxnet_python, "-c", MXNET_SCRIPT], input=json.dumps(cases), capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
@@ -258,7 +256,6 @@ def test_real_mxnet_loads_our_json():
 @pytest.mark.parametrize("network", ["mlp", "lenet"])
 def test_executor_reproduces_mxnet_outputs_and_gradients(network):
     """Bound to the .params file, the executor must give MXNet's outputs and gradients."""
-    pytest.importorskip("framework.executor.executor")
     net = sym.load(str(DATA / f"{network}-symbol.json"))
     params = mx.nd.load(str(DATA / f"{network}-0000.params"))
     reference = mx.nd.load(str(DATA / f"{network}-reference.nd"))

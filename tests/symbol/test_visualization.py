@@ -11,13 +11,13 @@ import contextlib
 import importlib.util
 import io
 import json
-import shutil
 import types
 from pathlib import Path
 
 import graphviz
 import numpy as np
 import pytest
+from needs import needs_tool
 
 import framework.symbol as sym
 from framework import visualization as viz
@@ -134,8 +134,7 @@ def test_plot_errors_and_warnings():
 
 
 def test_plot_renders_when_graphviz_dot_is_installed(tmp_path):
-    if shutil.which("dot") is None:
-        pytest.skip("the Graphviz 'dot' program is not installed (building the Digraph does not need it)")
+    needs_tool("dot", "Graphviz renders the graph (building the Digraph does not need it)")
     symbol, shape = _network("mlp")
     path = viz.plot_network(symbol, shape=shape, save_format="svg").render(tmp_path / "mlp")
     assert Path(path).read_text().lstrip().startswith("<?xml")

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from needs import missing, needs_module
 
 ROOT = Path(__file__).resolve().parents[2]
 TUTORIALS = ROOT / "tutorials"
@@ -67,7 +68,7 @@ def test_the_numbered_tutorials_exist_and_follow_the_format():
 @pytest.mark.parametrize("name", EXPECTED_FILES)
 def test_jupytext_pairs_the_same_code_cells_and_every_cell_compiles(name):
     """The notebook jupytext makes has exactly the runner's cells (shell/text blocks stay Markdown)."""
-    jupytext = pytest.importorskip("jupytext")
+    jupytext = needs_module("jupytext", "it pairs the tutorials with notebooks (the [dev] extra installs it)")
     tutorial = runner.parse(TUTORIALS / name)
     notebook = jupytext.read(TUTORIALS / name)
     code = [cell.source.strip() for cell in notebook.cells if cell.cell_type == "code"]
@@ -77,6 +78,7 @@ def test_jupytext_pairs_the_same_code_cells_and_every_cell_compiles(name):
         compile(cell.source, f"{name}:block{number}", "exec")  # also for tutorials skipped here (12)
 
 
+@pytest.mark.slow  # a fresh interpreter per tutorial; several train networks
 @pytest.mark.parametrize("name", EXPECTED_FILES)
 def test_tutorial_runs_and_prints_its_expected_output(name):
     path = TUTORIALS / name
@@ -90,10 +92,8 @@ def test_tutorial_runs_and_prints_its_expected_output(name):
         timeout=240,
     )
     if result.returncode == 3:
-        requires = set(runner.parse(path).requires)
-        if os.environ.get("CI") == "true" and requires & CI_REQUIRED:
-            pytest.fail(f"CI=true but {name} could not run: {result.stdout.strip()}")
-        pytest.skip(result.stdout.strip())
+        lacking = {need for need in runner.parse(path).requires if runner.missing_requirements([need])}
+        missing(result.stdout.strip(), required_in_ci=bool(lacking & CI_REQUIRED))
     assert result.returncode == 0, f"{name} failed:\n{result.stdout[-4000:]}\n{result.stderr[-8000:]}"
     assert result.stdout.strip().endswith("outputs checked")
 
