@@ -68,3 +68,33 @@ def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
     if raw not in choices:
         raise MXLabError(f"environment variable {name} must be one of {', '.join(choices)}; got {raw!r}")
     return raw
+
+
+# ---------------------------------------------------------------------- MXNet's mx.base helpers
+# Type tuples for isinstance checks, as MXNet 1.x defines them (integer_types also takes any
+# NumPy integer, not only int32/int64).
+string_types = (str,)
+numeric_types = (float, int, np.generic)
+integer_types = (int, np.integer)
+
+
+def py_str(x: bytes | str) -> str:
+    """Text from a C string (UTF-8 bytes); text passes through."""
+    return x.decode("utf-8") if isinstance(x, bytes | bytearray) else x
+
+
+def _as_list(obj: object) -> list | tuple:
+    """``obj`` itself if it is a list or tuple, else ``[obj]``."""
+    return obj if isinstance(obj, list | tuple) else [obj]
+
+
+def data_dir_default() -> str:
+    """``~/.mxnet`` (``%APPDATA%\\mxnet`` on Windows): where MXNet keeps downloaded models and data."""
+    if os.name == "nt" and os.environ.get("APPDATA"):
+        return os.path.join(os.environ["APPDATA"], "mxnet")
+    return os.path.join(os.path.expanduser("~"), ".mxnet")
+
+
+def data_dir() -> str:
+    """The data directory: ``MXLAB_HOME``, else ``MXNET_HOME``, else :func:`data_dir_default` (nothing is created)."""
+    return os.environ.get("MXLAB_HOME") or os.environ.get("MXNET_HOME") or data_dir_default()

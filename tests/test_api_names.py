@@ -7,6 +7,9 @@ adds a check).
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from api_coverage import (
     class_report,
@@ -15,6 +18,7 @@ from api_coverage import (
     load_reference,
     module_report,
     resolve,
+    signature_params,
 )
 
 import framework as mx
@@ -130,3 +134,69 @@ def test_module_report_names_what_is_missing(reference):
     assert resolve(mx, "no.such.path") is None
     key = next(k for k, c in reference["classes"].items() if c["path"] == "metric.Accuracy")
     assert class_report(reference, fake, key).class_missing
+
+
+# ---------------------------------------------------------------------- modules MXLab mirrors completely
+# Module paths whose every name MXNet defines there must exist in MXLab with MXNet's
+# signature, unless docs/differences.md lists it (with a reason) under "names MXLab does not have".
+MIRRORED = ("util", "runtime", "libinfo", "metric")
+DIFFERENCES = Path(__file__).resolve().parents[1] / "docs" / "differences.md"
+
+
+def documented_absences() -> set[str]:
+    """The ``mx.…`` names in docs/differences.md's section on MXNet names MXLab does not have."""
+    text = DIFFERENCES.read_text(encoding="utf-8")
+    section = text.split("## MXNet 1.9.1 names MXLab does not have", 1)[1].split("\n## ", 1)[0]
+    return set(re.findall(r"`(mx\.[A-Za-z_][\w.]*)`", section))
+
+
+def test_differences_page_lists_absent_names():
+    absent = documented_absences()
+    assert "mx.libinfo.find_conf_path" in absent
+    for name in absent:
+        assert resolve(mx, name[len("mx.") :]) is None, f"{name} is listed as absent but exists"
+
+
+@pytest.mark.parametrize("path", MIRRORED)
+def test_mirrored_module_has_mxnets_names_and_signatures(reference, path):
+    absent = documented_absences()
+    report = module_report(reference, mx, path)
+    assert not report.module_missing
+    undocumented = [name for name in report.missing if f"mx.{path}.{name}" not in absent]
+    assert undocumented == [], f"mx.{path} lacks {undocumented}"
+    assert report.signatures == {}
+    for key, cls in reference["classes"].items():
+        if cls["path"].rpartition(".")[0] != path:
+            continue
+        found = class_report(reference, mx, key)
+        assert not found.class_missing, cls["path"]
+        undocumented = [name for name in found.missing if f"mx.{cls['path']}.{name}" not in absent]
+        assert undocumented == [], f"mx.{cls['path']} lacks {undocumented}"
+        assert found.signatures == {}, cls["path"]
+
+
+@pytest.mark.parametrize(
+    "name", ["py_str", "string_types", "numeric_types", "integer_types", "data_dir", "data_dir_default"]
+)
+def test_base_helpers_exist_with_mxnets_signatures(reference, name):
+    entry = reference["modules"]["base"]["names"][name]
+    assert hasattr(mx.base, name)
+    if entry["kind"] == "function":
+        assert compare_signatures(entry["signature"]["params"], signature_params(getattr(mx.base, name))) == []
+
+
+def test_top_level_np_shape_names_and_modules_exist(reference):
+    top = reference["modules"][""]["names"]
+    for name in (
+        "util",
+        "runtime",
+        "libinfo",
+        "is_np_shape",
+        "set_np_shape",
+        "np_shape",
+        "use_np_shape",
+        "is_np_array",
+    ):
+        assert name in top and hasattr(mx, name), name
+        if top[name]["kind"] == "function":
+            assert compare_signatures(top[name]["signature"]["params"], signature_params(getattr(mx, name))) == []
