@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import inspect
 import json
+import re
 import sys
 import types
 from dataclasses import dataclass, field
@@ -75,7 +76,7 @@ def signature_params(obj: Any) -> list[Param] | None:
     for param in sig.parameters.values():
         entry = [param.name, param.kind.name]
         if param.default is not inspect.Parameter.empty:
-            entry.append(repr(param.default))
+            entry.append(re.sub(r" at 0x[0-9a-fA-F]+", "", repr(param.default)))  # as the JSON writes them
         params.append(entry)
     return params
 

@@ -35,6 +35,7 @@ import functools
 import inspect
 import json
 import os
+import re
 import sys
 import types
 import warnings
@@ -184,9 +185,14 @@ def describe_signature(obj) -> dict | None:
     for param in sig.parameters.values():
         entry = [param.name, param.kind.name]
         if param.default is not inspect.Parameter.empty:
-            entry.append(repr(param.default))
+            entry.append(without_addresses(repr(param.default)))
         params.append(entry)
-    return {"text": str(sig), "params": params}
+    return {"text": without_addresses(str(sig)), "params": params}
+
+
+def without_addresses(text: str) -> str:
+    """Object reprs without their memory address, so that the file is the same on every run."""
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", text)
 
 
 def source_definitions(module: types.ModuleType) -> tuple[dict[str, str], list[str]]:
@@ -245,12 +251,16 @@ def classify(module: types.ModuleType, name: str, obj, bound: dict[str, str], st
         if generated(obj):
             entry["generated"] = True
         return entry
+    if obj is None:
+        return None  # a placeholder for an optional import that failed (``cv2 = None``), not API
     if name in bound:
         return {"kind": "value", "defined_in": bound[name], "type": type(obj).__name__}
     for source in stars:
         star_module = sys.modules.get(source)
         if star_module is not None and getattr(star_module, name, None) is obj:
-            return {"kind": "value", "defined_in": source, "type": type(obj).__name__}
+            # Where the star-imported module itself got the name from.
+            origin = source_definitions(star_module)[0].get(name, source)
+            return {"kind": "value", "defined_in": origin, "type": type(obj).__name__}
     if is_mxnet(type(obj).__module__):
         return {"kind": "value", "defined_in": module.__name__, "type": type(obj).__name__}
     return None
