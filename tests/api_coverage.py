@@ -1,4 +1,4 @@
-"""Compare MXLab's public API with MXNet 1.9.1's, as recorded in tests/data/mxnet_1_9_1/public_names.json.
+"""Compare MXLab's public API with MXNet 1.9.1's, as recorded in tests/data/mxnet_1_9_1/api/public_names.json.
 
 Run from the repository root::
 
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-DATA = Path(__file__).resolve().parent / "data" / "mxnet_1_9_1"
+DATA = Path(__file__).resolve().parent / "data" / "mxnet_1_9_1" / "api"
 PUBLIC_NAMES = DATA / "public_names.json"
 OPERATOR_NAMES = DATA / "operator_names.json"
 

@@ -1,4 +1,4 @@
-"""MXNet 1.9.1's public names as data (tests/data/mxnet_1_9_1/public_names.json) and the comparison tool.
+"""MXNet 1.9.1's public names as data (tests/data/mxnet_1_9_1/api/public_names.json) and the comparison tool.
 
 The data is checked for shape here; the modules MXLab mirrors completely are checked name by
 name and signature by signature against it (data-driven, so adding a name to MXNet's list

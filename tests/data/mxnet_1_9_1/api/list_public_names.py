@@ -2,7 +2,7 @@
 
 Run with an interpreter that has ``mxnet==1.9.1`` (and ``numpy<1.24``)::
 
-    /work/mxvenv/bin/python tests/data/mxnet_1_9_1/list_public_names.py
+    /work/mxvenv/bin/python tests/data/mxnet_1_9_1/api/list_public_names.py
 
 (on the lead's machine the interpreter is ``/work/main/.peers/mxvenv/bin/python``).
 
@@ -377,7 +377,7 @@ def main() -> None:
         modules[path] = {"module": module.__name__, "names": names}
     data = {
         "mxnet_version": mx.__version__,
-        "command": "python tests/data/mxnet_1_9_1/list_public_names.py  # with mxnet==1.9.1, numpy<1.24",
+        "command": "python tests/data/mxnet_1_9_1/api/list_public_names.py  # with mxnet==1.9.1, numpy<1.24",
         "aliases": ALIASES,
         "modules": modules,
         "classes": dict(sorted(classes.items())),
