@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import framework as mx
+
 DATA = Path(__file__).resolve().parent / "data" / "mxnet_1_9_1" / "api"
 PUBLIC_NAMES = DATA / "public_names.json"
 OPERATOR_NAMES = DATA / "operator_names.json"
@@ -123,6 +125,19 @@ def compare_signatures(mxnet: list[Param], mxlab: list[Param]) -> list[str]:
     return problems
 
 
+def compare_arity(mxnet: list[Param], mxlab: list[Param]) -> list[str]:
+    """For special methods, which Python calls positionally: only the number of parameters matters."""
+
+    def arity(params: list[Param]) -> tuple[int, bool]:
+        positional = [p for p in params if p[1] in ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")]
+        return len(positional), any(p[1] == "VAR_POSITIONAL" for p in params)
+
+    (theirs, their_star), (ours, our_star) = arity(mxnet), arity(mxlab)
+    if theirs == ours or our_star or (their_star and ours >= theirs):
+        return []
+    return [f"takes {ours} positional parameters (MXNet: {theirs})"]
+
+
 # ---------------------------------------------------------------------- reports
 @dataclass
 class ModuleReport:
@@ -143,11 +158,11 @@ class ClassReport:
     signatures: dict[str, list[str]] = field(default_factory=dict)
 
 
-def module_report(reference: dict[str, Any], mx: types.ModuleType, path: str) -> ModuleReport:
-    """Names of MXNet's module ``mx.<path>`` that MXLab lacks, and signatures that differ."""
+def module_report(reference: dict[str, Any], package: types.ModuleType, path: str) -> ModuleReport:
+    """Names of MXNet's module ``mx.<path>`` that ``package`` (MXLab or a stand-in) lacks; differing signatures."""
     module = reference["modules"][path]
     report = ModuleReport(path)
-    ours = resolve(mx, path)
+    ours = resolve(package, path)
     if not isinstance(ours, types.ModuleType):
         report.module_missing = True
     for name, entry in module["names"].items():
@@ -176,11 +191,11 @@ def _member_params(cls: type, name: str, kind: str) -> list[Param] | None:
     return signature_params(raw) if callable(raw) else None
 
 
-def class_report(reference: dict[str, Any], mx: types.ModuleType, key: str) -> ClassReport:
+def class_report(reference: dict[str, Any], package: types.ModuleType, key: str) -> ClassReport:
     """Members of MXNet's class ``key`` that MXLab's class at the same path lacks or signs differently."""
     cls = reference["classes"][key]
     report = ClassReport(key, cls["path"])
-    ours = resolve(mx, cls["path"])
+    ours = resolve(package, cls["path"])
     if not isinstance(ours, type):
         report.class_missing = True
         return report
@@ -197,7 +212,8 @@ def class_report(reference: dict[str, Any], mx: types.ModuleType, key: str) -> C
         if entry.get("signature") and entry["kind"] in ("method", "staticmethod", "classmethod"):
             mine = _member_params(ours, name, entry["kind"])
             if mine is not None:
-                problems = compare_signatures(entry["signature"]["params"], mine)
+                special = name.startswith("__") and name.endswith("__")
+                problems = (compare_arity if special else compare_signatures)(entry["signature"]["params"], mine)
                 if problems:
                     report.signatures[name] = problems
     return report
@@ -221,19 +237,18 @@ def format_module(report: ModuleReport) -> list[str]:
 
 
 def format_class(report: ClassReport) -> list[str]:
-    if report.class_missing:
-        return [f"mx.{report.path} ({report.key}): class missing in MXLab"]
-    lines = [f"mx.{report.path}: {len(report.missing)} members missing, {len(report.signatures)} signatures differ"]
+    """A present class's missing members and differing signatures (a missing class is a missing name)."""
+    name = report.path.rpartition(".")[2]
+    lines = [f"  class {name}: {len(report.missing)} members missing, {len(report.signatures)} signatures differ"]
     if report.missing:
-        lines.append("  missing: " + ", ".join(report.missing))
-    for name, problems in report.signatures.items():
-        lines.append(f"  {name}: " + "; ".join(problems))
+        lines.append("    missing: " + ", ".join(report.missing))
+    for member, problems in report.signatures.items():
+        lines.append(f"    {member}: " + "; ".join(problems))
     return lines
 
 
 def main(argv: list[str]) -> int:
-    import framework as mx
-
+    """Print the comparison for the module paths in ``argv`` (all when empty); 2 for an unknown path."""
     reference = load_reference()
     wanted = argv or list(reference["modules"])
     unknown = [p for p in wanted if p not in reference["modules"]]
@@ -265,14 +280,17 @@ def main(argv: list[str]) -> int:
     print(
         f"(generated operator functions left to the operator comparison: {sum(r.operators_skipped for r in modules)})"
     )
-    print()
     for report in modules:
-        if report.module_missing or report.missing or report.missing_imported or report.signatures:
+        differing = [
+            c
+            for c in classes
+            if c.path.rpartition(".")[0] == report.path and not c.class_missing and (c.missing or c.signatures)
+        ]
+        if report.module_missing or report.missing or report.missing_imported or report.signatures or differing:
+            print()
             print("\n".join(format_module(report)))
-    print()
-    for report in classes:
-        if report.class_missing or report.missing or report.signatures:
-            print("\n".join(format_class(report)))
+            for class_report_ in differing:
+                print("\n".join(format_class(class_report_)))
     return 0
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from api_coverage import (
     class_report,
+    compare_arity,
     compare_signatures,
     load_operator_names,
     load_reference,
@@ -200,3 +201,11 @@ def test_top_level_np_shape_names_and_modules_exist(reference):
         assert name in top and hasattr(mx, name), name
         if top[name]["kind"] == "function":
             assert compare_signatures(top[name]["signature"]["params"], signature_params(getattr(mx, name))) == []
+
+
+def test_special_methods_compare_by_arity_only():
+    theirs = [["self", "POSITIONAL_OR_KEYWORD"], ["ptype", "POSITIONAL_OR_KEYWORD"], ["value", "POSITIONAL_OR_KEYWORD"]]
+    renamed = [["self", "POSITIONAL_OR_KEYWORD"], ["a", "POSITIONAL_OR_KEYWORD"], ["b", "POSITIONAL_OR_KEYWORD"]]
+    assert compare_arity(theirs, renamed) == []
+    assert compare_arity(theirs, [["self", "POSITIONAL_OR_KEYWORD"], ["args", "VAR_POSITIONAL"]]) == []
+    assert compare_arity(theirs, renamed[:2]) == ["takes 2 positional parameters (MXNet: 3)"]
