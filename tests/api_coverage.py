@@ -62,7 +62,12 @@ def resolve(root: Any, path: str) -> Any:
 
 
 def is_incidental(module_name: str, entry: dict[str, Any]) -> bool:
-    """True when MXNet's module only imported the name from outside its own package tree."""
+    """True when MXNet's module only imported the name from outside its own package tree.
+
+    Names it star-imported (``mx.random`` re-exports ``mx.nd.random``'s samplers) are API.
+    """
+    if "star_import" in entry:
+        return False
     defined_in = entry.get("defined_in", "")
     return not (defined_in == module_name or defined_in.startswith(module_name + "."))
 

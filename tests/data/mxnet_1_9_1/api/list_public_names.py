@@ -14,7 +14,8 @@ It writes, next to this script:
   only what MXNet defines (submodules, classes and functions whose ``__module__`` is in
   ``mxnet``, values assigned in MXNet's own source) and dropping what a module merely
   imported (``numpy``, ``OrderedDict``, ``ctypes``...). Each name records its kind, where
-  MXNet defines it, its signature when it has one, and, for the functions MXNet generates
+  MXNet defines it, the MXNet module it came from when the module star-imported it
+  (``star_import``), its signature when it has one, and, for the functions MXNet generates
   from its operator registry, the registered operator behind it. Every public class found
   that way records its constructor signature and its members (methods, properties,
   class- and static methods, class attributes; special methods the class defines itself),
@@ -360,6 +361,12 @@ def main() -> None:
             entry = classify(module, name, obj, bound, stars)
             if entry is None:
                 continue
+            if name not in bound:
+                # Re-exported wholesale (``from .ndarray.random import *`` in mx.random): deliberate API.
+                for source in stars:
+                    if getattr(sys.modules.get(source), name, None) is obj:
+                        entry["star_import"] = source
+                        break
             if entry.get("generated"):
                 # The function's own __name__ is the operator's name when a module imported it
                 # under another name (optimizer's ``abs as NDabs``).
