@@ -12,8 +12,8 @@ It writes, next to this script:
   with their labels, regression targets (1-d and 2-d), sequence predictions for perplexity,
   loss values; each dataset is a list of (label, prediction) batches named
   ``<dataset>_<i>_label`` / ``<dataset>_<i>_pred``;
-* ``reference.json``: for every case (a metric created by name with keyword arguments, fed
-  one dataset), what MXNet returns from ``get``, ``get_global``, ``get_name_value`` and
+* ``reference.json``: for every case (a metric created by name with keyword arguments, a
+  composite of such, or a user function through ``mx.metric.np``/``create``, fed one dataset), what MXNet returns from ``get``, ``get_global``, ``get_name_value`` and
   ``get_global_name_value`` after all batches (``"all"``), and after all batches but the
   last, ``reset_local()``, and the last one (``"after_reset_local"``); ``get_config()`` where
   MXNet can serialise the metric; and MXNet's registry: every name and alias ``create``
@@ -108,7 +108,24 @@ CASES = [
     ("caffe", "caffe", {}, "losses"),
     # A list: a CompositeEvalMetric of (name, keyword arguments) children.
     ("composite", [["acc", {}], ["ce", {}], ["top_k_accuracy", {"top_k": 3}]], {}, "multi"),
+    # A dict: a user function (FUNCTIONS) wrapped by mx.metric.np or mx.metric.create.
+    ("custom_np", {"np": "agreement"}, {}, "multi"),
+    ("custom_create_tuple", {"create": "squared_error_sum"}, {}, "regression"),
+    ("custom_create_named", {"create": "agreement"}, {"name": "agree"}, "multi"),
 ]
+
+
+def agreement(label, pred):
+    """Share of samples whose highest-scored class is the label (one value per batch)."""
+    return float((pred.argmax(axis=1) == label).mean())
+
+
+def squared_error_sum(label, pred):
+    """(sum of squared errors, number of values): MXNet adds both to its sums."""
+    return float(((label - pred) ** 2).sum()), label.size
+
+
+FUNCTIONS = {"agreement": agreement, "squared_error_sum": squared_error_sum}
 
 
 def as_json(value):
@@ -134,6 +151,10 @@ def run(name, kwargs, batches) -> dict:
     def make():
         if isinstance(name, list):
             return mx.metric.CompositeEvalMetric([mx.metric.create(child, **options) for child, options in name])
+        if isinstance(name, dict):
+            ((how, function),) = name.items()
+            wrap = mx.metric.np if how == "np" else mx.metric.create
+            return wrap(FUNCTIONS[function], **kwargs)
         return mx.metric.create(name, **kwargs)
 
     metric = make()
