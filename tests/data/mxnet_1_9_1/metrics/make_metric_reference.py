@@ -13,7 +13,8 @@ It writes, next to this script:
   loss values; each dataset is a list of (label, prediction) batches named
   ``<dataset>_<i>_label`` / ``<dataset>_<i>_pred``;
 * ``reference.json``: for every case (a metric created by name with keyword arguments, a
-  composite of such, or a user function through ``mx.metric.np``/``create``, fed one dataset), what MXNet returns from ``get``, ``get_global``, ``get_name_value`` and
+  composite of such, or a user function through ``mx.metric.np``/``create``, fed one
+  dataset), what MXNet returns from ``get``, ``get_global``, ``get_name_value`` and
   ``get_global_name_value`` after all batches (``"all"``), and after all batches but the
   last, ``reset_local()``, and the last one (``"after_reset_local"``); ``get_config()`` where
   MXNet can serialise the metric; and MXNet's registry: every name and alias ``create``
