@@ -64,12 +64,13 @@ def resolve(root: Any, path: str) -> Any:
 def is_incidental(module_name: str, entry: dict[str, Any]) -> bool:
     """True when MXNet's module only imported the name from outside its own package tree.
 
-    Names it star-imported (``mx.random`` re-exports ``mx.nd.random``'s samplers) are API.
+    A star import re-exports what its source module defines (``mx.random`` re-exports
+    ``mx.nd.random``'s samplers: API), but also whatever that module imported in passing
+    (``mx.rnn`` gets ``DataBatch`` through ``rnn_cell``: incidental).
     """
-    if "star_import" in entry:
-        return False
     defined_in = entry.get("defined_in", "")
-    return not (defined_in == module_name or defined_in.startswith(module_name + "."))
+    homes = [module_name, entry.get("star_import", module_name)]
+    return not any(defined_in == home or defined_in.startswith(home + ".") for home in homes)
 
 
 # ---------------------------------------------------------------------- signatures
