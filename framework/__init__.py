@@ -15,6 +15,7 @@ from . import (
     initializer,
     io,
     kvstore,
+    libinfo,
     library,
     lr_scheduler,
     metric,
@@ -27,9 +28,11 @@ from . import (
     random,
     recordio,
     resource,
+    runtime,
     storage,
     symbol,
     test_utils,
+    util,
     visualization,
 )
 from . import initializer as init
@@ -41,6 +44,7 @@ from . import visualization as viz
 from .base import MXLabError
 from .context import Context, cpu, current_context, gpu, num_gpus
 from .symbol import naming as name
+from .util import is_np_array, is_np_shape, np_shape, set_np_shape, use_np_shape
 
 # The Python CustomOp front door lives above NDArray (it hands NDArrays to user code) but is
 # reached as mx.operator.CustomOp, as in MXNet. mx.operator.register stays the registry API of
@@ -51,7 +55,9 @@ operator.CustomOpError = custom_op.CustomOpError
 operator.register_custom = custom_op.register
 operator.get_all_registered_operators = custom_op.get_all_registered_operators
 
-__version__ = "0.1.0"
+# The MXNet API version MXLab reproduces (scripts compare it); MXLab's own is __mxlab_version__.
+__version__ = libinfo.__version__
+__mxlab_version__ = libinfo.MXLAB_VERSION
 
 __all__ = [
     "Context",
@@ -92,4 +98,12 @@ __all__ = [
     "symbol",
     "name",
     "storage",
+    "is_np_array",
+    "is_np_shape",
+    "libinfo",
+    "np_shape",
+    "runtime",
+    "set_np_shape",
+    "use_np_shape",
+    "util",
 ]

@@ -152,3 +152,18 @@ def random_generator(ctx: Context, seed: np.random.SeedSequence) -> Any:
         return np.random.Generator(np.random.PCG64(seed))
     with device(ctx):
         return array_module(ctx).random.default_rng(seed)
+
+
+def gpu_memory_info(device_id: int) -> tuple[int, int]:
+    """``(free, total)`` bytes of GPU ``device_id`` from CUDA (``cudaMemGetInfo``)."""
+    ctx = check_context(Context("gpu", device_id))
+    with device(ctx):
+        free, total = _cupy.cuda.runtime.memGetInfo()
+    return int(free), int(total)
+
+
+def gpu_compute_capability(device_id: int) -> int:
+    """The CUDA compute capability of GPU ``device_id`` as MXNet writes it (7.5 -> 75)."""
+    ctx = check_context(Context("gpu", device_id))
+    with device(ctx):
+        return int(_cupy.cuda.Device(device_id).compute_capability)

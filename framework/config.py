@@ -30,7 +30,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .base import MXLabError
+from .errors import MXLabError
 
 
 class ConfigError(MXLabError, ValueError):
@@ -385,6 +385,15 @@ SETTINGS: dict[str, Setting] = {
             None,
             "set by the launcher: the Ray cluster to connect to (unset: start or find a local one)",
             shown_default="(launcher)",
+        ),
+        # ------------------------------------------------------------------ data
+        Setting(
+            "MXLAB_DATA_DIR",
+            Text(),
+            None,
+            "where `mx.base.data_dir()` points: local data sets and model files (nothing is downloaded)",
+            mxnet="MXNET_HOME",
+            shown_default="`~/.mxnet`",
         ),
         # ------------------------------------------------------------------ exercises
         Setting(

@@ -278,18 +278,20 @@ def test_callbacks_work_with_real_metrics(caplog):
 def test_do_checkpoint_calls_the_registered_saver_every_period():
     saved = []
     check = callback.do_checkpoint("model", period=2)
+    registered = callback._save_checkpoint  # the Module layer's saver, restored at the end
     callback.set_save_checkpoint(lambda *args: saved.append(args))
     try:
         for epoch in range(4):
             check(epoch, "sym", {"w": 1}, {"a": 2})
-    finally:
+        assert saved == [("model", 2, "sym", {"w": 1}, {"a": 2}), ("model", 4, "sym", {"w": 1}, {"a": 2})]
+        direct = []
+        callback.do_checkpoint("m", save_fn=lambda *args: direct.append(args[:2]))(0, None, {}, {})
+        assert direct == [("m", 1)]
         callback.set_save_checkpoint(None)
-    assert saved == [("model", 2, "sym", {"w": 1}, {"a": 2}), ("model", 4, "sym", {"w": 1}, {"a": 2})]
-    direct = []
-    callback.do_checkpoint("m", save_fn=lambda *args: direct.append(args[:2]))(0, None, {}, {})
-    assert direct == [("m", 1)]
-    with pytest.raises(callback.CallbackError, match="no save_checkpoint function is registered"):
-        callback.do_checkpoint("model")(0, None, {}, {})
+        with pytest.raises(callback.CallbackError, match="no save_checkpoint function is registered"):
+            callback.do_checkpoint("model")(0, None, {}, {})
+    finally:
+        callback.set_save_checkpoint(registered)
 
 
 def test_module_checkpoint_uses_the_module():
