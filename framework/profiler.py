@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import events as _events_bus
+from .atomic_file import atomic_write
 from .events import Event
 
 __all__ = [
@@ -718,7 +719,7 @@ def dump(finished: bool = True) -> str:
         if finished:
             _recorded.clear()
             _aggregate_since_ns = None
-    with open(filename, "w", encoding="utf-8") as f:
+    with atomic_write(filename, "w") as f:
         json.dump(chrome_trace(recorded), f)
     return filename
 

@@ -37,6 +37,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from .atomic_file import write_text_atomic
 from .base import MXLabError
 
 MAGIC = 0xCED7230A
@@ -184,7 +185,13 @@ def _open(path: str, mode: str) -> IO[Any]:
 
 # --------------------------------------------------------------------------- files
 class MXRecordIO:
-    """Sequential reading (``flag='r'``) or writing (``flag='w'``) of a ``.rec`` file."""
+    """Sequential reading (``flag='r'``) or writing (``flag='w'``) of a ``.rec`` file.
+
+    Writing streams record by record into the target file, so it is *not* atomic as a whole: a
+    process killed mid-way leaves the records written so far (and possibly a truncated last one,
+    which readers report by offset). Write to a new name and rename it when done if the previous
+    file must survive a crash.
+    """
 
     def __init__(self, uri: str | os.PathLike, flag: str) -> None:
         self.uri = os.fspath(uri)
@@ -262,14 +269,18 @@ class MXRecordIO:
 
 
 class MXIndexedRecordIO(MXRecordIO):
-    """A ``.rec`` file plus its ``.idx`` file (``key<TAB>offset`` lines) for random access."""
+    """A ``.rec`` file plus its ``.idx`` file (``key<TAB>offset`` lines) for random access.
+
+    A writer keeps the index lines in memory and writes the ``.idx`` file atomically at
+    :meth:`close`; the ``.rec`` file streams as in :class:`MXRecordIO` (not atomic).
+    """
 
     def __init__(self, idx_path: str | os.PathLike, uri: str | os.PathLike, flag: str, key_type: type = int) -> None:
         self.idx_path = os.fspath(idx_path)
         self.idx: dict[Any, int] = {}
         self.keys: list[Any] = []
         self.key_type = key_type
-        self._fidx: IO[str] | None = None
+        self._index_lines: list[str] = []
         super().__init__(uri, flag)
 
     def open(self) -> None:
@@ -280,43 +291,50 @@ class MXIndexedRecordIO(MXRecordIO):
             )
         super().open()
         self.idx, self.keys = {}, []
+        self._index_lines = []
         if self.writable:
-            self._fidx = _open(self.idx_path, "w")
             return
         size = os.path.getsize(self.uri)
-        with _open(self.idx_path, "r") as fidx:
-            for lineno, line in enumerate(fidx, start=1):
-                if not line.strip():
-                    continue
-                fields = line.strip().split("\t")
-                try:
-                    if len(fields) != 2:
-                        raise ValueError(f"expected 2 tab-separated fields, got {len(fields)}")
-                    key, offset = self.key_type(fields[0]), int(fields[1])
-                except ValueError as err:
-                    self.close()
-                    raise RecordIOError(
-                        f"{self.idx_path}: line {lineno} is not 'key<TAB>offset': {line!r} ({err})"
-                    ) from None
-                if offset < 0 or offset >= size or offset % 4:
-                    self.close()
-                    raise RecordIOError(
-                        f"{self.idx_path}: line {lineno}: offset {offset} of key {key!r} is not a record start "
-                        f"in {self.uri!r} ({size} bytes; records start at multiples of 4)"
-                    )
-                self.idx[key] = offset
-                self.keys.append(key)
+        with _open(self.idx_path, "rb") as fidx:
+            raw_lines = fidx.read().splitlines(keepends=True)
+        line_start = 0
+        for lineno, raw in enumerate(raw_lines, start=1):
+            at, line_start = line_start, line_start + len(raw)
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                self.close()
+                raise RecordIOError(
+                    f"{self.idx_path}: line {lineno} (byte offset {at + err.start}) is not UTF-8 text: {raw[:40]!r}"
+                ) from None
+            if not line.strip():
+                continue
+            fields = line.strip().split("\t")
+            try:
+                if len(fields) != 2:
+                    raise ValueError(f"expected 2 tab-separated fields, got {len(fields)}")
+                key, offset = self.key_type(fields[0]), int(fields[1])
+            except (ValueError, TypeError) as err:
+                self.close()
+                raise RecordIOError(
+                    f"{self.idx_path}: line {lineno} is not 'key<TAB>offset' (byte offset {at}): {line!r} ({err})"
+                ) from None
+            if offset < 0 or offset >= size or offset % 4:
+                self.close()
+                raise RecordIOError(
+                    f"{self.idx_path}: line {lineno}: offset {offset} of key {key!r} is not a record start "
+                    f"in {self.uri!r} ({size} bytes; records start at multiples of 4)"
+                )
+            self.idx[key] = offset
+            self.keys.append(key)
 
     def close(self) -> None:
+        """Close the files; a writer writes its ``.idx`` now, atomically (idempotent)."""
+        writing = self.writable and self.is_open
         super().close()
-        if self._fidx is not None:
-            self._fidx.close()
-            self._fidx = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = super().__getstate__()
-        state["_fidx"] = None
-        return state
+        if writing:
+            write_text_atomic(self.idx_path, "".join(self._index_lines))
+            self._index_lines = []
 
     def seek(self, idx: Any) -> None:
         """Move the read position to the record with key ``idx``."""
@@ -340,8 +358,7 @@ class MXIndexedRecordIO(MXRecordIO):
         key = self.key_type(idx)
         pos = self.tell()
         self.write(buf)
-        assert self._fidx is not None
-        self._fidx.write(f"{key}\t{pos}\n")
+        self._index_lines.append(f"{key}\t{pos}\n")
         self.idx[key] = pos
         self.keys.append(key)
 

@@ -38,6 +38,7 @@ from typing import Any
 from .. import events
 from .. import ndarray as nd
 from .. import optimizer as opt
+from ..atomic_file import write_bytes_atomic
 from ..base import MXLabError
 from ..context import Context, cpu
 from ..ndarray import NDArray
@@ -176,8 +177,7 @@ class LocalAggregator:
     def save_optimizer_states(self, fname: str, dump_optimizer: bool = False) -> None:
         """Write the optimizer states (momentum etc.) of the stored weights to ``fname``."""
         updater = self._opt_updater("save_optimizer_states")
-        with open(fname, "wb") as f:
-            f.write(updater.get_states(dump_optimizer))
+        write_bytes_atomic(fname, updater.get_states(dump_optimizer))
 
     def load_optimizer_states(self, fname: str) -> None:
         """Restore optimizer states written by :meth:`save_optimizer_states`."""

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend
+from ..atomic_file import write_bytes_atomic
 from ..base import DTYPE_TO_FLAG, FLAG_TO_DTYPE, MXLabError
 from ..context import Context, cpu
 from .ndarray import NDArray, array
@@ -120,11 +121,11 @@ def save(fname: str | os.PathLike, data: NDArray | Sequence[NDArray] | Mapping[s
     """Write ``data`` to ``fname`` in MXNet's NDArray format (``mx.nd.save``).
 
     ``data`` is one NDArray, a list of them (list form) or a dict with str keys (dict form,
-    the ``.params`` layout). Pending writes to the arrays are waited for first.
+    the ``.params`` layout). Pending writes to the arrays are waited for first. The write is
+    atomic: a crash mid-save leaves the previous file intact (see ``framework/atomic_file.py``).
     """
     payload = save_tobuffer(data)
-    with open(fname, "wb") as stream:
-        stream.write(payload)
+    write_bytes_atomic(fname, payload)
 
 
 # --------------------------------------------------------------------------- reading

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from ..atomic_file import write_text_atomic
 from ..base import DTYPE_TO_FLAG, MXLabError
 from ..operator import registry
 from ..operator.infer import InferenceError, shape_known
@@ -709,11 +710,10 @@ class Symbol:
         return json_format.to_json(self.outputs)
 
     def save(self, fname: str) -> None:
-        """Write ``tojson()`` to the file ``fname``."""
+        """Write ``tojson()`` to the file ``fname`` atomically (a crash leaves the old file intact)."""
         if not isinstance(fname, str):
             raise SymbolTypeError(f"save: fname must be a path string, got {fname!r}")
-        with open(fname, "w", encoding="utf-8") as f:
-            f.write(self.tojson())
+        write_text_atomic(fname, self.tojson())
 
     def __getstate__(self) -> dict[str, str]:
         return {"handle": self.tojson()}

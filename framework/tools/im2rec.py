@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from .. import recordio
+from ..atomic_file import atomic_write
 from ..io.image_record_iter import resize_bilinear
 
 
@@ -59,7 +60,7 @@ def list_images(root: str, recursive: bool, exts: Sequence[str]) -> Iterator[tup
 
 def write_list(path: str, items: Sequence[Sequence[Any]]) -> None:
     """Write ``index<TAB>label...<TAB>path`` lines (labels as ``%f``, as MXNet's tool)."""
-    with open(path, "w") as f:
+    with atomic_write(path, "w") as f:
         for item in items:
             labels = "".join(f"{float(label):f}\t" for label in item[2:])
             f.write(f"{int(item[0])}\t{labels}{item[1]}\n")
