@@ -193,7 +193,7 @@ def _read_array(reader: _Reader, index: int, ctx: Context | None) -> NDArray:
         raise reader.fail(f"{label}: the shape is unknown (ndim -1): the entry holds no array", at=at)
     if ndim < 0 or ndim > 32:
         raise reader.fail(f"{label}: expected ndim between 0 and 32, got {ndim}", at=at)
-    at = reader.pos
+    at = shape_at = reader.pos
     shape = tuple(int(d) for d in reader.ints("<i8", ndim, f"the {ndim} dimensions of {label}"))
     if any(d < 0 for d in shape):
         raise reader.fail(f"{label}: expected dimensions >= 0, got shape {shape}", at=at)
@@ -211,6 +211,11 @@ def _read_array(reader: _Reader, index: int, ctx: Context | None) -> NDArray:
         known = ", ".join(f"{f} {d.name}" for f, d in FLAG_TO_DTYPE.items())
         raise reader.fail(f"{label}: expected a type flag ({known}), got {flag}", at=at)
     dtype = FLAG_TO_DTYPE[flag]
+    # NumPy refuses a shape whose non-zero dimensions multiply past its index range, even
+    # when another dimension is 0 and the array is empty: check it here, by name.
+    extent = int(np.prod([d for d in shape if d], dtype=object)) * dtype.itemsize
+    if extent > np.iinfo(np.intp).max:
+        raise reader.fail(f"{label}: shape {shape} is too large for an array ({extent} bytes)", at=shape_at)
     count = int(np.prod(shape, dtype=object)) if shape else 1
     raw = reader.take(count * dtype.itemsize, f"the {count} {dtype.name} values of {label}, shape {shape}")
     values = np.frombuffer(raw, dtype=dtype.newbyteorder("<"), count=count).reshape(shape)

@@ -44,7 +44,7 @@ from ..operator.node import Entry, Node, NodeAttrs, topo_sort
 from ..operator.params import REQUIRED, DType, OperatorParamError
 from ..operator.registry import OpDef
 from . import json_format, naming
-from .json_format import HIDDEN_KEYS, attr_strings, set_input_var_attrs
+from .json_format import HIDDEN_KEYS, SymbolJSONError, attr_strings, set_input_var_attrs
 
 
 class SymbolError(MXLabError, ValueError):
@@ -388,11 +388,23 @@ def load_json(json_str: str) -> Symbol:
 
 
 def load(fname: str) -> Symbol:
-    """The symbol saved in the file ``fname`` (``save``, ``export`` or MXNet's ``-symbol.json``)."""
+    """The symbol saved in the file ``fname`` (``save``, ``export`` or MXNet's ``-symbol.json``).
+
+    A malformed file raises :class:`SymbolJSONError` naming the file and where in it.
+    """
     if not isinstance(fname, str):
         raise SymbolTypeError(f"load: fname must be a path string, got {fname!r}")
-    with open(fname, encoding="utf-8") as f:
-        return load_json(f.read())
+    with open(fname, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise SymbolJSONError(
+            f"symbol JSON file {fname!r}: byte {err.start}: not UTF-8 text ({raw[err.start : err.start + 8]!r})"
+        ) from None
+    outputs, versions = json_format.from_json(text, source=fname)
+    _VAR_VERSIONS.update(versions)
+    return Symbol(outputs)
 
 
 # ---------------------------------------------------------------------------- the class
