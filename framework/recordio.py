@@ -56,6 +56,15 @@ class RecordIOFileNotFoundError(RecordIOError, FileNotFoundError):
     """A ``.rec`` or ``.idx`` file that should exist does not."""
 
 
+class ImageTooLargeError(RecordIOError):
+    """An encoded image declares more pixels than the decoder's limit (a decompression bomb)."""
+
+
+#: Default limit on width x height of a decoded image: 64 megapixels (an RGB image of that
+#: size takes 192 MB once decoded). A few hundred KiB of PNG can declare 13000 x 13000.
+MAX_DECODED_PIXELS = 64_000_000
+
+
 # --------------------------------------------------------------------------- the format
 def _aligned(n: int) -> int:
     return (n + 3) & ~3
@@ -446,14 +455,35 @@ def encode_image(img: np.ndarray, quality: int = 95, img_fmt: str = ".jpg") -> b
     return out.getvalue()
 
 
-def decode_image(buf: bytes, iscolor: int = -1) -> np.ndarray:
-    """Decode JPEG/PNG bytes like ``cv2.imdecode``: -1 as stored, 0 grayscale, 1 BGR colour."""
+def open_image(buf: bytes, max_pixels: int = MAX_DECODED_PIXELS) -> Any:
+    """Open (not yet decode) an encoded image, refusing one that declares more than ``max_pixels``.
+
+    Pillow reads only the header here, so the size is known before any pixel is decoded:
+    the check costs nothing and stops a decompression bomb before it allocates.
+    """
+    pil = _pil().open(io.BytesIO(buf))
+    width, height = pil.size
+    if width * height > max_pixels:
+        raise ImageTooLargeError(
+            f"the image declares {width}x{height} = {width * height} pixels, more than the limit of "
+            f"{max_pixels} (max_decoded_pixels)"
+        )
+    return pil
+
+
+def decode_image(buf: bytes, iscolor: int = -1, max_pixels: int = MAX_DECODED_PIXELS) -> np.ndarray:
+    """Decode JPEG/PNG bytes like ``cv2.imdecode``: -1 as stored, 0 grayscale, 1 BGR colour.
+
+    An image declaring more than ``max_pixels`` pixels raises :class:`ImageTooLargeError`
+    before it is decoded.
+    """
     if iscolor not in (-1, 0, 1):
         raise RecordIOError(f"unpack_img: iscolor must be -1, 0 or 1, got {iscolor!r}")
-    Image = _pil()
     try:
-        pil = Image.open(io.BytesIO(buf))
+        pil = open_image(buf, max_pixels)
         pil.load()
+    except ImageTooLargeError as err:
+        raise ImageTooLargeError(f"unpack_img: {err}") from None
     except Exception as err:
         raise RecordIOError(f"unpack_img: cannot decode the image ({len(buf)} bytes): {err}") from None
     if iscolor == 0:
@@ -471,10 +501,10 @@ def pack_img(header: Any, img: np.ndarray, quality: int = 95, img_fmt: str = ".j
     return pack(header, encode_image(img, quality, img_fmt))
 
 
-def unpack_img(s: bytes, iscolor: int = -1) -> tuple[Any, np.ndarray]:
+def unpack_img(s: bytes, iscolor: int = -1, max_pixels: int = MAX_DECODED_PIXELS) -> tuple[Any, np.ndarray]:
     """Unpack an image record into its header and the decoded image (BGR order, as OpenCV)."""
     header, payload = unpack(s)
-    return header, decode_image(payload, iscolor)
+    return header, decode_image(payload, iscolor, max_pixels)
 
 
 __all__ = [
