@@ -10,6 +10,7 @@ from fuzz_helpers import mutants, only_raises
 from framework import recordio
 from framework.base import MXLabError
 from framework.recordio import MXIndexedRecordIO, MXRecordIO, RecordIOError
+from framework.tools import im2rec
 from framework.tools.im2rec import ListFileError, read_list
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "mxnet_1_9_1" / "recordio"
@@ -95,3 +96,11 @@ def test_the_index_is_written_atomically_when_the_writer_closes(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.idx", "out.rec"]
     with MXIndexedRecordIO(idx, rec, "r") as reader:
         assert reader.read_idx(1) == b"second"
+
+
+def test_im2rec_reports_a_malformed_list_and_exits_1(tmp_path, capsys):
+    (tmp_path / "images").mkdir()
+    (tmp_path / "set.lst").write_bytes(b"0\t1.0\ta.jpg\nbroken\n")
+    assert im2rec.main([str(tmp_path / "set"), str(tmp_path / "images")]) == 1
+    assert "set.lst, line 2 (byte offset 12): needs index, label(s) and path" in capsys.readouterr().err
+    assert not (tmp_path / "set.rec").exists() and not (tmp_path / "set.idx").exists()
