@@ -52,11 +52,12 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb", encoding: str | None
     ``mode`` is ``"wb"`` or ``"w"`` (text; ``encoding`` defaults to UTF-8). If the ``with`` block
     raises, the temporary file is removed and ``path`` keeps its old content (or stays absent).
     The new file gets the permissions a plain ``open`` would give it (0o666 minus the umask), or
-    the old file's permissions when it replaces one.
+    the old file's permissions when it replaces one. A symlink is followed: the file it points
+    to is replaced, the link stays.
     """
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic_write: mode must be 'w' or 'wb', got {mode!r}")
-    target = os.path.abspath(os.fspath(path))
+    target = os.path.realpath(os.fspath(path))  # through a symlink, as open() would write
     directory = os.path.dirname(target)
     fd, temp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".part", dir=directory)
     try:

@@ -97,3 +97,12 @@ def test_killing_a_save_leaves_the_old_or_the_new_file(tmp_path, kind, trials, v
 )
 def test_killing_a_save_hundreds_of_times(tmp_path, kind, trials, valid):
     _assert_never_broken(_kill_trials(kind, str(tmp_path), trials, seed=11), trials, valid)
+
+
+def test_a_symlinked_target_is_replaced_through_the_link(tmp_path):
+    real = tmp_path / "real.params"
+    real.write_bytes(b"old")
+    link = tmp_path / "latest.params"
+    link.symlink_to(real)
+    write_bytes_atomic(link, b"new")
+    assert link.is_symlink() and real.read_bytes() == b"new"

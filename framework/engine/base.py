@@ -625,6 +625,11 @@ def _warn_unreported_at_exit() -> None:
     engine._wait_idle(5.0)
     if engine._shutdown:
         return
+    if engine._pending_interrupt is not None:
+        _log.warning(
+            "an engine operation raised %r on a worker thread and no push or wait re-raised it",
+            engine._pending_interrupt,
+        )
     pending = [r for r in engine._exceptions if r.error is not None]
     if pending:
         _log.warning(

@@ -203,3 +203,18 @@ def test_a_threads_bulk_size_does_not_fuse_another_threads_pushes(threaded_engin
         other.join(10)
     engine.wait_for_all(timeout=10)
     assert seen == [(1, False)]
+
+
+def test_an_interrupt_nobody_re_raised_is_reported_at_exit():
+    script = textwrap.dedent(
+        """
+        import sys
+        import framework as mx
+        from framework.engine import Engine
+        engine = Engine.get()
+        engine.push_sync(lambda rc: sys.exit(3), mx.cpu(), mutable_vars=[engine.new_variable("v")], name="quits")
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": ROOT, "MXLAB_ENGINE_TYPE": "ThreadedEnginePerDevice"}
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert "SystemExit(3)" in result.stderr and "no push or wait re-raised it" in result.stderr
