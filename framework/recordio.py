@@ -98,6 +98,14 @@ def encode_record(payload: bytes) -> bytes:
     return bytes(out)
 
 
+def _bytes_left(f: IO[bytes]) -> int | None:
+    """Bytes between the position and the end of ``f`` (None if ``f`` cannot tell)."""
+    try:
+        return os.fstat(f.fileno()).st_size - f.tell()
+    except (OSError, AttributeError, io.UnsupportedOperation):
+        return None
+
+
 def read_record(f: IO[bytes], path: str) -> bytes | None:
     """Read the record at the file's position; None at a clean end of file."""
     parts: list[bytes] = []
@@ -131,7 +139,9 @@ def read_record(f: IO[bytes], path: str) -> bytes | None:
                 f"{path}: continuation flag {flag} at byte offset {offset} is out of sequence (expected {expected})"
             )
         padded = _aligned(length)
-        data = f.read(padded)
+        left = _bytes_left(f)
+        # read() allocates the size asked for: a corrupt length must not cost 512 MB
+        data = f.read(padded) if left is None or left >= padded else f.read(max(left, 0))
         if len(data) < padded:
             raise RecordIOError(
                 f"{path}: record at byte offset {offset} is truncated: its header promises {length} payload "

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 
 import pytest
-from fuzz_helpers import mutants, only_raises
+from fuzz_helpers import mutants, only_raises, peak_allocation
 
 from framework import recordio
 from framework.base import MXLabError
@@ -104,3 +105,13 @@ def test_im2rec_reports_a_malformed_list_and_exits_1(tmp_path, capsys):
     assert im2rec.main([str(tmp_path / "set"), str(tmp_path / "images")]) == 1
     assert "set.lst, line 2 (byte offset 12): needs index, label(s) and path" in capsys.readouterr().err
     assert not (tmp_path / "set.rec").exists() and not (tmp_path / "set.idx").exists()
+
+
+def test_a_corrupt_record_length_is_refused_without_allocating_it(tmp_path):
+    path = tmp_path / "liar.rec"
+    path.write_bytes(recordio.MAGIC_BYTES + struct.pack("<I", (1 << 29) - 1))  # promises 512 MiB
+    with MXRecordIO(path, "r") as rec:
+        peak = peak_allocation(rec.read)
+    assert peak < 10 * 2**20
+    with MXRecordIO(path, "r") as rec, pytest.raises(RecordIOError, match=r"liar\.rec: record at byte offset 0 is "):
+        rec.read()
