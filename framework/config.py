@@ -191,6 +191,13 @@ SETTINGS: dict[str, Setting] = {
             mxnet="MXNET_ENGINE_TYPE",
         ),
         Setting(
+            "MXLAB_ENGINE_WAIT_TIMEOUT",
+            Integer(minimum=0),
+            0,
+            "seconds a wait (and a `NaiveEngine` asynchronous push) may take before `EngineTimeoutError` "
+            "names the pending operations; 0 waits forever",
+        ),
+        Setting(
             "MXLAB_CPU_WORKER_NTHREADS",
             _THREADS,
             2,

@@ -67,7 +67,7 @@ from .operator.kernel import OpContext, Req
 from .operator.node import Entry, Node, NodeAttrs
 from .operator.params import OperatorParamError, Param, ParamSet
 
-__all__ = ["LIBRARY_VERSION", "Library", "LibraryError", "load", "loaded_libraries"]
+__all__ = ["LIBRARY_VERSION", "Library", "LibraryError", "LibraryMetadataError", "load", "loaded_libraries"]
 
 #: The ABI version of framework/include/lib_api.h this loader speaks (``MX_LIBRARY_VERSION``).
 LIBRARY_VERSION = 1
@@ -95,6 +95,15 @@ class LibraryInferenceError(LibraryError, InferenceError):
 
 class LibraryParamError(LibraryError, OperatorParamError):
     """A library's parseAttrs rejected the keyword arguments (also an OperatorParamError)."""
+
+
+class LibraryMetadataError(LibraryError, ValueError):
+    """A library reported impossible metadata: operator count, names, counts, shapes, indices."""
+
+
+#: Sanity bounds on what a library may report; larger values are corrupt, not ambitious.
+_MAX_OPERATORS = 4096
+_MAX_OPERATOR_ARRAYS = 4096  # inputs or outputs of one operator
 
 
 # ------------------------------------------------------------------------------ allocation
@@ -283,11 +292,15 @@ def load(path: str, verbose: bool = True) -> Library:
         lib = Library(path, handle)
         lib.check(lib._opInitialize(LIBRARY_VERSION), None, f"initialize({LIBRARY_VERSION})")
         count = int(lib._opRegSize())
+        if not 0 <= count <= _MAX_OPERATORS:
+            raise LibraryMetadataError(
+                f"load: library {lib.name} reports {count} operators (_opRegSize); expected 0 to {_MAX_OPERATORS}"
+            )
         if verbose:
             _log(f"Found {count} operators in library")
         ops = []
         for index in range(count):
-            name = lib._opRegGetName(index).decode()
+            name = _operator_name(lib, index, {op.name for op in ops})
             ops.append(_LibraryOp(lib, index, name, int(lib._opRegGetFlags(index))))
             if verbose:
                 _log(f"\tOp[{index}] {name}")
@@ -301,6 +314,23 @@ def load(path: str, verbose: bool = True) -> Library:
             _log("Found 0 partitioners in library")
         _libraries[path] = lib
         return lib
+
+
+def _operator_name(lib: Library, index: int, seen: set[str]) -> str:
+    """Operator ``index``'s name as the library reports it: UTF-8, an identifier, not repeated."""
+    raw = lib._opRegGetName(index)
+    where = f"load: library {lib.name}: operator {index} (_opRegGetName)"
+    if raw is None:
+        raise LibraryMetadataError(f"{where} has no name (NULL)")
+    try:
+        name = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise LibraryMetadataError(f"{where}: name is not UTF-8 at byte {err.start}: {raw[:40]!r}") from None
+    if not name.isidentifier():
+        raise LibraryMetadataError(f"{where}: name {name!r:.60} is not a Python identifier (mx.nd.<name> must work)")
+    if name in seen:
+        raise LibraryMetadataError(f"{where}: name {name!r} is declared twice in the library")
+    return name
 
 
 # ------------------------------------------------------------------------------ parameters
@@ -339,10 +369,10 @@ def _make_param_class(op: _LibraryOp) -> type[ParamSet]:
             num_in, num_out = ctypes.c_int(-1), ctypes.c_int(-1)
             ok = op.lib._opCallParseAttrs(op.index, keys, vals, len(values), num_in, num_out)
             op.lib.check(ok, op.name, "parseAttrs", cls=LibraryParamError)
-            if num_in.value < 0 or num_out.value < 1:
+            if not (0 <= num_in.value <= _MAX_OPERATOR_ARRAYS and 1 <= num_out.value <= _MAX_OPERATOR_ARRAYS):
                 raise LibraryParamError(
                     f"library {op.lib.name}: operator {op.name!r}: parseAttrs set num_in={num_in.value}, "
-                    f"num_out={num_out.value} (need num_in >= 0 and num_out >= 1)"
+                    f"num_out={num_out.value} (need 0 <= num_in and 1 <= num_out, both <= {_MAX_OPERATOR_ARRAYS})"
                 )
             object.__setattr__(inst, "_counts", (num_in.value, num_out.value))
             object.__setattr__(inst, "_states", _StateBox(op))
@@ -444,6 +474,11 @@ class _LibraryOp:
             indices, count = (ctypes.c_int * max(num_in, 1))(), ctypes.c_int(0)
             ok = self.lib._opCallMutateInputs(self.index, *self.c_attrs(attrs), num_in, indices, count)
             self.lib.check(ok, self.name, "mutateInputs", attrs.name)
+            if not 0 <= count.value <= num_in:
+                raise LibraryMetadataError(
+                    f"library {self.lib.name}: operator {self.name!r}: mutateInputs reported {count.value} "
+                    f"indices, but the operator has {num_in} inputs"
+                )
             found = [int(indices[i]) for i in range(count.value)]
             bad = [i for i in found if not 0 <= i < num_in]
             if bad:
@@ -489,6 +524,11 @@ class _LibraryOp:
         for i in range(num_out):
             if out_ndims[i] < 0:
                 continue
+            if out_ndims[i] > _MAX_NDIM:
+                raise LibraryInferenceError(
+                    f"library {self.lib.name}: operator {self.name!r} (node {attrs.name!r}): inferShape gave output "
+                    f"{i} {out_ndims[i]} dimensions; at most {_MAX_NDIM} are allowed"
+                )
             shape = tuple(int(out_dims[i * _MAX_NDIM + d]) for d in range(out_ndims[i]))
             shape_assign(out_shapes, i, shape, attrs.name, f"output {i}")
         return all(shape_known(s) for s in list(in_shapes) + list(out_shapes))

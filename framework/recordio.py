@@ -37,6 +37,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from .atomic_file import write_text_atomic
 from .base import MXLabError
 
 MAGIC = 0xCED7230A
@@ -53,6 +54,15 @@ class RecordIOError(MXLabError, ValueError):
 
 class RecordIOFileNotFoundError(RecordIOError, FileNotFoundError):
     """A ``.rec`` or ``.idx`` file that should exist does not."""
+
+
+class ImageTooLargeError(RecordIOError):
+    """An encoded image declares more pixels than the decoder's limit (a decompression bomb)."""
+
+
+#: Default limit on width x height of a decoded image: 64 megapixels (an RGB image of that
+#: size takes 192 MB once decoded). A few hundred KiB of PNG can declare 13000 x 13000.
+MAX_DECODED_PIXELS = 64_000_000
 
 
 # --------------------------------------------------------------------------- the format
@@ -88,6 +98,14 @@ def encode_record(payload: bytes) -> bytes:
     return bytes(out)
 
 
+def _bytes_left(f: IO[bytes]) -> int | None:
+    """Bytes between the position and the end of ``f`` (None if ``f`` cannot tell)."""
+    try:
+        return os.fstat(f.fileno()).st_size - f.tell()
+    except (OSError, AttributeError, io.UnsupportedOperation):
+        return None
+
+
 def read_record(f: IO[bytes], path: str) -> bytes | None:
     """Read the record at the file's position; None at a clean end of file."""
     parts: list[bytes] = []
@@ -121,7 +139,9 @@ def read_record(f: IO[bytes], path: str) -> bytes | None:
                 f"{path}: continuation flag {flag} at byte offset {offset} is out of sequence (expected {expected})"
             )
         padded = _aligned(length)
-        data = f.read(padded)
+        left = _bytes_left(f)
+        # read() allocates the size asked for: a corrupt length must not cost 512 MB
+        data = f.read(padded) if left is None or left >= padded else f.read(max(left, 0))
         if len(data) < padded:
             raise RecordIOError(
                 f"{path}: record at byte offset {offset} is truncated: its header promises {length} payload "
@@ -184,7 +204,13 @@ def _open(path: str, mode: str) -> IO[Any]:
 
 # --------------------------------------------------------------------------- files
 class MXRecordIO:
-    """Sequential reading (``flag='r'``) or writing (``flag='w'``) of a ``.rec`` file."""
+    """Sequential reading (``flag='r'``) or writing (``flag='w'``) of a ``.rec`` file.
+
+    Writing streams record by record into the target file, so it is *not* atomic as a whole: a
+    process killed mid-way leaves the records written so far (and possibly a truncated last one,
+    which readers report by offset). Write to a new name and rename it when done if the previous
+    file must survive a crash.
+    """
 
     def __init__(self, uri: str | os.PathLike, flag: str) -> None:
         self.uri = os.fspath(uri)
@@ -262,14 +288,18 @@ class MXRecordIO:
 
 
 class MXIndexedRecordIO(MXRecordIO):
-    """A ``.rec`` file plus its ``.idx`` file (``key<TAB>offset`` lines) for random access."""
+    """A ``.rec`` file plus its ``.idx`` file (``key<TAB>offset`` lines) for random access.
+
+    A writer keeps the index lines in memory and writes the ``.idx`` file atomically at
+    :meth:`close`; the ``.rec`` file streams as in :class:`MXRecordIO` (not atomic).
+    """
 
     def __init__(self, idx_path: str | os.PathLike, uri: str | os.PathLike, flag: str, key_type: type = int) -> None:
         self.idx_path = os.fspath(idx_path)
         self.idx: dict[Any, int] = {}
         self.keys: list[Any] = []
         self.key_type = key_type
-        self._fidx: IO[str] | None = None
+        self._index_lines: list[str] = []
         super().__init__(uri, flag)
 
     def open(self) -> None:
@@ -280,43 +310,50 @@ class MXIndexedRecordIO(MXRecordIO):
             )
         super().open()
         self.idx, self.keys = {}, []
+        self._index_lines = []
         if self.writable:
-            self._fidx = _open(self.idx_path, "w")
             return
         size = os.path.getsize(self.uri)
-        with _open(self.idx_path, "r") as fidx:
-            for lineno, line in enumerate(fidx, start=1):
-                if not line.strip():
-                    continue
-                fields = line.strip().split("\t")
-                try:
-                    if len(fields) != 2:
-                        raise ValueError(f"expected 2 tab-separated fields, got {len(fields)}")
-                    key, offset = self.key_type(fields[0]), int(fields[1])
-                except ValueError as err:
-                    self.close()
-                    raise RecordIOError(
-                        f"{self.idx_path}: line {lineno} is not 'key<TAB>offset': {line!r} ({err})"
-                    ) from None
-                if offset < 0 or offset >= size or offset % 4:
-                    self.close()
-                    raise RecordIOError(
-                        f"{self.idx_path}: line {lineno}: offset {offset} of key {key!r} is not a record start "
-                        f"in {self.uri!r} ({size} bytes; records start at multiples of 4)"
-                    )
-                self.idx[key] = offset
-                self.keys.append(key)
+        with _open(self.idx_path, "rb") as fidx:
+            raw_lines = fidx.read().splitlines(keepends=True)
+        line_start = 0
+        for lineno, raw in enumerate(raw_lines, start=1):
+            at, line_start = line_start, line_start + len(raw)
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                self.close()
+                raise RecordIOError(
+                    f"{self.idx_path}: line {lineno} (byte offset {at + err.start}) is not UTF-8 text: {raw[:40]!r}"
+                ) from None
+            if not line.strip():
+                continue
+            fields = line.strip().split("\t")
+            try:
+                if len(fields) != 2:
+                    raise ValueError(f"expected 2 tab-separated fields, got {len(fields)}")
+                key, offset = self.key_type(fields[0]), int(fields[1])
+            except (ValueError, TypeError) as err:
+                self.close()
+                raise RecordIOError(
+                    f"{self.idx_path}: line {lineno} is not 'key<TAB>offset' (byte offset {at}): {line!r} ({err})"
+                ) from None
+            if offset < 0 or offset >= size or offset % 4:
+                self.close()
+                raise RecordIOError(
+                    f"{self.idx_path}: line {lineno}: offset {offset} of key {key!r} is not a record start "
+                    f"in {self.uri!r} ({size} bytes; records start at multiples of 4)"
+                )
+            self.idx[key] = offset
+            self.keys.append(key)
 
     def close(self) -> None:
+        """Close the files; a writer writes its ``.idx`` now, atomically (idempotent)."""
+        writing = self.writable and self.is_open
         super().close()
-        if self._fidx is not None:
-            self._fidx.close()
-            self._fidx = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = super().__getstate__()
-        state["_fidx"] = None
-        return state
+        if writing:
+            write_text_atomic(self.idx_path, "".join(self._index_lines))
+            self._index_lines = []
 
     def seek(self, idx: Any) -> None:
         """Move the read position to the record with key ``idx``."""
@@ -340,8 +377,7 @@ class MXIndexedRecordIO(MXRecordIO):
         key = self.key_type(idx)
         pos = self.tell()
         self.write(buf)
-        assert self._fidx is not None
-        self._fidx.write(f"{key}\t{pos}\n")
+        self._index_lines.append(f"{key}\t{pos}\n")
         self.idx[key] = pos
         self.keys.append(key)
 
@@ -429,14 +465,35 @@ def encode_image(img: np.ndarray, quality: int = 95, img_fmt: str = ".jpg") -> b
     return out.getvalue()
 
 
-def decode_image(buf: bytes, iscolor: int = -1) -> np.ndarray:
-    """Decode JPEG/PNG bytes like ``cv2.imdecode``: -1 as stored, 0 grayscale, 1 BGR colour."""
+def open_image(buf: bytes, max_pixels: int = MAX_DECODED_PIXELS) -> Any:
+    """Open (not yet decode) an encoded image, refusing one that declares more than ``max_pixels``.
+
+    Pillow reads only the header here, so the size is known before any pixel is decoded:
+    the check costs nothing and stops a decompression bomb before it allocates.
+    """
+    pil = _pil().open(io.BytesIO(buf))
+    width, height = pil.size
+    if width * height > max_pixels:
+        raise ImageTooLargeError(
+            f"the image declares {width}x{height} = {width * height} pixels, more than the limit of "
+            f"{max_pixels} (max_decoded_pixels)"
+        )
+    return pil
+
+
+def decode_image(buf: bytes, iscolor: int = -1, max_pixels: int = MAX_DECODED_PIXELS) -> np.ndarray:
+    """Decode JPEG/PNG bytes like ``cv2.imdecode``: -1 as stored, 0 grayscale, 1 BGR colour.
+
+    An image declaring more than ``max_pixels`` pixels raises :class:`ImageTooLargeError`
+    before it is decoded.
+    """
     if iscolor not in (-1, 0, 1):
         raise RecordIOError(f"unpack_img: iscolor must be -1, 0 or 1, got {iscolor!r}")
-    Image = _pil()
     try:
-        pil = Image.open(io.BytesIO(buf))
+        pil = open_image(buf, max_pixels)
         pil.load()
+    except ImageTooLargeError as err:
+        raise ImageTooLargeError(f"unpack_img: {err}") from None
     except Exception as err:
         raise RecordIOError(f"unpack_img: cannot decode the image ({len(buf)} bytes): {err}") from None
     if iscolor == 0:
@@ -454,10 +511,10 @@ def pack_img(header: Any, img: np.ndarray, quality: int = 95, img_fmt: str = ".j
     return pack(header, encode_image(img, quality, img_fmt))
 
 
-def unpack_img(s: bytes, iscolor: int = -1) -> tuple[Any, np.ndarray]:
+def unpack_img(s: bytes, iscolor: int = -1, max_pixels: int = MAX_DECODED_PIXELS) -> tuple[Any, np.ndarray]:
     """Unpack an image record into its header and the decoded image (BGR order, as OpenCV)."""
     header, payload = unpack(s)
-    return header, decode_image(payload, iscolor)
+    return header, decode_image(payload, iscolor, max_pixels)
 
 
 __all__ = [

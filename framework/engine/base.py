@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
-from .. import backend, events
+from .. import backend, config, events
 from ..base import EngineError, EngineTimeoutError
 from ..context import Context
 from .bulk import BulkCollector, fuse_segment
@@ -104,7 +104,15 @@ class Engine(abc.ABC):
         self._push_lock = threading.Lock()
         self._checked_contexts: set[Context] = set()
         self._bulk = BulkCollector()
-        self._bulk_size = 1
+        # The bulk size is per thread, as in MXNet: one thread's ``with bulk(n)`` never
+        # changes what another thread's pushes do.
+        self._bulk_local = threading.local()
+        # A KeyboardInterrupt / SystemExit raised by a function on a worker thread, waiting
+        # to be re-raised in the program's next push or wait (see _complete).
+        self._pending_interrupt: BaseException | None = None
+        #: Default timeout (seconds) of waits, and of NaiveEngine's wait for an async
+        #: operation's on_complete; None waits forever. ``MXLAB_ENGINE_WAIT_TIMEOUT`` sets it.
+        self.wait_timeout: float | None = config.get("MXLAB_ENGINE_WAIT_TIMEOUT") or None
 
     # ----------------------------------------------------------------- the default engine
     @staticmethod
@@ -175,13 +183,16 @@ class Engine(abc.ABC):
         name: str | None = None,
     ) -> None:
         """Schedule ``fn(run_ctx)``; it is complete when it returns. Returns at once."""
+        if self._pending_interrupt is not None:
+            self._raise_pending_interrupt()
         self._check_fn(fn, "push_sync")
         name = _operation_name(fn, name)
         reads, writes = self._check_vars(const_vars, mutable_vars, "push_sync", name)
         self._check_context(ctx, "push_sync")
         self._check_prop(prop, priority, "push_sync")
-        if self._bulk_size > 1 and self.supports_bulk and prop is FnProperty.NORMAL and priority == 0:
-            segment = self._bulk.add(fn, ctx, reads, writes, name, self._bulk_size)
+        size = getattr(self._bulk_local, "size", 1)
+        if size > 1 and self.supports_bulk and prop is FnProperty.NORMAL and priority == 0:
+            segment = self._bulk.add(fn, ctx, reads, writes, name, size)
             if segment is not None:
                 self._submit(fuse_segment(self, segment))
             return
@@ -198,7 +209,12 @@ class Engine(abc.ABC):
         priority: int = 0,
         name: str | None = None,
     ) -> None:
-        """Schedule ``fn(run_ctx, on_complete)``; it is complete when it calls ``on_complete``."""
+        """Schedule ``fn(run_ctx, on_complete)``; it is complete when it calls ``on_complete``.
+
+        On NaiveEngine this call itself waits for ``on_complete``, at most ``wait_timeout``.
+        """
+        if self._pending_interrupt is not None:
+            self._raise_pending_interrupt()
         self._check_fn(fn, "push_async")
         name = _operation_name(fn, name)
         reads, writes = self._check_vars(const_vars, mutable_vars, "push_async", name)
@@ -228,6 +244,8 @@ class Engine(abc.ABC):
 
     def push(self, op: OperatorHandle, ctx: Context, priority: int = 0, profiling: bool = True) -> None:
         """Push a handle from :meth:`new_operator`. ``profiling=False`` keeps it out of events."""
+        if self._pending_interrupt is not None:
+            self._raise_pending_interrupt()
         if not isinstance(op, OperatorHandle):
             raise EngineError(f"push: expected a handle from new_operator, got {type(op).__name__}")
         if op.engine_id != self.id:
@@ -265,11 +283,14 @@ class Engine(abc.ABC):
     def wait_for_var(self, var: Var, timeout: float | None = None) -> None:
         """Block until every operation pushed so far that writes ``var`` has finished.
 
-        Re-raises (once) the exception ``var`` carries. With ``timeout`` (seconds), raises
-        EngineTimeoutError naming the operations still pending on ``var``, which is how an
-        async function that never calls ``on_complete`` is found.
+        Re-raises (once) the exception ``var`` carries. With ``timeout`` (seconds; default
+        the engine's ``wait_timeout``), raises EngineTimeoutError naming the operations still
+        pending on ``var``, which is how an async function that never calls ``on_complete``
+        is found.
         """
         self._check_vars((var,), (), "wait_for_var", "wait_for_var")
+        if timeout is None:
+            timeout = self.wait_timeout
         self._flush_all_bulk()
         reached = threading.Event()
         waiter = Operation(
@@ -289,10 +310,14 @@ class Engine(abc.ABC):
         finally:
             if events.enabled:
                 events.publish("engine.wait_end", var=var.id)
+        if self._pending_interrupt is not None:
+            self._raise_pending_interrupt()
         self.throw(var)
 
     def wait_for_all(self, timeout: float | None = None) -> None:
         """Block until every pushed operation has finished; re-raise the first unreported error."""
+        if timeout is None:
+            timeout = self.wait_timeout
         self._flush_all_bulk()
         if events.enabled:
             events.publish("engine.wait_begin", var="all")
@@ -305,6 +330,8 @@ class Engine(abc.ABC):
         finally:
             if events.enabled:
                 events.publish("engine.wait_end", var="all")
+        if self._pending_interrupt is not None:
+            self._raise_pending_interrupt()
         with self._exceptions_lock:
             records, self._exceptions = self._exceptions, []
         first = None
@@ -350,28 +377,41 @@ class Engine(abc.ABC):
 
     # ----------------------------------------------------------------- bulking
     def bulk_size(self) -> int:
-        """How many consecutive small pushes are fused into one engine operation (1 = off)."""
-        return self._bulk_size
+        """How many consecutive small pushes of the calling thread are fused into one operation (1 = off)."""
+        return getattr(self._bulk_local, "size", 1)
 
     def set_bulk_size(self, size: int) -> int:
-        """Set the bulk size (0 or 1 turns bulking off); returns the previous size."""
+        """Set the calling thread's bulk size (0 or 1 turns bulking off); returns its previous size.
+
+        Per thread, as MXNet's: other threads keep their own sizes and open segments.
+        """
         if isinstance(size, bool) or not isinstance(size, int) or size < 0:
             raise EngineError(f"set_bulk_size: size must be an int >= 0, got {size!r}")
-        self._flush_all_bulk()
-        previous, self._bulk_size = self._bulk_size, max(size, 1)
+        segment = self._bulk.take_own()
+        if segment is not None:
+            self._submit(fuse_segment(self, segment))
+        previous = self.bulk_size()
+        self._bulk_local.size = max(size, 1)
         return previous
 
     @contextmanager
     def bulk(self, size: int) -> Iterator[None]:
-        """``with engine.bulk(64):`` fuses pushes inside the block (MXNet's ``mx.engine.bulk``)."""
+        """``with engine.bulk(64):`` fuses this thread's pushes inside the block (``mx.engine.bulk``)."""
         previous = self.set_bulk_size(size)
         try:
             yield
         finally:
             self.set_bulk_size(previous)
 
+    def set_wait_timeout(self, seconds: float | None) -> float | None:
+        """Set :attr:`wait_timeout` (None or 0: wait forever); returns the previous value."""
+        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0):
+            raise EngineError(f"set_wait_timeout: seconds must be a number >= 0 or None, got {seconds!r}")
+        previous, self.wait_timeout = self.wait_timeout, (seconds or None)
+        return previous
+
     def _flush_own_bulk(self) -> None:
-        if self._bulk_size > 1:
+        if getattr(self._bulk_local, "size", 1) > 1:
             segment = self._bulk.take_own()
             if segment is not None:
                 self._submit(fuse_segment(self, segment))
@@ -418,10 +458,12 @@ class Engine(abc.ABC):
             try:
                 op.fn(run_ctx, on_complete)
             except BaseException as err:
-                if on_complete.called:
+                if not on_complete.called:
+                    on_complete(err)
+                elif isinstance(err, Exception):
                     _log.error("async operation %r raised after calling on_complete: %r", op.name, err)
                 else:
-                    on_complete(err)
+                    self._interrupt(op, err)
             return
         error = None
         try:
@@ -449,7 +491,16 @@ class Engine(abc.ABC):
         return record
 
     def _complete(self, op: Operation, error: BaseException | None, worker: str, stream: Any) -> None:
-        """Bookkeeping after an operation ran (or was skipped): errors, dependants, counters."""
+        """Bookkeeping after an operation ran (or was skipped): errors, dependants, counters.
+
+        A KeyboardInterrupt or SystemExit (any BaseException that is not an Exception) is the
+        program's, not the operation's failure: it is never stored on variables. The
+        operation counts as finished (its outputs may be partial) and :meth:`_interrupt`
+        hands the interrupt back to the program.
+        """
+        if error is not None and not isinstance(error, Exception):
+            self._interrupt(op, error)
+            error = None
         if error is not None:
             op.exception_record = self._record_exception(error, op.name, op.id, op.ctx, worker)
         record = op.exception_record
@@ -472,6 +523,25 @@ class Engine(abc.ABC):
         if not self._inflight:
             with self._idle:
                 self._idle.notify_all()
+
+    def _interrupt(self, op: Operation, interrupt: BaseException) -> None:
+        """Keep an interrupt for the program's next push or wait, in whichever thread.
+
+        Threaded engines run functions on worker threads, where raising would only end the
+        worker; the first interrupt waits here instead (NaiveEngine raises it in the pushing
+        thread at once).
+        """
+        op.interrupted = interrupt
+        with self._exceptions_lock:
+            if self._pending_interrupt is None:
+                self._pending_interrupt = interrupt
+
+    def _raise_pending_interrupt(self) -> None:
+        """Re-raise (once) the interrupt a worker caught."""
+        with self._exceptions_lock:
+            interrupt, self._pending_interrupt = self._pending_interrupt, None
+        if interrupt is not None:
+            raise interrupt
 
     def _wait_idle(self, timeout: float | None) -> bool:
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -560,6 +630,11 @@ def _warn_unreported_at_exit() -> None:
     engine._wait_idle(5.0)
     if engine._shutdown:
         return
+    if engine._pending_interrupt is not None:
+        _log.warning(
+            "an engine operation raised %r on a worker thread and no push or wait re-raised it",
+            engine._pending_interrupt,
+        )
     pending = [r for r in engine._exceptions if r.error is not None]
     if pending:
         _log.warning(

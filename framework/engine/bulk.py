@@ -69,6 +69,8 @@ class BulkCollector:
 
     def take_all(self) -> list[Segment]:
         """Remove and return every thread's open segment."""
+        if not self._open:  # the common case, without the lock
+            return []
         with self._lock:
             segments = list(self._open.values())
             self._open.clear()
@@ -89,24 +91,26 @@ def fuse_segment(engine: Engine, segment: Segment) -> Operation:
 
     def run_segment(run_ctx: RunContext) -> None:  # reads ``op`` (made below) when it runs
         poisoned: dict[Var, ExceptionRecord] = {}
-        for fn, item_reads, item_writes, item_name in items:
-            record = None
-            for var in item_reads + item_writes:
-                record = poisoned.get(var) or var.exception_record
-                if record is not None and record.error is not None:
-                    break
+        try:
+            for fn, item_reads, item_writes, item_name in items:
                 record = None
-            if record is None:
-                try:
-                    fn(run_ctx)
-                except BaseException as err:
-                    record = engine._record_exception(err, item_name, op.id, run_ctx.ctx, run_ctx.worker)
-            if record is not None:
-                for var in item_writes:
-                    poisoned[var] = record
-        # The segment holds write access to all of these, so setting them here is safe.
-        for var, record in poisoned.items():
-            var.exception_record = record
+                for var in item_reads + item_writes:
+                    record = poisoned.get(var) or var.exception_record
+                    if record is not None and record.error is not None:
+                        break
+                    record = None
+                if record is None:
+                    try:
+                        fn(run_ctx)
+                    except Exception as err:  # a KeyboardInterrupt ends the segment: see Engine._complete
+                        record = engine._record_exception(err, item_name, op.id, run_ctx.ctx, run_ctx.worker)
+                if record is not None:
+                    for var in item_writes:
+                        poisoned[var] = record
+        finally:
+            # The segment holds write access to all of these, so setting them here is safe.
+            for var, record in poisoned.items():
+                var.exception_record = record
 
     op = Operation(run_segment, False, segment.ctx, reads, writes, FnProperty.NORMAL, 0, name)
     op.handles_exceptions = True

@@ -3,7 +3,10 @@
 Push order is execution order, so there is nothing to schedule: the easiest engine to
 debug with (MXNet recommends ``MXNET_ENGINE_TYPE=NaiveEngine`` for the same reason).
 Exceptions still travel through variables exactly as in the threaded engines, so a
-program behaves the same on every engine type. Bulking is accepted and ignored.
+program behaves the same on every engine type. Bulking is accepted and ignored. A
+KeyboardInterrupt (Ctrl+C) or SystemExit raised by a function propagates out of ``push`` at
+once. An async function that never calls ``on_complete`` makes ``push`` raise
+EngineTimeoutError after the engine's ``wait_timeout`` (if one is set).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import threading
 from typing import Any
 
 from .. import backend
+from ..base import EngineTimeoutError
 from ..context import Context
 from .base import Engine
 from .operation import Operation
@@ -42,8 +46,19 @@ class NaiveEngine(Engine):
             self._execute(op, "naive", stream)
         # Wait for on_complete outside the lock: an async function may hand its work to
         # another thread that pushes more work (which needs the lock) before calling back.
-        if op.done is not None:
-            op.done.wait()
+        timeout = self.wait_timeout
+        if op.done is not None and not op.done.wait(timeout):
+            raise EngineTimeoutError(
+                f"NaiveEngine: async operation {op.name!r} (op #{op.id}) did not call on_complete within "
+                f"{timeout}s (the engine's wait_timeout); it stays pending"
+            )
+        if op.interrupted is not None:
+            interrupt, op.interrupted = op.interrupted, None
+            raise interrupt
+
+    def _interrupt(self, op: Operation, interrupt: BaseException) -> None:
+        """Raised by ``_schedule`` in the pushing thread, right after the operation."""
+        op.interrupted = interrupt
 
     def _release_dependencies(self, op: Operation) -> None:
         """Nothing waits in a naive engine: every operation ran before the next was pushed."""

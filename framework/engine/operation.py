@@ -88,6 +88,7 @@ class Operation:
         "no_skip",
         "profiled",
         "done",
+        "interrupted",
     )
 
     def __init__(
@@ -124,6 +125,9 @@ class Operation:
         self.profiled = True
         #: Set on completion when somebody needs to block on this one operation.
         self.done: threading.Event | None = None
+        #: A KeyboardInterrupt / SystemExit (any BaseException that is not an Exception) the
+        #: function raised: never stored as the operation's error, re-raised to the program.
+        self.interrupted: BaseException | None = None
 
     def release(self, count: int) -> bool:
         """Count down ``count`` granted dependencies; True exactly once, when none remain."""

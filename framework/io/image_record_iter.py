@@ -12,6 +12,12 @@ The pipeline, per epoch::
     wait for the next batch <--  queue it (prefetch_buffer
     hand it out                  batches ahead) and go on
 
+Memory stays bounded whatever the file holds: the queue holds at most ``prefetch_buffer``
+batches (the loader blocks when it is full), and an image whose header declares more than
+``max_decoded_pixels`` pixels (default 64 megapixels) is refused, naming the record, before
+it is decoded: a few hundred KiB of PNG can otherwise unpack to gigabytes. (Pillow refuses
+images above twice its own ``Image.MAX_IMAGE_PIXELS`` regardless.)
+
 The loader never waits for a batch to be finished, so the workers always have work; on a
 CPU context they write straight into the memory of the batch's NDArray (a block from the
 storage pool), so no copy follows. Pillow's decoder and NumPy's arithmetic release the GIL,
@@ -48,7 +54,6 @@ without it the last batch is zero-filled and ``pad`` counts the missing images.
 from __future__ import annotations
 
 import functools
-import io
 import logging
 import os
 import queue
@@ -238,7 +243,7 @@ class _Augmenter:
         self.mean = np.array(means, dtype=np.float32).reshape(-1, 1, 1)
         # MXNet multiplies by scale / std, computed once per channel in float32
         self.mult = np.float32(p["scale"]) / np.array(stds, dtype=np.float32).reshape(-1, 1, 1)
-        self._open = Image.open
+        self.max_pixels = p["max_decoded_pixels"]
         self._fromarray = Image.fromarray
 
     def label_of(self, header: Any, offset: int) -> Any:
@@ -264,11 +269,13 @@ class _Augmenter:
             raise DataIterError(f"ImageRecordIter: {self.path}, record at byte offset {offset}: {err}") from None
         label = self.label_of(header, offset)
         try:
-            img = self._open(io.BytesIO(payload))
+            img = recordio.open_image(payload, self.max_pixels)  # the size is checked before decoding
             img.load()
             target = "RGB" if self.mode == "L" else self.mode
             if img.mode != target:
                 img = img.convert(target)
+        except recordio.ImageTooLargeError as err:
+            raise DataIterError(f"ImageRecordIter: {self.path}, record at byte offset {offset}: {err}") from None
         except Exception as err:
             raise DataIterError(
                 f"ImageRecordIter: {self.path}, record at byte offset {offset}: cannot decode the image: {err}"
@@ -415,6 +422,7 @@ class ImageRecordIter(PreparedBatchIter):
         seed_aug: int | None = None,
         preprocess_threads: int = 4,
         prefetch_buffer: int = 4,
+        max_decoded_pixels: int = recordio.MAX_DECODED_PIXELS,
         round_batch: bool = True,
         num_parts: int = 1,
         part_index: int = 0,
@@ -459,6 +467,8 @@ class ImageRecordIter(PreparedBatchIter):
             raise DataIterError(f"ImageRecordIter: preprocess_threads must be >= 1, got {preprocess_threads}")
         if prefetch_buffer < 1:
             raise DataIterError(f"ImageRecordIter: prefetch_buffer must be >= 1, got {prefetch_buffer}")
+        if isinstance(max_decoded_pixels, bool) or not isinstance(max_decoded_pixels, int) or max_decoded_pixels < 1:
+            raise DataIterError(f"ImageRecordIter: max_decoded_pixels must be an int >= 1, got {max_decoded_pixels!r}")
         if inter_method not in INTER_METHODS:
             raise DataIterError(
                 f"ImageRecordIter: inter_method must be one of {sorted(INTER_METHODS)}, got {inter_method}"
@@ -507,6 +517,7 @@ class ImageRecordIter(PreparedBatchIter):
             std_b=std_b,
             std_a=std_a,
             scale=scale,
+            max_decoded_pixels=max_decoded_pixels,
         )
         self._augment = _Augmenter(self.path_imgrec, data_shape, self.label_width, params)
         label_shape = (batch_size,) if self.label_width == 1 else (batch_size, self.label_width)

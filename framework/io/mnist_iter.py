@@ -16,6 +16,7 @@ comes from NumPy's generator, so it differs from MXNet's C++ one.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import struct
 from typing import Any
@@ -52,7 +53,9 @@ def _read_idx(path: str, magic: int, what: str) -> tuple[tuple[int, ...], np.nda
         raise DataIterError(
             f"MNISTIter: {path}: bad magic {found} at byte offset 0 (expected {magic} for an idx {what} file)"
         )
-    need = head + int(np.prod(dims))
+    if any(d < 0 for d in dims):
+        raise DataIterError(f"MNISTIter: {path}: byte offset 4: negative dimension in the header {tuple(dims)}")
+    need = head + math.prod(dims)  # Python ints: a corrupt header cannot overflow
     if len(raw) < need:
         raise DataIterError(
             f"MNISTIter: {path} is truncated: its header promises {dims[0]} {what}s ({need} bytes) "

@@ -38,6 +38,7 @@ import numpy as np
 from .. import backend, events
 from .. import ndarray as nd
 from .. import optimizer as opt
+from ..atomic_file import write_bytes_atomic
 from ..context import cpu
 from ..ndarray import NDArray
 from . import Key, KVStore, KVStoreError, Updater
@@ -205,8 +206,7 @@ class DistKVStore(KVStore):
             "bigarray_bound": self._config.bigarray_bound,
             "servers": states,
         }
-        with open(fname, "wb") as f:
-            pickle.dump(payload, f)
+        write_bytes_atomic(fname, pickle.dumps(payload))
 
     def load_optimizer_states(self, fname: str) -> None:
         """Give every server back its states from :meth:`save_optimizer_states` (same server layout)."""

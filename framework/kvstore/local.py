@@ -26,6 +26,7 @@ from typing import Any
 from .. import backend, events
 from .. import ndarray as nd
 from .. import optimizer as opt
+from ..atomic_file import write_bytes_atomic
 from ..context import Context, cpu
 from ..engine import FnProperty
 from ..ndarray import NDArray
@@ -166,8 +167,7 @@ class LocalKVStore(KVStore):
     def save_optimizer_states(self, fname: str, dump_optimizer: bool = False) -> None:
         """Write the optimizer states (momentum etc.; with ``dump_optimizer`` the optimizer too)."""
         updater = self._optimizer_updater("save_optimizer_states")
-        with open(fname, "wb") as f:
-            f.write(updater.get_states(dump_optimizer))
+        write_bytes_atomic(fname, updater.get_states(dump_optimizer))
 
     def load_optimizer_states(self, fname: str) -> None:
         """Restore the states written by :meth:`save_optimizer_states`."""

@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import optimizer as opt
+from ..atomic_file import write_bytes_atomic
 from ..context import Context, cpu
 from ..initializer import InitDesc, Uniform
 from ..io import DataDesc
@@ -454,8 +455,7 @@ class Module(BaseModule):
         if self._update_on_kvstore:
             self._kvstore.save_optimizer_states(fname)
         else:
-            with open(fname, "wb") as f:
-                f.write(self._updater.get_states())
+            write_bytes_atomic(fname, self._updater.get_states())
 
     def load_optimizer_states(self, fname: str) -> None:
         """Read an optimizer state written by :meth:`save_optimizer_states`."""

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend
+from ..atomic_file import write_bytes_atomic
 from ..base import DTYPE_TO_FLAG, FLAG_TO_DTYPE, MXLabError
 from ..context import Context, cpu
 from .ndarray import NDArray, array
@@ -120,11 +121,11 @@ def save(fname: str | os.PathLike, data: NDArray | Sequence[NDArray] | Mapping[s
     """Write ``data`` to ``fname`` in MXNet's NDArray format (``mx.nd.save``).
 
     ``data`` is one NDArray, a list of them (list form) or a dict with str keys (dict form,
-    the ``.params`` layout). Pending writes to the arrays are waited for first.
+    the ``.params`` layout). Pending writes to the arrays are waited for first. The write is
+    atomic: a crash mid-save leaves the previous file intact (see ``framework/atomic_file.py``).
     """
     payload = save_tobuffer(data)
-    with open(fname, "wb") as stream:
-        stream.write(payload)
+    write_bytes_atomic(fname, payload)
 
 
 # --------------------------------------------------------------------------- reading
@@ -192,7 +193,7 @@ def _read_array(reader: _Reader, index: int, ctx: Context | None) -> NDArray:
         raise reader.fail(f"{label}: the shape is unknown (ndim -1): the entry holds no array", at=at)
     if ndim < 0 or ndim > 32:
         raise reader.fail(f"{label}: expected ndim between 0 and 32, got {ndim}", at=at)
-    at = reader.pos
+    at = shape_at = reader.pos
     shape = tuple(int(d) for d in reader.ints("<i8", ndim, f"the {ndim} dimensions of {label}"))
     if any(d < 0 for d in shape):
         raise reader.fail(f"{label}: expected dimensions >= 0, got shape {shape}", at=at)
@@ -210,6 +211,11 @@ def _read_array(reader: _Reader, index: int, ctx: Context | None) -> NDArray:
         known = ", ".join(f"{f} {d.name}" for f, d in FLAG_TO_DTYPE.items())
         raise reader.fail(f"{label}: expected a type flag ({known}), got {flag}", at=at)
     dtype = FLAG_TO_DTYPE[flag]
+    # NumPy refuses a shape whose non-zero dimensions multiply past its index range, even
+    # when another dimension is 0 and the array is empty: check it here, by name.
+    extent = int(np.prod([d for d in shape if d], dtype=object)) * dtype.itemsize
+    if extent > np.iinfo(np.intp).max:
+        raise reader.fail(f"{label}: shape {shape} is too large for an array ({extent} bytes)", at=shape_at)
     count = int(np.prod(shape, dtype=object)) if shape else 1
     raw = reader.take(count * dtype.itemsize, f"the {count} {dtype.name} values of {label}, shape {shape}")
     values = np.frombuffer(raw, dtype=dtype.newbyteorder("<"), count=count).reshape(shape)

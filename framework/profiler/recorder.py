@@ -18,6 +18,7 @@ from typing import Any
 
 from .. import config as _settings
 from .. import events as _events_bus
+from ..atomic_file import atomic_write
 from ..events import Event
 from .table import aggregate, format_table
 from .trace import chrome_trace
@@ -240,7 +241,7 @@ def dump(finished: bool = True) -> str:
         if finished:
             _recorded.clear()
             _aggregate_since_ns = None
-    with open(filename, "w", encoding="utf-8") as f:
+    with atomic_write(filename, "w") as f:
         json.dump(chrome_trace(recorded), f)
     return filename
 

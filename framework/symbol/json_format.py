@@ -199,21 +199,36 @@ def to_json(outputs: list[Entry]) -> str:
 
 
 # ---------------------------------------------------------------------------- reading
+#: A node may have a few more inputs than the file lists (pre-0.9 files omit auxiliary
+#: states); an operator claiming far more is a corrupt count, refused before listing names.
+_MAX_MISSING_INPUTS = 8
+
+
+class SymbolJSONParamError(SymbolJSONError, OperatorParamError):
+    """A node's operator parameters in a symbol JSON document are invalid."""
+
+
 def _fail(message: str) -> SymbolJSONError:
-    return SymbolJSONError(f"symbol JSON: {message}")
+    return SymbolJSONError(message)
 
 
-def _read_entry(raw: Any, where: str, num_nodes: int) -> tuple[int, int, int]:
-    if not isinstance(raw, list) or len(raw) not in (2, 3) or not all(isinstance(v, int) for v in raw):
-        raise _fail(f"{where} must be [node, index, version], got {raw!r}")
+def _read_entry(raw: Any, where: str, nodes: list[Node]) -> tuple[int, int, int]:
+    """``[node, index, version]`` naming an output of an earlier node that exists."""
+    if not isinstance(raw, list) or len(raw) not in (2, 3) or not all(type(v) is int for v in raw):
+        raise _fail(f"{where} must be [node, index, version], got {raw!r:.80}")
     node_id, index = raw[0], raw[1]
     version = raw[2] if len(raw) == 3 else 0
-    if not 0 <= node_id < num_nodes:
+    if not 0 <= node_id < len(nodes):
         raise _fail(f"{where} refers to node {node_id}, which is not an earlier node")
+    node = nodes[node_id]
+    if not 0 <= index < node.num_outputs():
+        raise _fail(f"{where} is output {index} of {node.name!r}, which has {node.num_outputs()} output(s)")
+    if version < 0:
+        raise _fail(f"{where} has version {version}; versions count writes and are >= 0")
     return node_id, index, version
 
 
-def _read_attrs(raw: dict, i: int) -> dict[str, str]:
+def _read_attrs(raw: dict, where: str) -> dict[str, str]:
     """A node's attribute strings, from ``attrs`` (0.9 and later) or ``param`` + ``attr``."""
     attrs: dict[str, str] = {}
     for key in ("param", "attr", "attrs"):
@@ -221,8 +236,11 @@ def _read_attrs(raw: dict, i: int) -> dict[str, str]:
         if value is None:
             continue
         if not isinstance(value, dict):
-            raise _fail(f"node #{i} ({raw.get('name')!r}): {key!r} must be an object of strings")
-        attrs.update({str(k): str(v) for k, v in value.items()})
+            raise _fail(f"{where}.{key}: {key!r} must be an object of strings")
+        for k, v in value.items():
+            if isinstance(v, dict | list):
+                raise _fail(f"{where}.{key}.{k}: attribute values are strings, got {type(v).__name__}")
+            attrs[k] = str(v)
     return attrs
 
 
@@ -252,12 +270,29 @@ def _parse_node_attrs(op: registry.OpDef, name: str, i: int, attrs: dict[str, st
     try:
         parsed = op.params.parse(op.name, params)
     except OperatorParamError as err:
-        raise OperatorParamError(f"symbol JSON node #{i} ({name!r}): {err}") from None
+        raise SymbolJSONParamError(f"nodes[{i}].attrs: node #{i} ({name!r}): {err}") from None
     return NodeAttrs(name, op, parsed, dict(attrs))
 
 
-def from_json(text: str) -> tuple[list[Entry], dict[int, int]]:
-    """Read a graph: its output entries, and the highest version seen per variable node id."""
+def from_json(text: str, source: str | None = None) -> tuple[list[Entry], dict[int, int]]:
+    """Read a graph: its output entries, and the highest version seen per variable node id.
+
+    Every problem raises :class:`SymbolJSONError` naming ``source`` (the file, if any) and the
+    JSON path of the offending value (``nodes[3].inputs[0]``), whatever went wrong inside.
+    """
+    prefix = "symbol JSON" + (f" file {source!r}" if source else "")
+    position = ["the document"]  # where reading is, for errors nobody anticipated
+    try:
+        return _from_json(text, position)
+    except SymbolJSONError as err:
+        raise type(err)(f"{prefix}: {err}") from None
+    except RecursionError:
+        raise SymbolJSONError(f"{prefix}: {position[0]}: nested too deeply to read") from None
+    except Exception as err:  # a malformed value an operator's own code tripped over
+        raise SymbolJSONError(f"{prefix}: {position[0]}: cannot read it ({type(err).__name__}: {err})") from err
+
+
+def _from_json(text: str, position: list[str]) -> tuple[list[Entry], dict[int, int]]:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as err:
@@ -267,7 +302,7 @@ def from_json(text: str) -> tuple[list[Entry], dict[int, int]]:
     version = 800  # files without a version were written before MXNet 0.9
     top_attrs = doc.get("attrs") or {}
     mx_version = top_attrs.get("mxnet_version") if isinstance(top_attrs, dict) else None
-    if isinstance(mx_version, list) and len(mx_version) == 2 and isinstance(mx_version[1], int):
+    if isinstance(mx_version, list) and len(mx_version) == 2 and type(mx_version[1]) is int:
         version = mx_version[1]
     legacy = version < MXNET_VERSION
 
@@ -275,32 +310,34 @@ def from_json(text: str) -> tuple[list[Entry], dict[int, int]]:
     nodes: list[Node] = []
     versions: dict[int, int] = {}
     for i, raw in enumerate(raw_nodes):
+        where = position[0] = f"nodes[{i}]"
         if not isinstance(raw, dict) or not isinstance(raw.get("op"), str) or not isinstance(raw.get("name"), str):
-            raise _fail(f"node #{i} must be an object with string 'op' and 'name', got {raw!r}")
+            raise _fail(f"{where}: node #{i} must be an object with string 'op' and 'name', got {raw!r:.80}")
         op_name, name = raw["op"], raw["name"]
-        attrs = _read_attrs(raw, i)
+        attrs = _read_attrs(raw, where)
         if raw.get("subgraphs"):
-            raise _fail(f"node #{i} ({name!r}): subgraphs are not supported by MXLab")
+            raise _fail(f"{where}.subgraphs: node #{i} ({name!r}): subgraphs are not supported by MXLab")
         for_inputs: dict[str, dict[str, str]] = {}
         if legacy:
             attrs, for_inputs = _upgrade_hidden_keys(name, attrs)
         raw_inputs = raw.get("inputs", [])
         if not isinstance(raw_inputs, list):
-            raise _fail(f"node #{i} ({name!r}): 'inputs' must be a list")
+            raise _fail(f"{where}.inputs: node #{i} ({name!r}): 'inputs' must be a list")
         inputs = []
         for j, item in enumerate(raw_inputs):
-            node_id, index, entry_version = _read_entry(item, f"node #{i} ({name!r}) input {j}", i)
+            label = f"{where}.inputs[{j}]: node #{i} ({name!r}) input {j}"
+            node_id, index, entry_version = _read_entry(item, label, nodes)
             inputs.append(Entry(nodes[node_id], index, entry_version))
         if op_name == "null":
             node = Node(None, NodeAttrs(name, None, None, attrs))
             if inputs:
-                raise _fail(f"node #{i} ({name!r}) is a variable but has inputs")
+                raise _fail(f"{where}.inputs: node #{i} ({name!r}) is a variable but has inputs")
         else:
             try:
                 op = registry.get(op_name)
             except OperatorError:
                 raise _fail(
-                    f"node #{i} ({name!r}) uses operator {op_name!r}, which is not registered in MXLab"
+                    f"{where}.op: node #{i} ({name!r}) uses operator {op_name!r}, which is not registered in MXLab"
                 ) from None
             if version < 905 and op.name in ("argmax", "argmin") and attrs.get("axis") == "-1":
                 del attrs["axis"]  # before 0.9.5 axis=-1 meant "no axis"
@@ -312,22 +349,25 @@ def from_json(text: str) -> tuple[list[Entry], dict[int, int]]:
             if entry.node.is_variable and entry.version:
                 versions[entry.node.id] = max(versions.get(entry.node.id, 0), entry.version)
         control = raw.get("control_deps", [])
-        for dep in control:
-            if not isinstance(dep, int) or not 0 <= dep < i:
-                raise _fail(f"node #{i} ({name!r}): control dependency {dep!r} is not an earlier node")
+        if not isinstance(control, list):
+            raise _fail(f"{where}.control_deps: node #{i} ({name!r}): 'control_deps' must be a list")
+        for k, dep in enumerate(control):
+            if type(dep) is not int or not 0 <= dep < i:
+                raise _fail(
+                    f"{where}.control_deps[{k}]: node #{i} ({name!r}): control dependency {dep!r:.40} "
+                    "is not an earlier node"
+                )
             node.control_deps.append(nodes[dep])
         nodes.append(node)
 
+    position[0] = "heads"
     heads = doc.get("heads")
     if not isinstance(heads, list) or not heads:
-        raise _fail("expected a non-empty 'heads' list")
+        raise _fail("heads: expected a non-empty 'heads' list")
     outputs = []
     for j, item in enumerate(heads):
-        node_id, index, entry_version = _read_entry(item, f"head {j}", len(nodes))
-        node = nodes[node_id]
-        if index >= node.num_outputs():
-            raise _fail(f"head {j} is output {index} of {node.name!r}, which has {node.num_outputs()} output(s)")
-        outputs.append(Entry(node, index, entry_version))
+        node_id, index, entry_version = _read_entry(item, f"heads[{j}]: head {j}", nodes)
+        outputs.append(Entry(nodes[node_id], index, entry_version))
     return outputs, versions
 
 
@@ -335,6 +375,11 @@ def _complete_inputs(node: Node, i: int, version: int, for_inputs: dict[str, dic
     """Check the input count; add the auxiliary states files before 0.9 left out."""
     op, attrs = node.op, node.attrs
     expected = op.get_num_inputs(attrs)
+    if expected > len(node.inputs) + _MAX_MISSING_INPUTS:
+        raise _fail(
+            f"nodes[{i}].inputs: node #{i} ({node.name!r}): operator {op.name} takes {expected} inputs, "
+            f"the file gives {len(node.inputs)}"
+        )
     names = op.list_input_names(attrs)
     if len(node.inputs) < expected and version < 900:
         for name in names[len(node.inputs) : expected]:
@@ -342,8 +387,8 @@ def _complete_inputs(node: Node, i: int, version: int, for_inputs: dict[str, dic
             node.inputs.append(Entry(Node(None, NodeAttrs(f"{node.name}_{name}", None, None, extra)), 0, 0))
     if len(node.inputs) != expected:
         raise _fail(
-            f"node #{i} ({node.name!r}): operator {op.name} takes {expected} input(s) ({', '.join(names)}), "
-            f"the file gives {len(node.inputs)}"
+            f"nodes[{i}].inputs: node #{i} ({node.name!r}): operator {op.name} takes {expected} input(s) "
+            f"({', '.join(names)}), the file gives {len(node.inputs)}"
         )
     for name, moved in for_inputs.items():
         if name in names and node.inputs[names.index(name)].node.is_variable:

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from ..atomic_file import write_text_atomic
 from ..base import DTYPE_TO_FLAG, MXLabError
 from ..operator import registry
 from ..operator.infer import InferenceError, shape_known
@@ -44,7 +45,7 @@ from ..operator.params import DType, OperatorParamError
 from ..operator.registry import OpDef
 from ..operator.signature import default_input_names
 from . import json_format, naming
-from .json_format import HIDDEN_KEYS, attr_strings, set_input_var_attrs
+from .json_format import HIDDEN_KEYS, SymbolJSONError, attr_strings, set_input_var_attrs
 
 
 class SymbolError(MXLabError, ValueError):
@@ -364,11 +365,23 @@ def load_json(json_str: str) -> Symbol:
 
 
 def load(fname: str) -> Symbol:
-    """The symbol saved in the file ``fname`` (``save``, ``export`` or MXNet's ``-symbol.json``)."""
+    """The symbol saved in the file ``fname`` (``save``, ``export`` or MXNet's ``-symbol.json``).
+
+    A malformed file raises :class:`SymbolJSONError` naming the file and where in it.
+    """
     if not isinstance(fname, str):
         raise SymbolTypeError(f"load: fname must be a path string, got {fname!r}")
-    with open(fname, encoding="utf-8") as f:
-        return load_json(f.read())
+    with open(fname, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise SymbolJSONError(
+            f"symbol JSON file {fname!r}: byte {err.start}: not UTF-8 text ({raw[err.start : err.start + 8]!r})"
+        ) from None
+    outputs, versions = json_format.from_json(text, source=fname)
+    _VAR_VERSIONS.update(versions)
+    return Symbol(outputs)
 
 
 # ---------------------------------------------------------------------------- the class
@@ -686,11 +699,10 @@ class Symbol:
         return json_format.to_json(self.outputs)
 
     def save(self, fname: str) -> None:
-        """Write ``tojson()`` to the file ``fname``."""
+        """Write ``tojson()`` to the file ``fname`` atomically (a crash leaves the old file intact)."""
         if not isinstance(fname, str):
             raise SymbolTypeError(f"save: fname must be a path string, got {fname!r}")
-        with open(fname, "w", encoding="utf-8") as f:
-            f.write(self.tojson())
+        write_text_atomic(fname, self.tojson())
 
     def __getstate__(self) -> dict[str, str]:
         return {"handle": self.tojson()}

@@ -30,6 +30,8 @@ from typing import Any
 import numpy as np
 
 from .. import recordio
+from ..atomic_file import atomic_write
+from ..base import MXLabError
 from ..io.image_record_iter import resize_bilinear
 
 
@@ -59,25 +61,37 @@ def list_images(root: str, recursive: bool, exts: Sequence[str]) -> Iterator[tup
 
 def write_list(path: str, items: Sequence[Sequence[Any]]) -> None:
     """Write ``index<TAB>label...<TAB>path`` lines (labels as ``%f``, as MXNet's tool)."""
-    with open(path, "w") as f:
+    with atomic_write(path, "w") as f:
         for item in items:
             labels = "".join(f"{float(label):f}\t" for label in item[2:])
             f.write(f"{int(item[0])}\t{labels}{item[1]}\n")
 
 
+class ListFileError(MXLabError, ValueError):
+    """A ``.lst`` file has a malformed line; the message names the file, line and byte offset."""
+
+
 def read_list(path: str) -> Iterator[list[Any]]:
-    """Items ``[index, path, label, ...]`` of a ``.lst`` file; malformed lines are an error."""
-    with open(path) as f:
-        for lineno, line in enumerate(f, start=1):
-            fields = [x.strip() for x in line.strip().split("\t")]
-            if not line.strip():
-                continue
-            if len(fields) < 3:
-                raise SystemExit(f"im2rec: {path}, line {lineno}: needs index, label(s) and path, got {line!r}")
-            try:
-                yield [int(fields[0]), fields[-1], *(float(x) for x in fields[1:-1])]
-            except ValueError as err:
-                raise SystemExit(f"im2rec: {path}, line {lineno}: {err}") from None
+    """Items ``[index, path, label, ...]`` of a ``.lst`` file; malformed lines raise ListFileError."""
+    with open(path, "rb") as f:
+        raw_lines = f.read().splitlines(keepends=True)
+    at = 0
+    for lineno, raw in enumerate(raw_lines, start=1):
+        where, at = f"{path}, line {lineno} (byte offset {at})", at + len(raw)
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            message = f"im2rec: {where}: not UTF-8 text at byte {err.start} of the line: {raw[:40]!r}"
+            raise ListFileError(message) from None
+        fields = [x.strip() for x in line.strip().split("\t")]
+        if not line.strip():
+            continue
+        if len(fields) < 3:
+            raise ListFileError(f"im2rec: {where}: needs index, label(s) and path, got {line!r:.120}")
+        try:
+            yield [int(fields[0]), fields[-1], *(float(x) for x in fields[1:-1])]
+        except ValueError as err:
+            raise ListFileError(f"im2rec: {where}: {err}") from None
 
 
 def make_list(args: argparse.Namespace) -> None:
@@ -203,7 +217,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"im2rec: no .lst file with prefix {args.prefix}; run with --list first", file=sys.stderr)
         return 1
     for lst in lists:
-        print(f"im2rec: {lst} -> {os.path.splitext(lst)[0]}.rec: {make_record(args, lst)} records")
+        try:
+            count = make_record(args, lst)
+        except ListFileError as err:
+            print(err, file=sys.stderr)
+            return 1
+        print(f"im2rec: {lst} -> {os.path.splitext(lst)[0]}.rec: {count} records")
     return 0
 
 

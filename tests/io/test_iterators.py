@@ -269,6 +269,12 @@ def test_mnistiter_errors_name_the_file(mnist_files, tmp_path):
         io.MNISTIter(image=image, label=str(tmp_path / "few"))
     with pytest.raises(DataIterError, match=r"part_index must be in \[0, 2\), got 2"):
         io.MNISTIter(image=image, label=label, num_parts=2, part_index=2)
+    (tmp_path / "neg").write_bytes(struct.pack(">iiii", 2051, -10, 28, 28))
+    with pytest.raises(DataIterError, match=r"neg: byte offset 4: negative dimension in the header \(-10, 28, 28\)"):
+        io.MNISTIter(image=str(tmp_path / "neg"), label=label)
+    (tmp_path / "huge").write_bytes(struct.pack(">iiii", 2051, 2**31 - 1, 2**31 - 1, 2**31 - 1))
+    with pytest.raises(DataIterError, match=r"huge is truncated: its header promises 2147483647 images"):
+        io.MNISTIter(image=str(tmp_path / "huge"), label=label)
 
 
 # ------------------------------------------------------------------ PrefetchingIter and ResizeIter
