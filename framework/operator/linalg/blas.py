@@ -108,23 +108,30 @@ def _rows_next_to_last(x: Any, axis: int) -> Any:
     return x if axis == x.ndim - 2 else x.swapaxes(axis, -2)
 
 
+def _matmul_into(xp: Any, x: Any, y: Any, out: Any, req: Any, scale: float = 1.0, addend: Any = None) -> None:
+    """``out (req)= scale * x y (+ addend)``; BLAS writes straight into ``out`` when it can."""
+    if req is NULL:
+        return
+    if req is WRITE and addend is None and out.flags.c_contiguous and out.shape == (*x.shape[:-1], y.shape[-1]):
+        xp.matmul(x, y, out=out)  # the common case: no temporary at all
+        if scale != 1.0:
+            out *= scale
+        return
+    value = xp.matmul(x, y)
+    if scale != 1.0:
+        value *= scale
+    if addend is not None:
+        value += addend
+    assign(out, req, value)
+
+
 def _product(attrs: NodeAttrs, xp: Any, a: Any, b: Any, out: Any, req: Any, addend: Any = None) -> None:
-    """``out = alpha * op(a) op(b) (+ addend)``, written straight into ``out`` when possible."""
+    """``out = alpha * op(a) op(b) (+ addend)`` in the rows-next-to-last view of every array."""
     p = attrs.parsed
     axis = _row_axis(attrs, a.ndim)
     op_a = _op(_rows_next_to_last(a, axis), p.transpose_a)
     op_b = _op(_rows_next_to_last(b, axis), p.transpose_b)
-    if req is WRITE and axis == a.ndim - 2 and out.flags.c_contiguous and addend is None:
-        xp.matmul(op_a, op_b, out=out)  # the common case: no temporary at all
-        if p.alpha != 1.0:
-            out *= p.alpha
-        return
-    value = xp.matmul(op_a, op_b)
-    if p.alpha != 1.0:
-        value *= p.alpha
-    if addend is not None:
-        value += addend
-    assign(out, req, _rows_next_to_last(value, axis))
+    _matmul_into(xp, op_a, op_b, _rows_next_to_last(out, axis), req, p.alpha, addend)
 
 
 def _gemm_forward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None:
@@ -149,12 +156,11 @@ def _product_backward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None:
     g = _rows_next_to_last(grad, axis)
     op_a = _op(_rows_next_to_last(a, axis), p.transpose_a)
     op_b = _op(_rows_next_to_last(b, axis), p.transpose_b)
-    if req[0] is not NULL:  # d op(A) = alpha * G op(B)^T
-        d_op_a = xp.matmul(g, transpose(op_b)) * p.alpha
-        assign(outputs[0], req[0], _rows_next_to_last(_op(d_op_a, p.transpose_a), axis))
-    if req[1] is not NULL:  # d op(B) = alpha * op(A)^T G
-        d_op_b = xp.matmul(transpose(op_a), g) * p.alpha
-        assign(outputs[1], req[1], _rows_next_to_last(_op(d_op_b, p.transpose_b), axis))
+    # d op(A) = alpha * G op(B)^T and d op(B) = alpha * op(A)^T G, written in each input's layout
+    d_a = _op(_rows_next_to_last(outputs[0], axis), p.transpose_a)
+    d_b = _op(_rows_next_to_last(outputs[1], axis), p.transpose_b)
+    _matmul_into(xp, g, transpose(op_b), d_a, req[0], p.alpha)
+    _matmul_into(xp, transpose(op_a), g, d_b, req[1], p.alpha)
     if len(outputs) == 3 and req[2] is not NULL:
         assign(outputs[2], req[2], grad * p.beta)
 
