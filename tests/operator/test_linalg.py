@@ -405,6 +405,92 @@ def test_req_write_add_null():
     check_req("_linalg_maketrian", [u(2, 6)], offset=-2)
 
 
+# ============================================================================ in-place
+def _run(name: str, inputs: list, params: dict, alias: tuple[int, int] | None = None) -> list:
+    """One call of ``name``'s compute; with ``alias`` (input i, output o) output o *is* input i."""
+    op = mx.operator.get(name)
+    attrs = op.parse_attrs(params)
+    ins = [np.array(x, copy=True) for x in inputs]
+    count = op.get_num_outputs(attrs)
+    in_shapes, out_shapes = [x.shape for x in ins], [None] * count
+    in_types, out_types = [x.dtype.name for x in ins], [None] * count
+    op.run_infer_shape(attrs, in_shapes, out_shapes)
+    op.run_infer_type(attrs, in_types, out_types)
+    outs = [np.zeros(shape, dtype) for shape, dtype in zip(out_shapes, out_types, strict=True)]
+    if alias is not None:
+        outs[alias[1]] = ins[alias[0]]
+    ctx = mx.cpu(0)
+    op.get_compute("cpu")(attrs, mx.operator.OpContext(True, ctx), ins, [mx.operator.WRITE] * count, outs)
+    return outs
+
+
+IN_PLACE_CASES = [  # (operator, inputs, parameters, MXNet 1.9.1's in-place pairs)
+    (
+        "_linalg_gemm",
+        lambda r: [r.uniform(-1, 1, (2, 3, 4)), r.uniform(-1, 1, (2, 4, 3)), r.uniform(-1, 1, (2, 3, 3))],
+        {"beta": 2.0},
+        [(2, 0)],
+    ),
+    ("_linalg_potrf", lambda r: [_spd(r, (2,), 3)], {}, [(0, 0)]),
+    ("_linalg_potri", lambda r: [_lower(r, (2,), 3)], {}, [(0, 0)]),
+    ("_linalg_trmm", lambda r: [_lower(r, (2,), 3), r.uniform(-1, 1, (2, 3, 3))], {}, [(1, 0)]),
+    ("_linalg_trsm", lambda r: [_lower(r, (2,), 3), r.uniform(-1, 1, (2, 3, 3))], {"transpose": True}, [(1, 0)]),
+    ("_linalg_gelqf", lambda r: [r.uniform(-1, 1, (2, 3, 3))], {}, [(0, 0)]),
+    ("_linalg_syevd", lambda r: [_spd(r, (2,), 3)], {}, [(0, 0)]),
+    ("_linalg_inverse", lambda r: [_square(r, (2,), 3)], {}, [(0, 0)]),
+    ("_backward_linalg_gemm", lambda r: [r.uniform(-1, 1, (2, 3, 3)) for _ in range(3)], {"alpha": 0.5}, [(2, 1)]),
+    ("_backward_linalg_gemm2", lambda r: [r.uniform(-1, 1, (2, 3, 3)) for _ in range(3)], {}, [(2, 1)]),
+    (
+        "_backward_linalg_trmm",
+        lambda r: [r.uniform(-1, 1, (2, 3, 3)), _lower(r, (2,), 3), r.uniform(-1, 1, (2, 3, 3))],
+        {"alpha": 2.0},
+        [(0, 1)],
+    ),
+    (
+        "_backward_linalg_trsm",
+        lambda r: [r.uniform(-1, 1, (2, 3, 3)), _lower(r, (2,), 3), r.uniform(-1, 1, (2, 3, 3))],
+        {"rightside": True},
+        [(0, 1), (1, 0)],
+    ),
+    ("_backward_linalg_potrf", lambda r: [r.uniform(-1, 1, (2, 3, 3)), _lower(r, (2,), 3)], {}, [(0, 0)]),
+    ("_backward_linalg_sumlogdiag", lambda r: [r.uniform(-1, 1, (2,)), _spd(r, (2,), 3)], {}, [(1, 0)]),
+    ("_backward_linalg_inverse", lambda r: [r.uniform(-1, 1, (2, 3, 3)), _square(r, (2,), 3)], {}, [(0, 0)]),
+    (
+        "_backward_linalg_gelqf",
+        lambda r: [
+            r.uniform(-1, 1, (2, 3, 3)),
+            r.uniform(-1, 1, (2, 3, 3)),
+            r.uniform(-1, 1, (2, 3, 3)),
+            _lower(r, (2,), 3),
+        ],
+        {},
+        [(0, 0)],
+    ),
+    (
+        "_backward_linalg_syevd",
+        lambda r: [
+            r.uniform(-1, 1, (2, 3, 3)),
+            r.uniform(-1, 1, (2, 3)),
+            r.uniform(-1, 1, (2, 3, 3)),
+            np.array([[1.0, 2, 4]] * 2),
+        ],
+        {},
+        [(0, 0)],
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "make", "params", "pairs"), IN_PLACE_CASES, ids=[c[0] for c in IN_PLACE_CASES])
+def test_in_place_options_match_mxnet_and_are_safe(name, make, params, pairs):
+    op = mx.operator.get(name)
+    assert op.inplace_option(op.parse_attrs(params)) == pairs
+    inputs = make(_rng(15))
+    expected = _run(name, inputs, params)
+    for pair in pairs:  # the output written over its input gives the same numbers
+        for got, want in zip(_run(name, inputs, params, alias=pair), expected, strict=True):
+            assert_almost_equal(got, want, rtol=1e-12, atol=1e-12)
+
+
 # ============================================================================ inference
 def test_gemm_shape_inference_both_ways():
     assert _infer("_linalg_gemm2", {}, [(2, 3, 4), (2, 4, 5)])[:2] == ([(2, 3, 4), (2, 4, 5)], [(2, 3, 5)])

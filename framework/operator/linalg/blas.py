@@ -171,6 +171,7 @@ register_linalg(
     inputs=("A", "B", "C"),
     infer_shape=_gemm_shape,
     compute=_gemm_forward,
+    inplace=[(2, 0)],  # C's memory becomes the output
     gradient=backward_from("gemm", use_inputs=(0, 1)),
     description="out = alpha * op(A) * op(B) + beta * C for each matrix of a batch (BLAS gemm).",
 )
@@ -181,6 +182,7 @@ register_backward(
     num_outputs=3,
     grad_shapes=lambda attrs, s: [s[1], s[2], s[0]],
     compute=_product_backward,
+    inplace=[(2, 1)],  # dB may take B's memory: dA, which reads B, is written first
 )
 register_linalg(
     "gemm2",
@@ -198,6 +200,7 @@ register_backward(
     num_outputs=2,
     grad_shapes=lambda attrs, s: [s[1], s[2]],
     compute=_product_backward,
+    inplace=[(2, 1)],
 )
 
 
@@ -288,6 +291,7 @@ register_linalg(
     inputs=("A", "B"),
     infer_shape=_triangular_shape,
     compute=_trmm_forward,
+    inplace=[(1, 0)],
     gradient=backward_from("trmm", use_inputs=(0, 1)),
     description="out = alpha * op(A) * B (or B * op(A) with rightside) for triangular A.",
 )
@@ -298,6 +302,7 @@ register_backward(
     num_outputs=2,
     grad_shapes=lambda attrs, s: [s[1], s[2]],
     compute=_trmm_backward,
+    inplace=[(0, 1)],
 )
 register_linalg(
     "trsm",
@@ -305,6 +310,7 @@ register_linalg(
     inputs=("A", "B"),
     infer_shape=_triangular_shape,
     compute=_trsm_forward,
+    inplace=[(1, 0)],
     gradient=backward_from("trsm", use_inputs=(0,), use_outputs=(0,)),
     description="Solves op(A) * X = alpha * B (or X * op(A) = alpha * B with rightside) for triangular A.",
 )
@@ -315,6 +321,7 @@ register_backward(
     num_outputs=2,
     grad_shapes=lambda attrs, s: [s[1], s[2]],
     compute=_trsm_backward,
+    inplace=[(0, 1), (1, 0)],
 )
 
 

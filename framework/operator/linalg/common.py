@@ -133,9 +133,13 @@ def register_linalg(
     gradient: Callable[..., list],
     description: str,
     int_outputs: Sequence[int] = (),
+    inplace: Sequence[tuple[int, int]] = (),
     with_alias: bool = True,
 ) -> OpDef:
-    """Register ``_linalg_<name>`` (alias ``linalg_<name>`` unless MXNet has none)."""
+    """Register ``_linalg_<name>`` (alias ``linalg_<name>`` unless MXNet has none).
+
+    ``inplace`` lists MXNet's (input, output) pairs whose memory may be shared: the compute
+    functions build each result before writing it, so an output may alias that input."""
     op = (
         register(f"_linalg_{name}")
         .describe(description)
@@ -150,6 +154,8 @@ def register_linalg(
     )
     if num_visible_outputs is not None:
         op.set_num_visible_outputs(num_visible_outputs)
+    if inplace:
+        op.set_inplace_option(lambda attrs: list(inplace))
     if with_alias:
         alias(f"linalg_{name}", f"_linalg_{name}")
     return op
@@ -163,6 +169,7 @@ def register_backward(
     num_outputs: int,
     grad_shapes: Callable[[NodeAttrs, list[ShapeT]], list[ShapeT]],
     compute: Callable[..., None],
+    inplace: Sequence[tuple[int, int]] = (),
 ) -> OpDef:
     """Register ``_backward_linalg_<name>``; ``grad_shapes`` gives each input gradient's shape
     from the backward node's input shapes (the gradients are shaped like the forward inputs)."""
@@ -178,7 +185,7 @@ def register_backward(
             type_assign(out_types, i, in_types[0], attrs.name, f"gradient {i}")
         return all(t is not None for t in out_types)
 
-    return (
+    op = (
         register(f"_backward_linalg_{name}")
         .set_params(params)
         .set_num_inputs(num_inputs)
@@ -188,6 +195,9 @@ def register_backward(
         .set_compute(compute)
         .set_is_backward()
     )
+    if inplace:
+        op.set_inplace_option(lambda attrs: list(inplace))
+    return op
 
 
 def backward_from(name: str, use_inputs: Sequence[int] = (), use_outputs: Sequence[int] = (), head: int = 1):

@@ -123,11 +123,18 @@ register_linalg(
     "potrf",
     infer_shape=_same_square_shape,
     compute=_potrf_forward,
+    inplace=[(0, 0)],
     gradient=backward_from("potrf", use_outputs=(0,)),
     description="Cholesky factor L (lower triangular, A = L L^T) of each symmetric positive-definite matrix.",
 )
 register_backward(
-    "potrf", NoParams, num_inputs=2, num_outputs=1, grad_shapes=lambda attrs, s: [s[1]], compute=_potrf_backward
+    "potrf",
+    NoParams,
+    num_inputs=2,
+    num_outputs=1,
+    grad_shapes=lambda attrs, s: [s[1]],
+    compute=_potrf_backward,
+    inplace=[(0, 0)],
 )
 
 
@@ -151,6 +158,7 @@ register_linalg(
     "potri",
     infer_shape=_same_square_shape,
     compute=_potri_forward,
+    inplace=[(0, 0)],
     gradient=backward_from("potri", use_inputs=(0,), use_outputs=(0,)),
     description="Inverse of A A^T from its lower-triangular Cholesky factor A (out = A^-T A^-1).",
 )
@@ -195,6 +203,7 @@ register_backward(
     num_outputs=1,
     grad_shapes=lambda attrs, s: [s[1]],
     compute=_sumlogdiag_backward,
+    inplace=[(1, 0)],
 )
 
 
@@ -214,11 +223,18 @@ register_linalg(
     "inverse",
     infer_shape=_same_square_shape,
     compute=_inverse_forward,
+    inplace=[(0, 0)],
     gradient=backward_from("inverse", use_outputs=(0,)),
     description="Inverse of each square matrix.",
 )
 register_backward(
-    "inverse", NoParams, num_inputs=2, num_outputs=1, grad_shapes=lambda attrs, s: [s[1]], compute=_inverse_backward
+    "inverse",
+    NoParams,
+    num_inputs=2,
+    num_outputs=1,
+    grad_shapes=lambda attrs, s: [s[1]],
+    compute=_inverse_backward,
+    inplace=[(0, 0)],
 )
 
 
@@ -381,11 +397,18 @@ register_linalg(
     num_outputs=2,
     infer_shape=_gelqf_shape,
     compute=_gelqf_forward,
+    inplace=[(0, 0)],
     gradient=backward_from("gelqf", use_outputs=(0, 1), head=2),
     description="LQ factorisation A = L Q of each matrix with m <= n: outputs Q (orthonormal rows) and L.",
 )
 register_backward(
-    "gelqf", NoParams, num_inputs=4, num_outputs=1, grad_shapes=lambda attrs, s: [s[2]], compute=_gelqf_backward
+    "gelqf",
+    NoParams,
+    num_inputs=4,
+    num_outputs=1,
+    grad_shapes=lambda attrs, s: [s[2]],
+    compute=_gelqf_backward,
+    inplace=[(0, 0)],
 )
 
 
@@ -424,10 +447,17 @@ register_linalg(
     num_outputs=2,
     infer_shape=_syevd_shape,
     compute=_syevd_forward,
+    inplace=[(0, 0)],
     gradient=backward_from("syevd", use_outputs=(0, 1), head=2),
     description="Eigendecomposition U A = diag(L) U of each symmetric matrix: outputs U (rows) and L ascending.",
     with_alias=False,  # MXNet 1.9.1 registers no linalg_syevd
 )
 register_backward(
-    "syevd", NoParams, num_inputs=4, num_outputs=1, grad_shapes=lambda attrs, s: [s[2]], compute=_syevd_backward
+    "syevd",
+    NoParams,
+    num_inputs=4,
+    num_outputs=1,
+    grad_shapes=lambda attrs, s: [s[2]],
+    compute=_syevd_backward,
+    inplace=[(0, 0)],
 )
