@@ -3,7 +3,7 @@
 Each operator is checked against a NumPy reference on random batch shapes in float32 and
 float64, against finite differences (float64), for ``req`` add/null, for shape and type
 inference in both directions and for its errors; and against MXNet 1.9.1 itself through
-the committed reference file tests/data/mxnet_1_9_1/ops_linalg.npz (written by the script
+the committed reference file tests/data/mxnet_1_9_1/ops/ops_linalg.npz (written by the script
 beside it, which the last test also runs live when ``MXNET_PYTHON`` names an interpreter
 with MXNet 1.9.1).
 """
@@ -24,7 +24,7 @@ from framework.test_utils import assert_almost_equal, check_numeric_gradient, ch
 
 nd = mx.nd
 FLOATS = ["float32", "float64"]
-DATA = Path(__file__).resolve().parents[1] / "data" / "mxnet_1_9_1"
+DATA = Path(__file__).resolve().parents[1] / "data" / "mxnet_1_9_1" / "ops"
 
 
 def _rng(seed: int = 0) -> np.random.Generator:

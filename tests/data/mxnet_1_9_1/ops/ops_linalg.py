@@ -2,7 +2,7 @@
 
 Run with an interpreter that has ``mxnet==1.9.1``::
 
-    /work/main/.peers/mxvenv/bin/python tests/data/mxnet_1_9_1/ops_linalg.py [output.npz]
+    /work/main/.peers/mxvenv/bin/python tests/data/mxnet_1_9_1/ops/ops_linalg.py [output.npz]
 
 For each case of :data:`CASES` (an operator, its parameters and seeded inputs shaped for
 it), the file holds, under the keys ``<case>/...``:
@@ -163,7 +163,7 @@ def main(path: str) -> None:
     record: dict = {}
     for case in CASES:
         record.update(run_case(mx, rng, *case))
-    np.savez(path, **record)
+    np.savez_compressed(path, **record)
 
 
 if __name__ == "__main__":
