@@ -597,6 +597,25 @@ def test_symbolic_graph_with_gradients_runs_through_the_executor():
     assert_almost_equal(grads["B"], expected)
 
 
+def test_symbol_json_round_trip_keeps_parameters():
+    a, b, c = mx.sym.var("A"), mx.sym.var("B"), mx.sym.var("C")
+    out = mx.sym.linalg.gemm(a, b, c, transpose_a=True, alpha=2.5, beta=-1.0, axis=0, name="g")
+    loaded = mx.sym.load_json(out.tojson())
+    attrs = loaded.outputs[0].node.attrs.parsed
+    assert (attrs.transpose_a, attrs.alpha, attrs.beta, attrs.axis) == (True, 2.5, -1.0, 0)
+    assert loaded.infer_shape(A=(4, 2, 3), B=(4, 2, 5), C=(3, 2, 5))[1] == [(3, 2, 5)]
+    trian = mx.sym.load_json(mx.sym.linalg.maketrian(a, offset=-1, lower=False).tojson())
+    assert trian.infer_shape(A=(2, 6))[1] == [(2, 4, 4)]
+
+
+def test_backend_gives_scipy_linalg_on_cpu():
+    import scipy.linalg
+
+    from framework import backend
+
+    assert backend.scipy_linalg(mx.cpu(0)) is scipy.linalg
+
+
 # ============================================================================ agreement with MXNet 1.9.1
 def _compare_with_reference(path: Path) -> list[str]:
     """Run every case of an ops_linalg.npz through MXLab; returns the case names checked."""

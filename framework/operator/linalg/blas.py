@@ -71,6 +71,11 @@ def _swap(shape: ShapeT, axis: int) -> ShapeT:
     return tuple(dims)
 
 
+def _rows_cols(shape: ShapeT, transposed: bool) -> tuple[int, int]:
+    rows_cols = tuple(shape[-2:]) if shape is not None else (0, 0)
+    return rows_cols[::-1] if transposed else rows_cols
+
+
 def _gemm_shape(attrs: NodeAttrs, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
     """A: (.., m, k), B: (.., k, n), C and output: (.., m, n) in the rows-next-to-last view."""
     p, name = attrs.parsed, attrs.name
@@ -88,8 +93,9 @@ def _gemm_shape(attrs: NodeAttrs, in_shapes: list[ShapeT], out_shapes: list[Shap
     a, b = _swap(in_shapes[0], axis), _swap(in_shapes[1], axis)
     mn = [_swap(s, axis) for s in [*in_shapes[2:], out_shapes[0]]]  # C (gemm only) and the output
     batch = merge_batch(name, [a, b, *mn], [2] * (2 + len(mn)), "A, B and the output")
-    a_mk = (a[-1], a[-2]) if a is not None and p.transpose_a else (a[-2:] if a is not None else (0, 0))
-    b_kn = (b[-1], b[-2]) if b is not None and p.transpose_b else (b[-2:] if b is not None else (0, 0))
+    # (rows, columns) of op(A) and op(B): a transpose reverses the pair; 0 = unknown
+    a_mk = _rows_cols(a, p.transpose_a)
+    b_kn = _rows_cols(b, p.transpose_b)
     m = merge_dims(name, [a_mk[0], *(s[-2] for s in mn if s is not None)], f"row counts of op(A) and output {a}")
     k = merge_dims(name, [a_mk[1], b_kn[0]], f"inner dimensions of op(A) and op(B) (A {a}, B {b})")
     n = merge_dims(name, [b_kn[1], *(s[-1] for s in mn if s is not None)], f"column counts of op(B) and output {b}")
