@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""FullyConnected forward+backward for LeNet's layer shapes at batch 64, against plain NumPy.
+"""FullyConnected and linalg gemm2 forward+backward, against plain NumPy (and MXNet 1.9.1).
 
 Usage::
 
-    python benchmarks/operators.py [--reps 30] [--quick]
+    python benchmarks/operators.py [--reps 30] [--quick] [--case linalg_gemm2]
 
 MXLab's side is the whole framework path a user takes: ``mx.nd.FullyConnected`` inside
 ``autograd.record()``, then ``backward()``, then ``waitall()``: parameter parsing, shape
@@ -11,8 +11,10 @@ inference, engine pushes, the gradient pass, and the compute functions. The base
 hand-written NumPy doing the same math (``x @ w.T + b`` and its three gradients) in the
 same process, alternated rep by rep. Target (issue 3): within 1.2x of NumPy. With
 ``--mxnet-python mxvenv/bin/python`` MXNet 1.9.1 runs the same layers (peers/mxnet_layers.py)
-and the ratio is reported. Convolution and pooling have their own benchmark
-(``benchmarks/operators_conv.py``).
+and the ratio is reported (issue 17's target: at most 1.5x MXNet's time on CPU). The
+``linalg_gemm2`` case is a batch of matrix products, ``mx.nd.linalg.gemm2`` and its two
+gradients. ``--case`` runs only the cases whose name contains the given text. Convolution
+and pooling have their own benchmark (``benchmarks/operators_conv.py``).
 """
 
 from __future__ import annotations
@@ -32,24 +34,72 @@ import numpy as np
 import framework as mx
 
 LAYERS = {"lenet_fc1": (64, 800, 500), "lenet_fc2": (64, 500, 10), "mlp_fc": (128, 784, 512)}
+#: batch, rows of A, inner size, columns of B
+GEMM2 = {"linalg_gemm2": (32, 64, 128, 64)}
 
 
-def mxnet_figures(python: str | None, reps: int) -> dict[str, float]:
+def mxnet_figures(python: str | None, reps: int, case: str = "") -> dict[str, float]:
     """Medians (ms) from MXNet 1.9.1 itself, run by ``benchmarks/peers/mxnet_layers.py``."""
     if not python:
         return {}
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers", "mxnet_layers.py")
-    result = subprocess.run([python, script, "--reps", str(reps)], capture_output=True, text=True, timeout=600)
+    command = [python, script, "--reps", str(reps), "--case", case]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
     if result.returncode != 0:
         raise SystemExit(f"the MXNet peer failed: {result.stderr[-2000:]}")
     return {row["case"]: row["median"] for row in map(json.loads, result.stdout.splitlines())}
 
 
-def run(reps: int, mxnet_python: str | None = None) -> None:
+def run(reps: int, mxnet_python: str | None = None, case: str = "") -> None:
     rng = np.random.default_rng(0)
-    peers = mxnet_figures(mxnet_python, reps)
+    peers = mxnet_figures(mxnet_python, reps, case)
     for name, (batch, n_in, n_out) in LAYERS.items():
-        measure(rng, name, batch, n_in, n_out, reps, peers.get(name))
+        if case in name:
+            measure(rng, name, batch, n_in, n_out, reps, peers.get(name))
+    for name, shape in GEMM2.items():
+        if case in name:
+            measure_gemm2(rng, name, shape, reps, peers.get(name))
+
+
+def time_pair(ours, baseline, reps: int) -> tuple[list[float], list[float]]:
+    """Milliseconds of ``ours`` and ``baseline``, alternated rep by rep after one warm-up each."""
+    ours()
+    baseline()
+    mine, base = [], []
+    for _ in range(reps):
+        start = time.perf_counter()
+        ours()
+        mine.append((time.perf_counter() - start) * 1e3)
+        start = time.perf_counter()
+        baseline()
+        base.append((time.perf_counter() - start) * 1e3)
+    return mine, base
+
+
+def report(workload: str, name: str, shape: dict, mine: list, base: list, mxnet_ms: float | None) -> None:
+    """One JSON line: our times, the NumPy baseline's and MXNet's, and the ratios."""
+    ratio = statistics.median(m / n for m, n in zip(mine, base, strict=True))
+    print(
+        json.dumps(
+            {
+                "workload": workload,
+                "case": name,
+                "shape": shape,
+                "unit": "ms",
+                "median": statistics.median(mine),
+                "min": min(mine),
+                "max": max(mine),
+                "numpy_median": statistics.median(base),
+                "mxnet_median": mxnet_ms,
+                "ratios": {
+                    "ours_over_numpy_paired_median": ratio,
+                    "ours_over_mxnet": None if mxnet_ms is None else statistics.median(mine) / mxnet_ms,
+                },
+                "targets": {"ours_over_numpy_at_most": 1.2, "ours_over_mxnet_at_most": 1.5},
+            }
+        ),
+        flush=True,
+    )
 
 
 def measure(
@@ -76,38 +126,33 @@ def measure(
         dw = dy_np.T @ x_np  # noqa: F841
         db = dy_np.sum(axis=0)  # noqa: F841
 
-    ours()
-    numpy_same_math()
-    mine, base = [], []
-    for _ in range(reps):
-        start = time.perf_counter()
-        ours()
-        mine.append((time.perf_counter() - start) * 1e3)
-        start = time.perf_counter()
-        numpy_same_math()
-        base.append((time.perf_counter() - start) * 1e3)
-    ratio = statistics.median(m / n for m, n in zip(mine, base, strict=True))
-    print(
-        json.dumps(
-            {
-                "workload": "FullyConnected forward+backward",
-                "case": name,
-                "shape": {"batch": batch, "in": n_in, "out": n_out},
-                "unit": "ms",
-                "median": statistics.median(mine),
-                "min": min(mine),
-                "max": max(mine),
-                "numpy_median": statistics.median(base),
-                "mxnet_median": mxnet_ms,
-                "ratios": {
-                    "ours_over_numpy_paired_median": ratio,
-                    "ours_over_mxnet": None if mxnet_ms is None else statistics.median(mine) / mxnet_ms,
-                },
-                "targets": {"ours_over_numpy_at_most": 1.2},
-            }
-        ),
-        flush=True,
-    )
+    mine, base = time_pair(ours, numpy_same_math, reps)
+    report("FullyConnected forward+backward", name, {"batch": batch, "in": n_in, "out": n_out}, mine, base, mxnet_ms)
+
+
+def measure_gemm2(rng: np.random.Generator, name: str, shape: tuple, reps: int, mxnet_ms: float | None) -> None:
+    """A batch of products ``A B`` and the gradients ``dA = dY B^T``, ``dB = A^T dY``."""
+    batch, m, k, n = shape
+    a_np = rng.standard_normal((batch, m, k), dtype=np.float32)
+    b_np = rng.standard_normal((batch, k, n), dtype=np.float32)
+    dy_np = rng.standard_normal((batch, m, n), dtype=np.float32)
+    a, b, dy = (mx.nd.array(v) for v in (a_np, b_np, dy_np))
+    for array in (a, b):
+        array.attach_grad()
+
+    def ours() -> None:
+        with mx.autograd.record():
+            y = mx.nd.linalg.gemm2(a, b)
+        y.backward(dy)
+        mx.nd.waitall()
+
+    def numpy_same_math() -> None:
+        y = a_np @ b_np  # noqa: F841
+        da = dy_np @ b_np.swapaxes(-1, -2)  # noqa: F841
+        db = a_np.swapaxes(-1, -2) @ dy_np  # noqa: F841
+
+    mine, base = time_pair(ours, numpy_same_math, reps)
+    report("linalg gemm2 forward+backward", name, {"batch": batch, "m": m, "k": k, "n": n}, mine, base, mxnet_ms)
 
 
 def main() -> None:
@@ -115,8 +160,9 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--quick", action="store_true", help="3 reps")
     parser.add_argument("--mxnet-python", help="an interpreter with mxnet 1.9.1, to measure it in the same run")
+    parser.add_argument("--case", default="", help="run only the cases whose name contains this text")
     args = parser.parse_args()
-    run(3 if args.quick else args.reps, args.mxnet_python)
+    run(3 if args.quick else args.reps, args.mxnet_python, args.case)
 
 
 if __name__ == "__main__":

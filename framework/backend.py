@@ -65,6 +65,23 @@ def array_module(ctx: Context) -> ModuleType:
     return _cupy  # type: ignore[return-value]
 
 
+def scipy_linalg(ctx: Context) -> ModuleType:
+    """The ``scipy.linalg``-like module for ``ctx``: SciPy's on CPU, ``cupyx.scipy.linalg`` on GPU.
+
+    NumPy's ``linalg`` lacks the LAPACK pieces some operators keep between passes (the LU
+    factors of ``linalg_det``); both modules offer ``lu_factor``/``lu_solve``. SciPy is
+    imported on first use, so importing MXLab stays cheap.
+    """
+    if ctx.device_type == "cpu":
+        import scipy.linalg
+
+        return scipy.linalg
+    check_context(ctx)
+    import cupyx.scipy.linalg
+
+    return cupyx.scipy.linalg
+
+
 @contextlib.contextmanager
 def device(ctx: Context) -> Iterator[None]:
     """Make ``ctx`` the current CUDA device inside the block (no-op on CPU)."""

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Peer workload: MXNet 1.9.1's FullyConnected / Convolution / Pooling forward+backward.
+"""Peer workload: MXNet 1.9.1's FullyConnected / Convolution / Pooling / linalg gemm2 forward+backward.
 
 Run with an interpreter that has ``mxnet`` (see shared/anchors/README.md for the venv):
 
-    mxvenv/bin/python benchmarks/peers/mxnet_layers.py [--reps 20]
+    mxvenv/bin/python benchmarks/peers/mxnet_layers.py [--reps 20] [--case TEXT]
 
 Prints JSON lines with the same ``case`` names as benchmarks/operators.py and
 benchmarks/operators_conv.py, so the ratios can be formed (``--mxnet-python`` there).
@@ -22,6 +22,7 @@ import numpy as np
 FC = {"lenet_fc1": (64, 800, 500), "lenet_fc2": (64, 500, 10), "mlp_fc": (128, 784, 512)}
 CONV = {"conv1": ((64, 1, 28, 28), 20), "conv2": ((64, 20, 12, 12), 50)}
 POOL = {"pool1": (64, 20, 24, 24), "pool2": (64, 50, 8, 8)}
+GEMM2 = {"linalg_gemm2": (32, 64, 128, 64)}
 
 
 def timed(step, reps: int) -> list[float]:
@@ -78,14 +79,33 @@ def pool_case(shape: tuple):
     return step
 
 
+def gemm2_case(batch: int, m: int, k: int, n: int):
+    a, b = mx.nd.random.normal(shape=(batch, m, k)), mx.nd.random.normal(shape=(batch, k, n))
+    dy = mx.nd.random.normal(shape=(batch, m, n))
+    for x in (a, b):
+        x.attach_grad()
+
+    def step():
+        with mx.autograd.record():
+            y = mx.nd.linalg.gemm2(a, b)
+        y.backward(dy)
+        mx.nd.waitall()
+
+    return step
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--case", default="", help="run only the cases whose name contains this text")
     args = parser.parse_args()
     cases = {name: fc_case(*shape) for name, shape in FC.items()}
     cases.update({name: conv_case(*spec) for name, spec in CONV.items()})
     cases.update({name: pool_case(shape) for name, shape in POOL.items()})
+    cases.update({name: gemm2_case(*shape) for name, shape in GEMM2.items()})
     for name, step in cases.items():
+        if args.case not in name:
+            continue
         samples = timed(step, args.reps)
         print(
             json.dumps(
@@ -100,7 +120,7 @@ def main() -> None:
                 }
             )
         )
-    assert np.isfinite(samples[-1])
+        assert np.isfinite(samples[-1])
 
 
 if __name__ == "__main__":

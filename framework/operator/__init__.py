@@ -4,12 +4,12 @@
 * ``framework.operator.legacy``: the OperatorProperty front door (Forward/Backward classes).
 * ``framework.operator.simple_op``: the SimpleOp front door (unary/binary functions).
 
-Importing this package registers every built-in operator (``tensor/`` and ``nn/``).
+Importing this package registers every built-in operator (``tensor/``, ``nn/``, ``linalg/``).
 """
 
 from __future__ import annotations
 
-from . import nn, registry, tensor
+from . import linalg, nn, registry, tensor
 from .grad import (
     elemwise_grad_use_in,
     elemwise_grad_use_in_out,
@@ -51,6 +51,7 @@ __all__ = [
     "elemwise_shape",
     "elemwise_type",
     "get",
+    "linalg",
     "list_operators",
     "nn",
     "register",
