@@ -18,7 +18,7 @@ rep, so that drift hits all alike:
 * ``no_subscriber`` -- nobody listens: publishing costs one attribute check;
 * ``recorder`` -- a ``framework.events`` recorder appends every event to a list: the
   framework's own cost of building events, without any server;
-* ``served`` -- ``mx.viz.serve()`` (attach mode) is subscribed, encodes the events into
+* ``served`` -- ``server.attach()`` (attach mode) is subscribed, encodes the events into
   batches every 50 ms and streams them over a WebSocket to one client in another process
   that, like the browser, receives and JSON-parses every message.
 
@@ -47,6 +47,7 @@ import numpy as np
 from pydantic import Field
 
 import framework as mx
+import server
 from benchmarks.engine import emit, summarize  # the JSON-line helpers of the dispatch benchmark
 from framework import events
 from framework.engine import create
@@ -251,10 +252,10 @@ def server_mode(n: int, reps: int, kernel: str) -> None:
 
 
 def attach_mode(n: int, reps: int, kernel: str) -> None:
-    """``mx.viz.serve()``'s path: the server runs in this process, next to the workload."""
+    """``server.attach()``'s path: the server runs in this process, next to the workload."""
     engine = create("ThreadedEnginePerDevice", 2)
     variables = [engine.new_variable(f"v{i}") for i in range(4)]
-    handle = mx.viz.serve(port=0)
+    handle = server.attach(port=0)
     handle.pause()
     ws_url = handle.url.split("/?")[0].replace("http://", "ws://") + "/api/runs/live/events"
     client = subprocess.Popen(

@@ -286,7 +286,7 @@ class RunManager:
         """
         if not self.allow_runs:
             raise RunsDisabledError(
-                "this server is attached to a script (mx.viz.serve) and shows that process only; "
+                "this server is attached to a script (server.attach) and shows that process only; "
                 "start scenarios with `python -m server`"
             )
         scenario = self.scenarios.get(scenario_name)
