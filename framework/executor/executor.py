@@ -5,7 +5,7 @@ in five steps, each a pass over an explicit graph:
 
 1. **Inference**: shapes and dtypes of every entry, from the bound arrays.
 2. **Gradient**: when some argument wants a gradient, the gradient pass shared with
-   autograd (:func:`~framework.executor.gradient.build_gradient`) appends the backward
+   autograd (:func:`~framework.operator.gradient_pass.build_gradient`) appends the backward
    nodes; optionally **mirroring** (:mod:`~framework.executor.mirror`) makes them
    recompute cheap activations instead of keeping them.
 3. **Indexing**: forward and backward nodes become one :class:`IndexedGraph`; its order is
@@ -49,8 +49,10 @@ from .. import backend, events
 from ..base import MXLabError, env_int
 from ..context import Context, current_context
 from ..engine import Engine, FnProperty, Var
-from ..ndarray.ndarray import NDArray, normalize_dtype
+from ..ndarray.creation import zeros
+from ..ndarray.ndarray import NDArray, empty, normalize_dtype
 from ..operator import registry
+from ..operator.gradient_pass import build_gradient
 from ..operator.infer import InferenceError, dtype_name
 from ..operator.kernel import ADD, INPLACE, NULL, WRITE, OpContext, Req
 from ..operator.node import Entry, Node, NodeAttrs, topo_sort, variable
@@ -58,7 +60,6 @@ from ..resource import ResourceManager
 from . import infer as infer_pass
 from . import mirror as mirror_pass
 from . import plan_memory as planner
-from .gradient import build_gradient
 from .graph import IndexedGraph
 
 GRAD_REQS = ("null", "write", "add")
@@ -523,8 +524,6 @@ class Executor:
 
     def _allocate(self, shared_exec: Executor | None) -> None:
         """One uint8 NDArray per storage block; per entry a NumPy/CuPy view and its variable."""
-        from ..ndarray.ndarray import empty
-
         plan, graph = self.plan, self._graph
         reusable = sorted(
             (b for b in (shared_exec._blocks if shared_exec is not None else []) if b.context == self._ctx),
@@ -769,8 +768,6 @@ class Executor:
 
     def reshape(self, partial_shaping: bool = False, allow_up_sizing: bool = False, **kwargs: Any) -> Executor:
         """A new executor for new input shapes, sharing arrays and memory with this one."""
-        from ..ndarray.ndarray import zeros
-
         for name in kwargs:
             if name not in self._arg_names:
                 raise ExecutorError(f"reshape: {name!r} is not an argument ({self._arg_names})")
@@ -1016,8 +1013,6 @@ def simple_bind(
     (and gradients) of ``shared_exec``; ``shared_buffer`` holds other arrays to reuse by
     name, and receives the ones allocated.
     """
-    from ..ndarray.ndarray import zeros
-
     ctx = ctx or current_context()
     if not isinstance(ctx, Context):
         raise ExecutorError(f"simple_bind: ctx must be a Context such as mx.cpu(), got {ctx!r}")
