@@ -38,8 +38,9 @@ from . import module as mod
 from . import ndarray as nd
 from . import symbol as sym
 from . import visualization as viz
+from .backend import num_gpus
 from .base import MXLabError
-from .context import Context, cpu, current_context, gpu, num_gpus
+from .context import Context, cpu, current_context, gpu
 from .symbol import naming as name
 
 # The Python CustomOp front door lives above NDArray (it hands NDArrays to user code) but is

@@ -83,6 +83,9 @@ class Engine(abc.ABC):
 
     _default: ClassVar[Engine | None] = None
     _default_lock: ClassVar[threading.Lock] = threading.Lock()
+    #: Builds the process-wide engine on first ``get()``. The engine types live in modules
+    #: that import this one, so framework/engine/__init__.py installs its ``create`` here.
+    default_factory: ClassVar[Callable[[], Engine] | None] = None
 
     def __init__(self) -> None:
         self.id = next(_engine_ids)
@@ -109,9 +112,9 @@ class Engine(abc.ABC):
         if engine is None:
             with Engine._default_lock:
                 if Engine._default is None:
-                    from . import create
-
-                    Engine._default = create()
+                    if Engine.default_factory is None:
+                        raise EngineError("Engine.get: no engine factory installed (import framework.engine)")
+                    Engine._default = Engine.default_factory()
                 engine = Engine._default
         return engine
 

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from . import KVStoreError
+from .base import KVStoreError
+from .server import KVServer
 from .sharding import bigarray_bound_from_env
 
 ENV_RANK = "MXLAB_KV_RANK"
@@ -183,8 +184,6 @@ def start_servers(num_servers: int, num_workers: int, namespace: str, timeout: f
     leaves no servers behind. ``SPREAD`` places them on different nodes of a real cluster.
     """
     ray = import_ray()
-    from .server import KVServer
-
     actor_class = ray.remote(KVServer)
     servers = [
         actor_class.options(

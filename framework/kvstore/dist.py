@@ -40,7 +40,7 @@ from .. import ndarray as nd
 from .. import optimizer as opt
 from ..context import cpu
 from ..ndarray import NDArray
-from . import Key, KVStore, KVStoreError, Updater
+from .base import Key, KVStore, KVStoreError, Updater
 from .cluster import DistConfig, find_servers, import_ray, server_name
 from .local import LocalKVStore, _fetch, _key_values, _nbytes
 from .sharding import Shard, layout

@@ -29,7 +29,7 @@ from .. import optimizer as opt
 from ..context import Context, cpu
 from ..engine import FnProperty
 from ..ndarray import NDArray
-from . import LOCAL_TYPES, Key, KVStore, KVStoreError, Updater
+from .base import LOCAL_TYPES, Key, KVStore, KVStoreError, Updater
 
 
 def _check_key(key: Any, what: str) -> Key:
