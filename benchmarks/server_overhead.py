@@ -44,6 +44,7 @@ from typing import Any, Literal
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np
+import uvicorn
 from pydantic import Field
 
 import framework as mx
@@ -51,6 +52,8 @@ import server
 from benchmarks.engine import emit, summarize  # the JSON-line helpers of the dispatch benchmark
 from framework import events
 from framework.engine import create
+from server.app import create_app
+from server.runs import RunManager
 from server.scenarios.base import DirectContext, Scenario, ScenarioParams
 
 TARGET_RATIO = 1.2
@@ -144,8 +147,6 @@ DISPATCH = Scenario(
 
 def start_server(app: Any) -> tuple[Any, threading.Thread, int]:
     """``app`` on uvicorn in a daemon thread, on a free loopback port."""
-    import uvicorn
-
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(16)
@@ -199,9 +200,6 @@ def report(mode: str, kernel: str, times: dict[str, list[float]], n: int, extra:
 
 def server_mode(n: int, reps: int, kernel: str) -> None:
     """``python -m server``'s path: the workload runs as a scenario in a worker process."""
-    from server.app import create_app
-    from server.runs import RunManager
-
     manager = RunManager({"dispatch": DISPATCH}, run_timeout_s=300)
     server, thread, port = start_server(create_app(manager))
     client = subprocess.Popen([sys.executable, "-c", CLIENT], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)

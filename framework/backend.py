@@ -25,7 +25,7 @@ def _load_cupy() -> ModuleType | None:
     global _cupy, _cupy_import_error
     if _cupy is None and _cupy_import_error is None:
         try:
-            import cupy
+            import cupy  # noqa: PLC0415 - optional (the [gpu] extra): imported on first GPU use only
 
             cupy.cuda.runtime.getDeviceCount()
             _cupy = cupy

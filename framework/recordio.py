@@ -36,6 +36,7 @@ from collections import namedtuple
 from typing import IO, Any
 
 import numpy as np
+from PIL import Image
 
 from .base import MXLabError
 
@@ -393,17 +394,8 @@ def unpack(s: bytes) -> tuple[Any, bytes]:
     return header, s
 
 
-def _pil() -> Any:
-    try:
-        from PIL import Image
-    except ImportError:  # pragma: no cover - pillow is a dependency
-        raise MXLabError("image records need Pillow: pip install pillow") from None
-    return Image
-
-
 def encode_image(img: np.ndarray, quality: int = 95, img_fmt: str = ".jpg") -> bytes:
     """Encode an OpenCV-style (BGR / BGRA / grayscale) uint8 array as JPEG or PNG bytes."""
-    Image = _pil()
     img = np.asarray(img)
     if img.dtype != np.uint8:
         raise RecordIOError(f"pack_img: images are uint8 arrays, got dtype {img.dtype}")
@@ -433,7 +425,6 @@ def decode_image(buf: bytes, iscolor: int = -1) -> np.ndarray:
     """Decode JPEG/PNG bytes like ``cv2.imdecode``: -1 as stored, 0 grayscale, 1 BGR colour."""
     if iscolor not in (-1, 0, 1):
         raise RecordIOError(f"unpack_img: iscolor must be -1, 0 or 1, got {iscolor!r}")
-    Image = _pil()
     try:
         pil = Image.open(io.BytesIO(buf))
         pil.load()

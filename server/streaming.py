@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from starlette.websockets import WebSocketDisconnect
 
 if TYPE_CHECKING:
     from starlette.websockets import WebSocket
@@ -237,8 +238,6 @@ async def stream_run(
     A send that stays blocked for ``send_timeout`` seconds (a client that stopped reading)
     ends the connection; until then that client's queue just fills and drops.
     """
-    from starlette.websockets import WebSocketDisconnect  # here: worker processes import this module too
-
     client = ClientQueue(queue_bound)
     history = run.attach(client)
     incoming = asyncio.ensure_future(_ignore_incoming(websocket))

@@ -47,7 +47,7 @@ def import_ray() -> ModuleType:
     """The ``ray`` module, or a clear error saying how to get it."""
     os.environ.setdefault("RAY_DISABLE_IMPORT_WARNING", "1")
     try:
-        import ray
+        import ray  # noqa: PLC0415 - optional (the [dist] extra), imported by distributed stores only
     except ImportError as err:
         raise KVStoreError(
             "the distributed KVStore runs on Ray, which is not installed: pip install 'mxlab[dist]' (or 'ray')"

@@ -70,8 +70,6 @@ def make_signature(op: OpDef) -> inspect.Signature:
         if op.key_var_num_args == name:
             continue
         default = inspect.Parameter.empty if field.default is inspect.Parameter.empty else field.default
-        from ..operator.params import REQUIRED
-
         params.append(kind(name, kind.KEYWORD_ONLY, default=kind.empty if default is REQUIRED else default))
     params.append(kind("out", kind.KEYWORD_ONLY, default=None))
     return inspect.Signature(params)

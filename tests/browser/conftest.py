@@ -95,7 +95,7 @@ def browser():
     if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
         _missing(f"Chromium is not installed at {CHROMIUM}")
     try:
-        from playwright.sync_api import sync_playwright
+        from playwright.sync_api import sync_playwright  # noqa: PLC0415 - optional: skipped with a reason when absent
     except ImportError:
         _missing("the playwright Python package is not installed")
     with sync_playwright() as p:

@@ -21,6 +21,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
 from ...base import MXLabError
 from ..grad import make_backward_node
 from ..infer import InferenceError, elemwise_shape, shape_assign, shape_known, type_assign
@@ -253,8 +255,6 @@ class BasicIndexParam(ParamSet):
 
 
 def _probe_shape(shape: tuple[int, ...], key: tuple) -> tuple[int, ...]:
-    import numpy as np
-
     return np.broadcast_to(np.empty((), dtype=np.bool_), shape)[key].shape
 
 
