@@ -4,8 +4,8 @@ docs/architecture.md explains the layers; ``LAYERS`` below is the one place that
 module belongs to the first layer with a path prefix that matches its file (relative to the
 repository root, without ``.py``), so ``framework/profiler`` covers both ``profiler.py`` and a
 ``profiler/`` package, and ``framework/executor/`` every module of the executor. Every import
-counts, wherever it stands in the file (a function-level import is still a dependency), except
-those under ``if TYPE_CHECKING:``, which never run.
+counts, wherever it stands in the file: a function-level import is still a dependency, and so is
+one under ``if TYPE_CHECKING:`` (a type named in an annotation is part of the interface).
 """
 
 from __future__ import annotations
@@ -95,29 +95,6 @@ def layer_of(module: str, path: Path, root: Path = ROOT) -> int:
     raise LookupError(f"{relative}.py ({module}) is in no layer: add its path to LAYERS in tests/test_layers.py")
 
 
-def _is_type_checking_block(node: ast.AST) -> bool:
-    test = getattr(node, "test", None)
-    return isinstance(node, ast.If) and (
-        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
-        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-    )
-
-
-def _import_nodes(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
-    """Every import statement of ``tree`` outside ``if TYPE_CHECKING:`` blocks."""
-    found: list[ast.Import | ast.ImportFrom] = []
-    pending: list[ast.AST] = [tree]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            found.append(node)
-        if _is_type_checking_block(node):
-            pending.extend(node.orelse)  # type: ignore[attr-defined]
-            continue
-        pending.extend(ast.iter_child_nodes(node))
-    return found
-
-
 def imports_of(module: str, path: Path, modules: dict[str, Path], root: Path = ROOT) -> list[Import]:
     """The first-party modules that ``module`` imports; ``from pkg import name`` names the submodule
     ``pkg.name`` if there is one, else the package ``pkg`` itself."""
@@ -126,7 +103,9 @@ def imports_of(module: str, path: Path, modules: dict[str, Path], root: Path = R
     package_parts = module.split(".") if is_package else module.split(".")[:-1]
     shown = path.relative_to(root).as_posix()
     edges: list[Import] = []
-    for node in _import_nodes(tree):
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
         targets: list[str] = []
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
@@ -317,7 +296,7 @@ def test_the_checker_names_an_upward_import(tiny_tree: Path):
     assert "framework.ndarray.ndarray (layer 'ndarray and autograd', above it)" in problem
 
 
-def test_the_checker_sees_function_level_imports_but_not_type_checking_ones(tiny_tree: Path):
+def test_the_checker_sees_function_level_and_type_checking_imports(tiny_tree: Path):
     _write(
         tiny_tree,
         "framework/events.py",
@@ -325,8 +304,11 @@ def test_the_checker_sees_function_level_imports_but_not_type_checking_ones(tiny
         "def f():\n    from .ndarray import ndarray\n",
     )
     modules, edges = import_graph(tiny_tree)
-    [problem] = upward_imports(modules, edges, tiny_tree)
-    assert problem.startswith("framework/events.py:5:")
+    problems = upward_imports(modules, edges, tiny_tree)
+    assert sorted(problem.split(": ")[0] for problem in problems) == [
+        "framework/events.py:3",
+        "framework/events.py:5",
+    ]
 
 
 def test_the_checker_names_every_import_of_a_cycle(tiny_tree: Path):

@@ -181,7 +181,7 @@ class Engine(abc.ABC):
         if self._bulk_size > 1 and self.supports_bulk and prop is FnProperty.NORMAL and priority == 0:
             segment = self._bulk.add(fn, ctx, reads, writes, name, self._bulk_size)
             if segment is not None:
-                self._submit(fuse_segment(self, segment))
+                self._submit(fuse_segment(segment, self._record_exception))
             return
         self._flush_own_bulk()
         self._submit(Operation(fn, False, ctx, reads, writes, prop, priority, name))
@@ -372,11 +372,11 @@ class Engine(abc.ABC):
         if self._bulk_size > 1:
             segment = self._bulk.take_own()
             if segment is not None:
-                self._submit(fuse_segment(self, segment))
+                self._submit(fuse_segment(segment, self._record_exception))
 
     def _flush_all_bulk(self) -> None:
         for segment in self._bulk.take_all():
-            self._submit(fuse_segment(self, segment))
+            self._submit(fuse_segment(segment, self._record_exception))
 
     # ----------------------------------------------------------------- execution core
     def _submit(self, op: Operation) -> None:
