@@ -42,8 +42,10 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 import framework as mx
+from framework import storage
 from framework.engine import ENGINE_TYPES, create
 
 WAIT_TIMEOUT_S = 300.0  # a hang becomes an error line instead of a stuck benchmark
@@ -169,8 +171,6 @@ def _dispatch_anchors(engine_type: str, case: str) -> dict[str, float]:
 
 def parallel(size: int, steps: int, reps: int) -> None:
     """Two independent matmul chains: engine with 2 workers vs 1, and NumPy threads vs 1."""
-    from threadpoolctl import threadpool_limits
-
     rng = np.random.default_rng(0)
     bound = math.sqrt(3.0 / size)  # keeps the chain's values finite
     x0 = [rng.uniform(0, 1, (size, size)).astype(np.float32) for _ in range(2)]
@@ -317,8 +317,6 @@ def storage_bench(steps: int, reps: int) -> None:
     after the 4 MiB matrices of ``parallel``, numpy.empty got about 5x cheaper here, so this
     workload runs first, in the state a fresh process starts in.
     """
-    from framework import storage
-
     ctx = mx.cpu(0)
     sizes = mlp_step_sizes()
 

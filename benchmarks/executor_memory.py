@@ -40,7 +40,10 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import threading
+
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 import framework as mx
 from framework import symbol as sym
@@ -153,8 +156,6 @@ def bench_memory(quick: bool) -> None:
 
 # ---------------------------------------------------------------------------- 2. mirror
 def bench_mirror(quick: bool) -> None:
-    from threadpoolctl import threadpool_limits
-
     batch = 256 if quick else 1024
     reps = 3 if quick else 7
     net = mlp(20, 512)
@@ -220,8 +221,6 @@ def towers(depth: int, width: int) -> sym.Symbol:
 
 def _numpy_towers(depth: int, width: int, batch: int, threads: int) -> float:
     """Seconds for the towers' matmuls (forward + backward) in plain NumPy on 1 or 2 threads."""
-    import threading
-
     rng = np.random.default_rng(0)
     x = rng.uniform(-1, 1, (batch, width)).astype(np.float32)
     w = rng.uniform(-0.03, 0.03, (width, width)).astype(np.float32)
@@ -248,8 +247,6 @@ def _numpy_towers(depth: int, width: int, batch: int, threads: int) -> float:
 
 
 def bench_parallel(quick: bool) -> None:
-    from threadpoolctl import threadpool_limits
-
     depth, width, batch = (3, 1024, 128) if quick else (4, 1024, 256)
     reps = 3 if quick else 7
     net = towers(depth, width)

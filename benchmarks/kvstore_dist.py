@@ -34,9 +34,15 @@ import sys
 import time
 from typing import Any
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import numpy as np
+
+import framework as mx
+from framework.kvstore.cluster import import_ray, local_ray_options
+from framework.module import Module
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BATCH = 64
 FEATURES = 784
 CLASSES = 10
@@ -46,11 +52,6 @@ RESULT_TAG = "KVSTORE_DIST_RESULT "
 # ----------------------------------------------------------------------------- the worker
 def worker(steps: int, reps: int) -> dict[str, Any]:
     """Train the MLP; inside a launched job through dist_sync, else locally. Returns the timings."""
-    import numpy as np
-
-    import framework as mx
-    from framework.module import Module
-
     distributed = "MXLAB_KV_RANK" in os.environ
     kv = mx.kv.create("dist_sync") if distributed else None
     rank = kv.rank if kv else 0
@@ -156,8 +157,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         print(RESULT_TAG + json.dumps(worker(steps, reps)), flush=True)
         return 0
-
-    from framework.kvstore.cluster import import_ray, local_ray_options
 
     ray = import_ray()
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)

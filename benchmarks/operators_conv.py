@@ -39,6 +39,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
+from threadpoolctl import threadpool_limits
 
 import framework as mx
 from framework.operator import registry
@@ -175,7 +176,6 @@ def main() -> None:
     )
     args = parser.parse_args()
     reps = args.reps or (5 if args.quick else 40)
-    from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=args.blas_threads):
         run(reps, args.blas_threads)

@@ -18,7 +18,7 @@ rep, so that drift hits all alike:
 * ``no_subscriber`` -- nobody listens: publishing costs one attribute check;
 * ``recorder`` -- a ``framework.events`` recorder appends every event to a list: the
   framework's own cost of building events, without any server;
-* ``served`` -- ``mx.viz.serve()`` (attach mode) is subscribed, encodes the events into
+* ``served`` -- ``server.attach()`` (attach mode) is subscribed, encodes the events into
   batches every 50 ms and streams them over a WebSocket to one client in another process
   that, like the browser, receives and JSON-parses every message.
 
@@ -44,12 +44,16 @@ from typing import Any, Literal
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np
+import uvicorn
 from pydantic import Field
 
 import framework as mx
+import server
 from benchmarks.engine import emit, summarize  # the JSON-line helpers of the dispatch benchmark
 from framework import events
 from framework.engine import create
+from server.app import create_app
+from server.runs import RunManager
 from server.scenarios.base import DirectContext, Scenario, ScenarioParams
 
 TARGET_RATIO = 1.2
@@ -143,8 +147,6 @@ DISPATCH = Scenario(
 
 def start_server(app: Any) -> tuple[Any, threading.Thread, int]:
     """``app`` on uvicorn in a daemon thread, on a free loopback port."""
-    import uvicorn
-
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(16)
@@ -198,9 +200,6 @@ def report(mode: str, kernel: str, times: dict[str, list[float]], n: int, extra:
 
 def server_mode(n: int, reps: int, kernel: str) -> None:
     """``python -m server``'s path: the workload runs as a scenario in a worker process."""
-    from server.app import create_app
-    from server.runs import RunManager
-
     manager = RunManager({"dispatch": DISPATCH}, run_timeout_s=300)
     server, thread, port = start_server(create_app(manager))
     client = subprocess.Popen([sys.executable, "-c", CLIENT], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -251,10 +250,10 @@ def server_mode(n: int, reps: int, kernel: str) -> None:
 
 
 def attach_mode(n: int, reps: int, kernel: str) -> None:
-    """``mx.viz.serve()``'s path: the server runs in this process, next to the workload."""
+    """``server.attach()``'s path: the server runs in this process, next to the workload."""
     engine = create("ThreadedEnginePerDevice", 2)
     variables = [engine.new_variable(f"v{i}") for i in range(4)]
-    handle = mx.viz.serve(port=0)
+    handle = server.attach(port=0)
     handle.pause()
     ws_url = handle.url.split("/?")[0].replace("http://", "ws://") + "/api/runs/live/events"
     client = subprocess.Popen(

@@ -43,6 +43,7 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 import framework as mx
 from framework import symbol as sym
@@ -260,8 +261,6 @@ def main() -> None:
     models = ["mlp", "lenet"] if args.model == "all" else [args.model]
     limit = None
     if args.blas_threads is not None:
-        from threadpoolctl import threadpool_limits
-
         limit = threadpool_limits(limits=args.blas_threads)
     try:
         for model in models:

@@ -21,8 +21,9 @@ from framework.operator.kernel import OpContext, Req
 from framework.operator.node import Entry, Node, NodeAttrs, topo_sort, variable
 from framework.operator.params import OperatorParamError
 from framework.resource import ResourceManager
+from framework.test_utils import check_numeric_gradient
 
-from .checker import CheckFailure, fmt_shape, fmt_value, note_call
+from .checker import CheckFailure, fmt_shape, fmt_value, mismatch, note_call
 
 REQS = {"write": Req.WRITE, "add": Req.ADD, "null": Req.NULL}
 ASSIGN_HINT = "write every output through `assign(out, req[i], value)` (framework/operator/kernel.py)"
@@ -211,8 +212,6 @@ def numeric_gradient_via_autograd(
     fn: Any, location: Sequence[np.ndarray], call: str, grad_nodes: Sequence[int] | None = None
 ) -> None:
     """Framework's check_numeric_gradient (mx.nd + autograd against finite differences), in float64."""
-    from framework.test_utils import check_numeric_gradient
-
     try:
         check_numeric_gradient(fn, list(location), grad_nodes=grad_nodes, dtype=np.float64, rtol=1e-3, atol=1e-5)
     except AssertionError as err:
@@ -250,7 +249,6 @@ def check_forward_req(
         if np.allclose(out, target, rtol=rtol, atol=atol, equal_nan=True):
             continue
         lost = np.allclose(out, exp, rtol=rtol, atol=atol, equal_nan=True)
-        from .checker import mismatch
 
         raise CheckFailure(
             call,
@@ -281,8 +279,6 @@ def check_backward_req(
     forward_outputs: Sequence[np.ndarray] | None = None,
 ) -> None:
     """Gradients with req add accumulate (gradient accumulation), req null are not written."""
-    from .checker import mismatch
-
     arrays = dict(zip(names, inputs, strict=True))
     previous = [None if g is None else rng.uniform(-1, 1, size=g.shape).astype(g.dtype) for g in expected_grads]
     reqs = ["add" if g is not None else "null" for g in expected_grads]

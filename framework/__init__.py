@@ -41,8 +41,9 @@ from . import module as mod
 from . import ndarray as nd
 from . import symbol as sym
 from . import visualization as viz
+from .backend import num_gpus
 from .base import MXLabError
-from .context import Context, cpu, current_context, gpu, num_gpus
+from .context import Context, cpu, current_context, gpu
 from .symbol import naming as name
 from .util import is_np_array, is_np_shape, np_shape, set_np_shape, use_np_shape
 

@@ -16,9 +16,10 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .base import MXLabError
-from .executor.gradient import build_gradient
-from .ndarray import imperative
+from .ndarray import imperative, op
+from .ndarray.creation import ones, zeros
 from .ndarray.ndarray import NDArray, _push_copy
+from .operator.gradient_pass import build_gradient
 from .operator.kernel import Req
 from .operator.node import Entry, Node, NodeAttrs, topo_sort, variable
 from .operator.registry import OpDef
@@ -141,8 +142,6 @@ def mark_variables(
 
 # ---------------------------------------------------------------------- differentiation
 def _heads_and_grads(heads: Any, head_grads: Any) -> tuple[list[NDArray], list[NDArray]]:
-    from . import ndarray as nd
-
     heads = [heads] if isinstance(heads, NDArray) else list(heads)
     if head_grads is None:
         head_grads = [None] * len(heads)
@@ -165,7 +164,7 @@ def _heads_and_grads(heads: Any, head_grads: Any) -> tuple[list[NDArray], list[N
                 "pass retain_graph=True to differentiate twice"
             )
         if grad is None:
-            grad = nd.ones(head.shape, head.context, head.dtype)  # noqa: PLW2901 - the default head gradient
+            grad = ones(head.shape, head.context, head.dtype)  # noqa: PLW2901 - the default head gradient
         elif grad.shape != head.shape:
             raise AutogradError(f"backward: head gradient shape {grad.shape} differs from head shape {head.shape}")
         filled.append(grad)
@@ -218,8 +217,6 @@ def _free_graph(heads: list[NDArray]) -> None:
 
 def backward(heads: Any, head_grads: Any = None, retain_graph: bool = False, train_mode: bool = True) -> None:
     """Compute gradients of ``heads`` into the ``.grad`` of every marked array they depend on."""
-    from . import ndarray as nd
-
     heads, head_grads = _heads_and_grads(heads, head_grads)
     leaves = [
         node
@@ -239,7 +236,7 @@ def backward(heads: Any, head_grads: Any = None, retain_graph: bool = False, tra
                 array._grad[:] = 0
             continue
         if array._grad_req == "add":
-            nd.op.broadcast_add(array._grad, grad, out=array._grad)
+            op.broadcast_add(array._grad, grad, out=array._grad)
         else:
             _push_copy(grad, array._grad)
     if not retain_graph:
@@ -259,8 +256,6 @@ def grad(
     With ``create_graph=True`` the gradient computation is itself recorded, so it can be
     differentiated again.
     """
-    from . import ndarray as nd
-
     single = isinstance(variables, NDArray)
     variables = [variables] if single else list(variables)
     for array in variables:
@@ -269,7 +264,7 @@ def grad(
     heads, head_grads = _heads_and_grads(heads, head_grads)
     grads = _run_gradient_graph(heads, head_grads, [a._entry for a in variables], train_mode, create_graph)
     results = [
-        g if g is not None else nd.zeros(v.shape, v.context, v.dtype) for g, v in zip(grads, variables, strict=True)
+        g if g is not None else zeros(v.shape, v.context, v.dtype) for g, v in zip(grads, variables, strict=True)
     ]
     if not (create_graph if retain_graph is None else retain_graph):
         _free_graph(heads)

@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 
 from .base import ContextError
 from .context import Context
@@ -25,7 +26,7 @@ def _load_cupy() -> ModuleType | None:
     global _cupy, _cupy_import_error
     if _cupy is None and _cupy_import_error is None:
         try:
-            import cupy
+            import cupy  # noqa: PLC0415 - optional (the [gpu] extra): imported on first GPU use only
 
             cupy.cuda.runtime.getDeviceCount()
             _cupy = cupy
@@ -69,15 +70,12 @@ def scipy_linalg(ctx: Context) -> ModuleType:
     """The ``scipy.linalg``-like module for ``ctx``: SciPy's on CPU, ``cupyx.scipy.linalg`` on GPU.
 
     NumPy's ``linalg`` lacks the LAPACK pieces some operators keep between passes (the LU
-    factors of ``linalg_det``); both modules offer ``lu_factor``/``lu_solve``. SciPy is
-    imported on first use, so importing MXLab stays cheap.
+    factors of ``linalg_det``); both modules offer ``lu_factor``/``lu_solve``.
     """
     if ctx.device_type == "cpu":
-        import scipy.linalg
-
         return scipy.linalg
-    check_context(ctx)
-    import cupyx.scipy.linalg
+    check_context(ctx)  # CuPy is there: cupyx comes with it
+    import cupyx.scipy.linalg  # noqa: PLC0415 - optional (the [gpu] extra), like cupy itself
 
     return cupyx.scipy.linalg
 

@@ -8,6 +8,7 @@ pool), which makes multi-device logic testable on a machine without a GPU.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import ClassVar
 
 from .base import ContextError
@@ -61,12 +62,24 @@ class Context:
 
     def empty_cache(self) -> None:
         """Return this device's pooled blocks to the system (MXNet's ``Context.empty_cache``)."""
-        from . import storage
-
-        storage.release_all(self)
+        if _release_pooled is None:
+            raise ContextError("empty_cache: no storage pool is loaded (framework.storage installs it)")
+        _release_pooled(self)
 
 
 _local = threading.local()
+
+# The pools live in framework.storage, which builds on contexts; so this module cannot call it.
+# Instead storage installs its ``release_all`` here when it is imported (always, with framework).
+_release_pooled: Callable[[Context], None] | None = None
+
+
+def set_pool_releaser(release: Callable[[Context], None]) -> None:
+    """Install what :meth:`Context.empty_cache` calls (done by framework.storage at import)."""
+    global _release_pooled
+    if not callable(release):
+        raise TypeError(f"set_pool_releaser: expected a callable, got {type(release).__name__}")
+    _release_pooled = release
 
 
 def _default_stack() -> list[Context]:
@@ -90,10 +103,3 @@ def current_context() -> Context:
     """The innermost context of the ``with ctx:`` blocks of this thread, else ``cpu(0)``."""
     stack = _default_stack()
     return stack[-1] if stack else Context("cpu", 0)
-
-
-def num_gpus() -> int:
-    """How many CUDA devices CuPy sees; 0 when CuPy or CUDA is absent."""
-    from . import backend
-
-    return backend.num_gpus()

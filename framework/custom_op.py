@@ -54,6 +54,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
+
 from . import backend, config
 from .base import MXLabError
 from .context import Context
@@ -277,8 +279,6 @@ def _infer_shape(attrs: NodeAttrs, in_shapes: list[ShapeT], out_shapes: list[Sha
 
 
 def _dtype_name(value: Any) -> str | None:
-    import numpy as np
-
     return None if value is None else np.dtype(value).name
 
 
@@ -286,7 +286,6 @@ def _infer_type(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
     n_args, _, _ = _counts(attrs)
     if any(t is None for t in in_types[:n_args]):
         return False
-    import numpy as np
 
     given = [np.dtype(t).type for t in in_types[:n_args]]  # MXNet hands NumPy types
     args, outs, aux = _split3(attrs, "infer_type", _ask_prop(attrs, "infer_type", given))

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from .base import MXLabError
-from .ndarray import NDArray
+from .ndarray import NDArray, load
 from .ndarray import random as _random
 
 
@@ -323,8 +323,6 @@ class Load:
 
     def __init__(self, param: str | dict[str, NDArray], default_init: Any = None, verbose: bool = False) -> None:
         if isinstance(param, str):
-            from .ndarray import load
-
             param = load(param)
         if not isinstance(param, dict):
             raise InitializerError(f"Load: param must be a file name or a dict of name -> NDArray, got {param!r}")

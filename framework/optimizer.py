@@ -40,7 +40,7 @@ import numpy as np
 
 from .base import MXLabError
 from .context import Context
-from .ndarray import NDArray, zeros
+from .ndarray import NDArray, array, zeros
 from .ndarray import op as _op
 
 
@@ -583,8 +583,6 @@ class RMSProp(Optimizer):
 # ---------------------------------------------------------------------- the updater
 def _rebuild_ndarray(values: np.ndarray, device_type: str, device_id: int) -> NDArray:
     """Unpickling half of an NDArray inside saved optimizer states."""
-    from .ndarray import array
-
     return array(values, ctx=Context(device_type, device_id), dtype=values.dtype)
 
 

@@ -36,6 +36,7 @@ from collections import namedtuple
 from typing import IO, Any
 
 import numpy as np
+from PIL import Image
 
 from .atomic_file import write_text_atomic
 from .base import MXLabError
@@ -429,17 +430,8 @@ def unpack(s: bytes) -> tuple[Any, bytes]:
     return header, s
 
 
-def _pil() -> Any:
-    try:
-        from PIL import Image
-    except ImportError:  # pragma: no cover - pillow is a dependency
-        raise MXLabError("image records need Pillow: pip install pillow") from None
-    return Image
-
-
 def encode_image(img: np.ndarray, quality: int = 95, img_fmt: str = ".jpg") -> bytes:
     """Encode an OpenCV-style (BGR / BGRA / grayscale) uint8 array as JPEG or PNG bytes."""
-    Image = _pil()
     img = np.asarray(img)
     if img.dtype != np.uint8:
         raise RecordIOError(f"pack_img: images are uint8 arrays, got dtype {img.dtype}")
@@ -471,7 +463,7 @@ def open_image(buf: bytes, max_pixels: int = MAX_DECODED_PIXELS) -> Any:
     Pillow reads only the header here, so the size is known before any pixel is decoded:
     the check costs nothing and stops a decompression bomb before it allocates.
     """
-    pil = _pil().open(io.BytesIO(buf))
+    pil = Image.open(io.BytesIO(buf))
     width, height = pil.size
     if width * height > max_pixels:
         raise ImageTooLargeError(

@@ -46,7 +46,7 @@ import itertools
 import threading
 from typing import Any
 
-from . import backend, config, events
+from . import backend, config, context, events
 from .base import StorageError
 from .config import MAX_ROUND_CUTOFF
 from .context import Context, current_context
@@ -334,6 +334,9 @@ def release_all(ctx: Context | None = None) -> None:
         targets = list(_managers.values()) if ctx is None else [m for c, m in _managers.items() if c == ctx]
     for target in targets:
         target.release_all()
+
+
+context.set_pool_releaser(release_all)
 
 
 def stats(ctx: Context | None = None) -> dict[str, Any]:

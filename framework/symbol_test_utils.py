@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from . import imperative_test_utils as _tu
 from . import ndarray as nd
-from . import test_utils as _tu  # module object: test_utils may re-export this module's names
 from .base import MXLabError
 from .context import Context, current_context
 from .executor import Executor, bind

@@ -39,11 +39,13 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from graphviz import Digraph
+
 from .operator.node import Entry, Node, topo_sort
 from .symbol import Symbol
 from .symbol.json_format import attr_strings
 
-__all__ = ["plot_network", "print_summary", "serve"]
+__all__ = ["plot_network", "print_summary"]
 
 # MXNet's palette (ColorBrewer Set3), in the order plot_network uses it.
 _PALETTE = ("#8dd3c7", "#fb8072", "#ffffb3", "#bebada", "#80b1d3", "#fdb462", "#b3de69", "#fccde5")
@@ -229,13 +231,6 @@ def plot_network(
     ``*_weight``, ``*_bias``, ``*_gamma``, ... and their arrows are left out; without it
     their arrows are drawn to plain unnamed ovals.
     """
-    try:
-        from graphviz import Digraph
-    except ImportError:
-        raise ImportError(
-            "plot_network needs the graphviz Python package: pip install graphviz "
-            "(and the Graphviz 'dot' program to render files)"
-        ) from None
     _check_symbol(symbol, "plot_network")
     shapes = _infer_internals(symbol, "shape", shape, "plot_network") if shape is not None else None
     types = _infer_internals(symbol, "type", dtype, "plot_network") if dtype is not None else None
@@ -282,16 +277,3 @@ def plot_network(
                 label += f"({types[key].__name__})"
             dot.edge(tail_name=node.name, head_name=e.node.name, label=label, dir="back", arrowtail="open")
     return dot
-
-
-# ----------------------------------------------------------------------------- live view
-def serve(port: int = 8000, host: str = "127.0.0.1", token: str | None = None, open_browser: bool = False) -> Any:
-    """Show this process's events live in the MXLab browser UI (a server in a background thread).
-
-    Returns a handle with ``.url`` and ``.stop()``; see ``server.attach.serve``. The server
-    package (FastAPI, uvicorn) is imported only when this is called: the framework never
-    depends on it.
-    """
-    from server.attach import serve as attach_serve
-
-    return attach_serve(port=port, host=host, token=token, open_browser=open_browser)

@@ -7,8 +7,13 @@ watched live in the browser.
 * :mod:`server.streaming` -- event batches, bounded per-client queues, the WebSocket sender;
 * :mod:`server.traces` -- strict Chrome trace parsing, replay of uploaded traces;
 * :mod:`server.app` -- the FastAPI app: REST routes, WebSocket, static UI, token guard;
-* :mod:`server.attach` -- ``mx.viz.serve()``: the same app showing the calling process;
+* :mod:`server.addresses` -- loopback check, listening socket and printed URL of both entry points;
+* :mod:`server.live` -- attach mode, :func:`server.attach`: the same app showing the calling process;
 * ``python -m server`` (:mod:`server.__main__`) -- the command line (``mxlab``).
 
 docs/server.md describes the routes, the WebSocket protocol and the security model.
 """
+
+from .live import attach
+
+__all__ = ["attach"]

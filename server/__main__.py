@@ -3,6 +3,8 @@
 * ``mxlab [serve] [--host H] [--port P] [--token T] [--scenario NAME] [--no-default-run]``
   serves the REST API, the event WebSocket and the browser UI (default 127.0.0.1:8000),
   starts one run of the default scenario and prints the URL to open;
+* ``mxlab attach [--host H] [--port P] [--token T] [--open] script.py [args...]`` runs a
+  script with the live view of its events (attach mode) and keeps serving after it ends;
 * ``mxlab demo [...]`` prints text timelines of the engine scenario and writes a Chrome trace;
 * ``mxlab check|hint|solution|exercises ...`` are the operator exercises' commands.
 """
@@ -10,15 +12,23 @@
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import json
-import socket
+import runpy
 import sys
+import threading
+import traceback
 from pathlib import Path
 
+import uvicorn
+
+from exercises.cli import main as exercises_main
 from framework import profiler
 from framework.engine import ENGINE_TYPES
 
+from .addresses import is_loopback, listen, url_for
+from .app import create_app
+from .live import attach as attach_live_view
+from .runs import RunManager
 from .scenarios import engine_basics
 
 EXERCISE_COMMANDS = ("check", "hint", "solution", "exercises")
@@ -35,22 +45,6 @@ def build_serve_parser() -> argparse.ArgumentParser:
     parser.add_argument("--run-timeout", type=float, default=120.0, help="seconds a run may take (default 120)")
     parser.add_argument("--max-running", type=int, default=4, help="runs allowed at the same time (default 4)")
     return parser
-
-
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def url_for(host: str, port: int, query: str = "") -> str:
-    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
-    shown = "127.0.0.1" if shown in ("0.0.0.0", "[::]") else shown
-    return f"http://{shown}:{port}/{('?' + query) if query else ''}"
 
 
 def serve(argv: list[str]) -> int:
@@ -71,24 +65,14 @@ def serve(argv: list[str]) -> int:
             "can start runs and read their events",
             file=sys.stderr,
         )
-    import uvicorn
-
-    from .app import create_app
-    from .runs import RunManager
-
     runs = RunManager(run_timeout_s=args.run_timeout, max_running=max(1, args.max_running))
     if not args.no_default_run and args.scenario not in runs.scenarios:
         parser.error(f"unknown scenario {args.scenario!r}; known scenarios: {', '.join(runs.scenarios)}")
-    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((args.host.strip("[]"), args.port))
+        sock = listen(args.host, args.port)
     except OSError as err:
-        sock.close()
-        print(f"mxlab: cannot listen on {args.host}:{args.port}: {err.strerror or err}", file=sys.stderr)
+        print(f"mxlab: {err.strerror or err}", file=sys.stderr)
         return 2
-    sock.listen(128)
     port = sock.getsockname()[1]
     app = create_app(runs, token=args.token)
     runs.warm_up()
@@ -108,6 +92,78 @@ def serve(argv: list[str]) -> int:
         runs.shutdown()
     print("MXLab stopped", flush=True)
     return 0
+
+
+# ----------------------------------------------------------------------------- attach
+def build_attach_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mxlab attach",
+        description="Run a Python script with MXLab's live view of its events; keep serving after it ends.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="TCP port (default 8000; 0 picks a free one)")
+    parser.add_argument("--token", default=None, help="secret every request must present (required beyond loopback)")
+    parser.add_argument("--open", action="store_true", help="open the live view in the default browser")
+    parser.add_argument("script", type=Path, help="the Python script to run as __main__")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script (its sys.argv[1:])")
+    return parser
+
+
+def run_script(script: Path, args: list[str]) -> int:
+    """Run ``script`` as ``__main__`` in this process, as ``python script.py args...`` would; its exit code.
+
+    The script's directory goes first on ``sys.path`` and ``sys.argv`` is the script's own;
+    both are restored afterwards. An exception in the script is printed, not raised: the live
+    view stays up so the events that led to it can be inspected.
+    """
+    saved_argv, saved_path = sys.argv, list(sys.path)
+    sys.argv = [str(script), *args]
+    sys.path.insert(0, str(script.resolve().parent))
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+    except SystemExit as exit_:
+        code = exit_.code
+        if code is None or isinstance(code, int):
+            return code or 0
+        print(code, file=sys.stderr)
+        return 1
+    except Exception:
+        traceback.print_exc()
+        return 1
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+    return 0
+
+
+def attach(argv: list[str]) -> int:
+    """Serve the live view, run the script under it, then keep serving until Ctrl+C."""
+    parser = build_attach_parser()
+    args = parser.parse_args(argv)
+    if not args.script.is_file():
+        parser.error(f"script {str(args.script)!r} is not a file")
+    try:
+        handle = attach_live_view(port=args.port, host=args.host, token=args.token, open_browser=args.open)
+    except ValueError as err:
+        parser.error(str(err))
+    except OSError as err:
+        print(f"mxlab: {err.strerror or err}", file=sys.stderr)
+        return 2
+    code = 130  # the shell's code for Ctrl+C, if it comes while the script runs
+    try:
+        code = run_script(args.script, args.args)
+        handle.finish("done" if code == 0 else "failed", None if code == 0 else f"the script exited with code {code}")
+        print(
+            f"mxlab attach: {args.script} ended (exit code {code}); its events stay at {handle.url}; "
+            "press Ctrl+C to stop",
+            flush=True,
+        )
+        threading.Event().wait()  # until Ctrl+C: KeyboardInterrupt is raised in this, the main thread
+    except KeyboardInterrupt:
+        pass
+    finally:
+        handle.stop()
+    print("MXLab stopped", flush=True)
+    return code
 
 
 # ----------------------------------------------------------------------------- demo
@@ -161,17 +217,15 @@ def main(argv: list[str] | None = None) -> int:
     command = argv[0] if argv and not argv[0].startswith("-") else "serve"
     if command == "demo":
         return demo(argv[1:])
+    if command == "attach":
+        return attach(argv[1:])
     if command in EXERCISE_COMMANDS:
-        try:
-            from exercises.cli import main as exercises_main
-        except ImportError as err:
-            print(f"mxlab {command}: the exercises package is not available ({err})", file=sys.stderr)
-            return 2
         return exercises_main(argv)
     if command == "serve":
         return serve(argv[1:] if argv and argv[0] == "serve" else argv)
     print(
-        f"mxlab: unknown command {command!r}; choose serve (the default), demo, " + ", ".join(EXERCISE_COMMANDS),
+        f"mxlab: unknown command {command!r}; choose serve (the default), attach, demo, "
+        + ", ".join(EXERCISE_COMMANDS),
         file=sys.stderr,
     )
     return 2

@@ -20,6 +20,7 @@ the end, decides the final status. A run is ``done`` only once its result has ar
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import operator
 import secrets
@@ -28,14 +29,17 @@ import threading
 import time
 from collections import Counter, OrderedDict, deque
 from collections.abc import Mapping
+from multiprocessing import forkserver
 from typing import Any
 
 from pydantic import ValidationError
 
 from framework.events import to_dict as raw_event_dict
 
+from .scenarios import REGISTRY
 from .scenarios.base import Scenario
 from .streaming import BATCH_MAX_EVENTS, FINAL_STATUSES, Batch, ClientQueue, encode_events
+from .worker import worker_main
 
 _kind = operator.itemgetter("kind")
 STATUSES = ("queued", "running", "done", "failed", "cancelled", "timeout")
@@ -218,8 +222,6 @@ class RunManager:
         allow_runs: bool = True,
     ) -> None:
         if scenarios is None:
-            from .scenarios import REGISTRY
-
             scenarios = REGISTRY
         if start_method not in ("forkserver", "spawn"):
             raise ValueError(f"start_method must be 'forkserver' or 'spawn', got {start_method!r}")
@@ -286,7 +288,7 @@ class RunManager:
         """
         if not self.allow_runs:
             raise RunsDisabledError(
-                "this server is attached to a script (mx.viz.serve) and shows that process only; "
+                "this server is attached to a script (server.attach) and shows that process only; "
                 "start scenarios with `python -m server`"
             )
         scenario = self.scenarios.get(scenario_name)
@@ -345,8 +347,6 @@ class RunManager:
     def warm_up(self) -> None:
         """Start the fork server now (it imports the framework), so the first run starts fast."""
         if self._mp.get_start_method() == "forkserver":
-            from multiprocessing import forkserver
-
             threading.Thread(target=forkserver.ensure_running, name="mxlab-forkserver-warmup", daemon=True).start()
 
     # ----------------------------------------------------------------- the supervisor
@@ -360,8 +360,6 @@ class RunManager:
                 self._supervisors.pop(run.id, None)
 
     def _supervise_process(self, run: Run, scenario: Scenario) -> None:
-        from .worker import worker_main
-
         if run.cancel_requested.is_set():
             run.finish("cancelled")
             return
@@ -434,6 +432,4 @@ def _stop_process(process: Any) -> None:
 
 def validation_errors(err: ValidationError) -> list[dict[str, Any]]:
     """Pydantic's error list, JSON-safe and without documentation links."""
-    import json
-
     return json.loads(err.json(include_url=False))

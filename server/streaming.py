@@ -27,14 +27,10 @@ import threading
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from starlette.websockets import WebSocket
-
-    from .runs import Run
+from starlette.websockets import WebSocket, WebSocketDisconnect
 
 FLUSH_INTERVAL_S = 0.05  # at most ~20 messages a second per client
 BATCH_MAX_EVENTS = 2000  # a producer flushes early when this many events are waiting
@@ -223,9 +219,22 @@ async def _ignore_incoming(websocket: WebSocket) -> None:
             return
 
 
+class StreamedRun(Protocol):
+    """What :func:`stream_run` needs of a run (:class:`server.runs.Run` is one; runs.py builds on
+    this module, so it is described here rather than imported)."""
+
+    status: str
+
+    def attach(self, client: ClientQueue) -> list[Batch]: ...
+
+    def detach(self, client: ClientQueue) -> None: ...
+
+    def summary(self) -> dict[str, Any]: ...
+
+
 async def stream_run(
     websocket: WebSocket,
-    run: Run,
+    run: StreamedRun,
     *,
     flush_interval: float = FLUSH_INTERVAL_S,
     queue_bound: int = CLIENT_QUEUE_EVENTS,
@@ -237,8 +246,6 @@ async def stream_run(
     A send that stays blocked for ``send_timeout`` seconds (a client that stopped reading)
     ends the connection; until then that client's queue just fills and drops.
     """
-    from starlette.websockets import WebSocketDisconnect  # here: worker processes import this module too
-
     client = ClientQueue(queue_bound)
     history = run.attach(client)
     incoming = asyncio.ensure_future(_ignore_incoming(websocket))

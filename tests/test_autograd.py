@@ -8,6 +8,7 @@ import pytest
 import framework as mx
 from framework import autograd
 from framework.autograd import AutogradError
+from framework.operator import elemwise_shape, elemwise_type, register
 from framework.test_utils import check_numeric_gradient, check_req
 
 
@@ -110,7 +111,6 @@ def test_numeric_gradient_checker_reports_in_the_learners_terms():
 
 def test_check_req_catches_an_operator_that_ignores_add():
     check_req("Reshape", [np.random.rand(2, 3)], shape=(3, 2))
-    from framework.operator import elemwise_shape, elemwise_type, register
 
     def sloppy(attrs, op_ctx, inputs, req, outputs):
         outputs[0][...] = inputs[0]  # ignores req

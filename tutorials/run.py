@@ -40,6 +40,10 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's framework, run as a script
+
+import framework as mx
+
 ROOT = Path(__file__).resolve().parents[1]
 EXPECTED_MARKER = re.compile(r"^<!--\s*expected-output(?P<options>[^>]*?)\s*-->\s*$")
 REQUIRES_MARKER = re.compile(r"^<!--\s*requires:\s*(?P<what>[\w+ ,-]+?)\s*-->\s*$")
@@ -198,9 +202,6 @@ def missing_requirements(requires: list[str]) -> list[str]:
             if shutil.which("g++") is None:
                 missing.append("g++ (a C++ compiler) is not installed")
         elif need == "gpu":
-            sys.path.insert(0, str(ROOT))
-            import framework as mx
-
             if mx.num_gpus() == 0:
                 missing.append("a CUDA GPU with CuPy (none found: framework.num_gpus() == 0)")
         else:

@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+import framework as mx
+
 from ..checker import Check, CheckFailure, compare, fmt_shape
 from ..opcheck import (
     call_compute,
@@ -228,8 +230,6 @@ def check_infer_shape(attempt: Any) -> None:
 
 
 def check_numeric_gradient(attempt: Any) -> None:
-    import framework as mx
-
     lookup(OP)
     rng = np.random.default_rng(44)
     params = {"kernel": (2, 2), "num_filter": 2, "pad": (1, 1), "stride": (2, 1)}

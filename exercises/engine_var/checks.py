@@ -18,6 +18,10 @@ import threading
 import time
 from typing import Any
 
+import framework as mx
+from framework import events, profiler
+from framework.engine import create
+
 from ..checker import Check, CheckFailure, Passed
 
 # ----------------------------------------------------------------------------- 1. queue rules
@@ -248,8 +252,6 @@ def _sequential(num_vars: int, ops: list) -> tuple[list, dict]:
 
 
 def _run_program(engine: Any, num_vars: int, ops: list, timeout: float) -> tuple[list, dict, _Monitor, bool]:
-    import framework as mx
-
     variables = [engine.new_variable(f"v{i}") for i in range(num_vars)]
     logs: list[list] = [[] for _ in range(num_vars)]
     observed: dict[int, tuple] = {}
@@ -284,8 +286,6 @@ def _run_program(engine: Any, num_vars: int, ops: list, timeout: float) -> tuple
 
 
 def check_engine_programs(attempt: Any) -> None:
-    from framework.engine import create
-
     var_class = _var_class(attempt)
     _smoke(var_class)
     rng = random.Random(2024)
@@ -340,10 +340,6 @@ def check_engine_programs(attempt: Any) -> None:
 
 # ----------------------------------------------------------------------------- 3. the timeline
 def check_timeline(attempt: Any) -> None:
-    import framework as mx
-    from framework import events, profiler
-    from framework.engine import create
-
     var_class = _var_class(attempt)
     _smoke(var_class)
     engine = create("ThreadedEngine", 4, var_class=var_class)

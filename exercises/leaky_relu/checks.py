@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+import framework as mx
+
 from ..checker import Check, CheckFailure, compare
 from ..opcheck import (
     call_compute,
@@ -140,8 +142,6 @@ def check_infer_shape(attempt: Any) -> None:
 
 
 def check_numeric_gradient(attempt: Any) -> None:
-    import framework as mx
-
     lookup(OP)
     rng = np.random.default_rng(34)
     x = rng.uniform(-2, 2, size=(2, 3, 2))

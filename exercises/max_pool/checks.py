@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+import framework as mx
+
 from ..checker import Check, CheckFailure, compare
 from ..opcheck import (
     call_compute,
@@ -140,8 +142,6 @@ def check_infer_shape(attempt: Any) -> None:
 
 
 def check_numeric_gradient(attempt: Any) -> None:
-    import framework as mx
-
     lookup(OP)
     rng = np.random.default_rng(54)
     x = rng.permutation(2 * 3 * 4 * 5).reshape(2, 3, 4, 5) / 10.0  # distinct values: the max is stable under eps

@@ -11,6 +11,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from framework import symbol as sym
+from framework.executor import IndexedGraph, build_gradient, infer_shapes, infer_types
+from framework.executor.plan_memory import plan_memory
+from framework.operator.node import Entry, variable
+
 from ..checker import Check, CheckFailure
 
 # Each scenario: match_range, blocks added as (nbytes, sid), then takes as (nbytes, usable sids or None, expected).
@@ -124,9 +129,6 @@ def check_free_list_rules(attempt: Any) -> None:
 # ----------------------------------------------------------------------------- plans
 def _training_graph(net: Any, shapes: dict[str, tuple]) -> tuple[Any, list, list, list[int]]:
     """(graph, shapes, dtypes, external gradient entries) of forward + backward, as the executor builds it."""
-    from framework.executor import IndexedGraph, build_gradient, infer_shapes, infer_types
-    from framework.operator.node import Entry, variable
-
     heads = net.outputs
     args = [n for n in IndexedGraph(heads).nodes if n.is_variable and not n.name.endswith("label")]
     grads = build_gradient(
@@ -141,8 +143,6 @@ def _training_graph(net: Any, shapes: dict[str, tuple]) -> tuple[Any, list, list
 
 
 def _networks() -> list[tuple[str, Any, dict[str, tuple]]]:
-    from framework import symbol as sym
-
     nets = []
     data = sym.Variable("data")
     mlp = data
@@ -217,8 +217,6 @@ def _conflict(graph: Any, plan: Any, keep: set[int]) -> str | None:
 
 
 def check_plans(attempt: Any) -> None:
-    from framework.executor.plan_memory import plan_memory
-
     cls = _free_list_class(attempt)
     for title, net, shapes in _networks():
         graph, entry_shapes, entry_types, external = _training_graph(net, shapes)

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+import framework as mx
 from framework.operator.infer import InferenceError
 
 from ..checker import Check, CheckFailure, compare
@@ -148,8 +149,6 @@ def check_infer_type(attempt: Any) -> None:
 
 
 def check_numeric_gradient(attempt: Any) -> None:
-    import framework as mx
-
     lookup(OP)
     rng = np.random.default_rng(8)
     for shape, params in (((3, 4), COEFFS[0]), ((2, 2, 3), COEFFS[1])):

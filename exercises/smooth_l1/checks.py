@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+import framework as mx
+
 from ..checker import Check, compare
 from ..opcheck import (
     call_compute,
@@ -99,8 +101,6 @@ def check_backward_req_(attempt: Any) -> None:
 
 
 def check_numeric_gradient(attempt: Any) -> None:
-    import framework as mx
-
     lookup(OP)
     rng = np.random.default_rng(14)
     for sigma in (1.0, 2.0):

@@ -6,6 +6,9 @@ from typing import Any
 
 import numpy as np
 
+import framework as mx
+from framework import autograd
+
 from ..checker import Check, CheckFailure, compare, fmt_value, mismatch
 from ..opcheck import (
     call_compute,
@@ -151,9 +154,6 @@ def check_infer_shape(attempt: Any) -> None:
 
 
 def check_numeric_gradient(attempt: Any) -> None:
-    import framework as mx
-    from framework import autograd
-
     lookup(OP)
     rng = np.random.default_rng(23)
     for params in ({}, {"grad_scale": 2.0, "normalization": "batch"}):

@@ -62,6 +62,9 @@ def _create(engine_type: str | None, num_workers: int | None) -> Engine:
     return cls(num_workers)  # type: ignore[call-arg]
 
 
+Engine.default_factory = create  # what Engine.get() calls once for the process-wide engine
+
+
 @contextmanager
 def use(engine: Engine) -> Iterator[Engine]:
     """Make ``engine`` the process-wide engine inside the block (restores the old one)."""

@@ -88,6 +88,9 @@ class Engine(abc.ABC):
 
     _default: ClassVar[Engine | None] = None
     _default_lock: ClassVar[threading.Lock] = threading.Lock()
+    #: Builds the process-wide engine on first ``get()``. The engine types live in modules
+    #: that import this one, so framework/engine/__init__.py installs its ``create`` here.
+    default_factory: ClassVar[Callable[[], Engine] | None] = None
 
     def __init__(self) -> None:
         self.id = next(_engine_ids)
@@ -122,9 +125,9 @@ class Engine(abc.ABC):
         if engine is None:
             with Engine._default_lock:
                 if Engine._default is None:
-                    from . import create
-
-                    Engine._default = create()
+                    if Engine.default_factory is None:
+                        raise EngineError("Engine.get: no engine factory installed (import framework.engine)")
+                    Engine._default = Engine.default_factory()
                 engine = Engine._default
         return engine
 
@@ -194,7 +197,7 @@ class Engine(abc.ABC):
         if size > 1 and self.supports_bulk and prop is FnProperty.NORMAL and priority == 0:
             segment = self._bulk.add(fn, ctx, reads, writes, name, size)
             if segment is not None:
-                self._submit(fuse_segment(self, segment))
+                self._submit(fuse_segment(segment, self._record_exception))
             return
         self._flush_own_bulk()
         self._submit(Operation(fn, False, ctx, reads, writes, prop, priority, name))
@@ -389,7 +392,7 @@ class Engine(abc.ABC):
             raise EngineError(f"set_bulk_size: size must be an int >= 0, got {size!r}")
         segment = self._bulk.take_own()
         if segment is not None:
-            self._submit(fuse_segment(self, segment))
+            self._submit(fuse_segment(segment, self._record_exception))
         previous = self.bulk_size()
         self._bulk_local.size = max(size, 1)
         return previous
@@ -414,11 +417,11 @@ class Engine(abc.ABC):
         if getattr(self._bulk_local, "size", 1) > 1:
             segment = self._bulk.take_own()
             if segment is not None:
-                self._submit(fuse_segment(self, segment))
+                self._submit(fuse_segment(segment, self._record_exception))
 
     def _flush_all_bulk(self) -> None:
         for segment in self._bulk.take_all():
-            self._submit(fuse_segment(self, segment))
+            self._submit(fuse_segment(segment, self._record_exception))
 
     # ----------------------------------------------------------------- execution core
     def _submit(self, op: Operation) -> None:

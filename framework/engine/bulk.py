@@ -15,16 +15,17 @@ skipped, and an error poisons only the variables its own function writes.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from ..context import Context
 from .operation import FnProperty, Operation, RunContext
 from .var import ExceptionRecord, Var
 
-if TYPE_CHECKING:
-    from .base import Engine
-
 Item = tuple[Any, tuple[Var, ...], tuple[Var, ...], str]
+#: The engine's ``_record_exception(error, op_name, op_id, ctx, worker)``: wraps an error raised
+#: inside a segment so it travels with the variables the failing function writes.
+RecordException = Callable[[BaseException, str, int, Context, str], ExceptionRecord]
 
 
 class Segment:
@@ -77,8 +78,11 @@ class BulkCollector:
         return segments
 
 
-def fuse_segment(engine: Engine, segment: Segment) -> Operation:
-    """One Operation that runs a segment's functions in order with per-function errors."""
+def fuse_segment(segment: Segment, record_exception: RecordException) -> Operation:
+    """One Operation that runs a segment's functions in order with per-function errors.
+
+    ``record_exception`` is the engine's own, passed in so this module needs no Engine.
+    """
     items = segment.items
     writes = tuple(dict.fromkeys(v for _, _, w, _ in items for v in w))
     written = set(writes)
@@ -103,7 +107,7 @@ def fuse_segment(engine: Engine, segment: Segment) -> Operation:
                     try:
                         fn(run_ctx)
                     except Exception as err:  # a KeyboardInterrupt ends the segment: see Engine._complete
-                        record = engine._record_exception(err, item_name, op.id, run_ctx.ctx, run_ctx.worker)
+                        record = record_exception(err, item_name, op.id, run_ctx.ctx, run_ctx.worker)
                 if record is not None:
                     for var in item_writes:
                         poisoned[var] = record

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from ..context import Context, current_context
-from ..ndarray.ndarray import NDArray, zeros
+from ..ndarray.creation import zeros
+from ..ndarray.ndarray import NDArray
 from . import plan_memory as planner
 from .arguments import (
     ExecutorError,

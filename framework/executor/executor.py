@@ -5,7 +5,7 @@ in five steps, each a pass over an explicit graph:
 
 1. **Inference**: shapes and dtypes of every entry, from the bound arrays.
 2. **Gradient**: when some argument wants a gradient, the gradient pass shared with
-   autograd (:func:`~framework.executor.gradient.build_gradient`) appends the backward
+   autograd (:func:`~framework.operator.gradient_pass.build_gradient`) appends the backward
    nodes; optionally **mirroring** (:mod:`~framework.executor.mirror`) makes them
    recompute cheap activations instead of keeping them.
 3. **Indexing**: forward and backward nodes become one :class:`IndexedGraph`; its order is
@@ -50,8 +50,10 @@ import numpy as np
 from .. import backend, config, events
 from ..context import Context
 from ..engine import Engine, Var
-from ..ndarray.ndarray import NDArray, empty, zeros
+from ..ndarray.creation import zeros
+from ..ndarray.ndarray import NDArray, empty
 from ..operator import registry
+from ..operator.gradient_pass import build_gradient
 from ..operator.infer import InferenceError, dtype_name
 from ..operator.kernel import Req
 from ..operator.node import Entry, Node, NodeAttrs, topo_sort, variable
@@ -69,7 +71,6 @@ from .arguments import (
     output_names,
     variable_nodes,
 )
-from .gradient import build_gradient
 from .graph import IndexedGraph
 from .segments import Step, group_segments
 
@@ -514,7 +515,8 @@ class Executor:
                     raise ExecutorError(
                         f"copy_params_from: {name!r} has shape {tuple(array.shape)}, bound array {tuple(dst.shape)}"
                     )
-                source = array if array.dtype == dst.dtype else array.astype(dst.dtype)
+                # astype is installed on NDArray by ndarray/methods.py, which mypy cannot follow
+                source = array if array.dtype == dst.dtype else array.astype(dst.dtype)  # type: ignore[attr-defined]
                 dst[:] = source
 
     def reshape(self, partial_shaping: bool = False, allow_up_sizing: bool = False, **kwargs: Any) -> Executor:

@@ -28,7 +28,7 @@ never mirrored: operators that draw random numbers (Dropout) or write their inpu
 graph are kept anyway, so their nodes are not mirrored either.
 
 The pass only rewires inputs of backward nodes built by the gradient pass
-(:func:`~framework.executor.gradient.build_gradient`); the forward graph is untouched.
+(:func:`~framework.operator.gradient_pass.build_gradient`); the forward graph is untouched.
 """
 
 from __future__ import annotations

@@ -34,6 +34,7 @@ import numpy as np
 
 from ..base import MXLabError
 from ..context import Context, current_context
+from ..ndarray import array
 
 
 class DataIterError(MXLabError, ValueError):
@@ -198,8 +199,6 @@ def check_part(api: str, num_parts: int, part_index: int) -> None:
 
 def to_ndarray(values: np.ndarray, ctx: Context | None = None, dtype: Any = None) -> Any:
     """Ship a NumPy batch into a new NDArray of the same dtype (copied: the iterator may reuse its buffer)."""
-    from ..ndarray import array
-
     return array(values, ctx=ctx or current_context(), dtype=values.dtype if dtype is None else dtype)
 
 

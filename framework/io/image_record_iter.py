@@ -62,9 +62,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
+from PIL import Image
 
 from .. import recordio
 from ..context import Context, current_context
+from ..ndarray import empty
 from .base import (
     DataBatch,
     DataDesc,
@@ -225,8 +227,6 @@ class _Augmenter:
     """The per-image work: unpack, check the label, decode, resize, crop, mirror, normalise."""
 
     def __init__(self, path: str, data_shape: tuple[int, int, int], label_width: int, p: dict[str, Any]) -> None:
-        from PIL import Image
-
         self.path = path
         self.channels, self.height, self.width = data_shape
         self.mode = MODES[self.channels]
@@ -387,7 +387,6 @@ class _Loader:
         if self.ctx.device_type == "cpu":
             # decode straight into the batch NDArray's memory (a block from the storage pool):
             # no copy afterwards, and no fresh pages to fault in for every batch
-            from ..ndarray import empty
 
             batch = empty((self.batch_size, *self.data_shape), ctx=self.ctx, dtype=self.dtype)
             data = batch._data

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..context import Context, current_context
+from ..ndarray import NDArray
 from .base import DataBatch, DataDesc, DataIter, DataIterError, check_batch_size, to_ndarray
 
 LAST_BATCH_HANDLES = ("pad", "discard", "roll_over")
@@ -38,8 +39,6 @@ LAST_BATCH_HANDLES = ("pad", "discard", "roll_over")
 
 def _named_inputs(data: Any, default_name: str, allow_empty: bool, what: str) -> list[tuple[str, Any]]:
     """``(name, array)`` pairs, sorted by name, from an array, a list or a dict of arrays."""
-    from ..ndarray import NDArray
-
     if data is None:
         if not allow_empty:
             raise DataIterError(f"NDArrayIter: {what} is required")
@@ -63,8 +62,6 @@ def _named_inputs(data: Any, default_name: str, allow_empty: bool, what: str) ->
 
 def _host_copy(name: str, value: Any) -> tuple[np.ndarray, Context]:
     """The values of one input as a NumPy array, and the context its batches go to."""
-    from ..ndarray import NDArray
-
     if isinstance(value, NDArray):
         return value.asnumpy(), value.context
     try:

@@ -18,7 +18,8 @@ from types import ModuleType
 from typing import Any
 
 from .. import config
-from . import KVStoreError
+from .base import KVStoreError
+from .server import KVServer
 from .sharding import DEFAULT_BIGARRAY_BOUND, bigarray_bound_from_env
 
 ENV_RANK = "MXLAB_KV_RANK"
@@ -38,7 +39,7 @@ def import_ray() -> ModuleType:
     """The ``ray`` module, or a clear error saying how to get it."""
     os.environ.setdefault("RAY_DISABLE_IMPORT_WARNING", "1")
     try:
-        import ray
+        import ray  # noqa: PLC0415 - optional (the [dist] extra), imported by distributed stores only
     except ImportError as err:
         raise KVStoreError(
             "the distributed KVStore runs on Ray, which is not installed: pip install 'mxlab[dist]' (or 'ray')"
@@ -155,8 +156,6 @@ def start_servers(num_servers: int, num_workers: int, namespace: str, timeout: f
     leaves no servers behind. ``SPREAD`` places them on different nodes of a real cluster.
     """
     ray = import_ray()
-    from .server import KVServer
-
     actor_class = ray.remote(KVServer)
     servers = [
         actor_class.options(

@@ -41,7 +41,7 @@ from .. import optimizer as opt
 from ..atomic_file import write_bytes_atomic
 from ..context import cpu
 from ..ndarray import NDArray
-from . import Key, KVStore, KVStoreError, Updater
+from .base import Key, KVStore, KVStoreError, Updater
 from .cluster import DistConfig, find_servers, import_ray, server_name
 from .local import LocalKVStore, _fetch, _key_values, _nbytes
 from .sharding import Shard, layout

@@ -30,7 +30,7 @@ from ..atomic_file import write_bytes_atomic
 from ..context import Context, cpu
 from ..engine import FnProperty
 from ..ndarray import NDArray
-from . import LOCAL_TYPES, Key, KVStore, KVStoreError, Updater
+from .base import LOCAL_TYPES, Key, KVStore, KVStoreError, Updater
 
 
 def _check_key(key: Any, what: str) -> Key:

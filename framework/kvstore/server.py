@@ -35,7 +35,7 @@ import numpy as np
 from .. import ndarray as nd
 from .. import optimizer as opt
 from ..ndarray import NDArray
-from . import KVStoreError
+from .base import KVStoreError
 
 ShardName = tuple[Any, int]  # (key, part)
 

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from .. import config, events, metric
 from .. import initializer as init
@@ -40,6 +41,7 @@ from .. import ndarray as nd
 from ..base import MXLabError
 from ..callback import BatchEndParam
 from ..io import DataBatch
+from ..model import params_dict, split_params
 from ..ndarray import NDArray
 from .executor_group import ModuleError, as_desc
 
@@ -134,12 +136,6 @@ class _EpochProgress:
             return
         if enabled is None and "ipykernel" in sys.modules:
             enabled = True  # a notebook: stderr is not a terminal, but the bar renders
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:
-            if enabled:
-                raise ModuleError("fit(progress_bar=True) needs tqdm: pip install tqdm") from None
-            return
         # disable=None lets tqdm hide itself when stderr is not a terminal (tests, CI logs).
         self._bar = tqdm(
             total=total,
@@ -482,15 +478,11 @@ class BaseModule:
     # ------------------------------------------------------------------ parameters on files
     def save_params(self, fname: str) -> None:
         """Write the parameters to ``fname`` as ``arg:``/``aux:`` entries (MXNet's .params format)."""
-        from ..model import params_dict
-
         arg_params, aux_params = self.get_params()
         nd.save(fname, params_dict(arg_params, aux_params))
 
     def load_params(self, fname: str) -> None:
         """Read parameters written by :meth:`save_params` (or MXNet) and set them."""
-        from ..model import split_params
-
         arg_params, aux_params = split_params(nd.load(fname), fname)
         self.set_params(arg_params, aux_params)
 

@@ -41,6 +41,7 @@ from ..atomic_file import write_bytes_atomic
 from ..context import Context, cpu
 from ..initializer import InitDesc, Uniform
 from ..io import DataDesc
+from ..model import load_checkpoint, params_file, symbol_file
 from ..ndarray import NDArray, zeros
 from . import aggregation
 from .base_module import BaseModule, _check_input_names, _parse_data_desc
@@ -133,8 +134,6 @@ class Module(BaseModule):
         ``kwargs`` go to the constructor (``data_names``, ``label_names``, ``context``...).
         With ``load_optimizer_states``, ``prefix-%04d.states`` is read by ``init_optimizer``.
         """
-        from ..model import load_checkpoint
-
         symbol, arg_params, aux_params = load_checkpoint(prefix, epoch)
         mod = Module(symbol=symbol, **kwargs)
         mod._arg_params = arg_params
@@ -148,8 +147,6 @@ class Module(BaseModule):
         self, prefix: str, epoch: int, save_optimizer_states: bool = False, remove_amp_cast: bool = True
     ) -> None:
         """Write ``prefix-symbol.json``, ``prefix-%04d.params`` (and ``.states`` if asked)."""
-        from ..model import params_file, symbol_file
-
         self._symbol.save(symbol_file(prefix))
         name = params_file(prefix, epoch)
         self.save_params(name)

@@ -13,11 +13,16 @@ from typing import Any
 
 from .. import operator as _operators  # noqa: F401 - registers the built-in operators
 from ..operator import registry as _registry
-from . import op, random
+from . import (
+    methods,  # noqa: F401 - installs NDArray's operator methods (a + b, x.reshape, ...)
+    op,
+    random,
+)
+from .creation import arange, full, ones, zeros
 from .imperative import invoke
 from .io import load, load_frombuffer, save, save_tobuffer
 from .namespace import OperatorNamespace
-from .ndarray import NDArray, arange, array, empty, full, normalize_dtype, ones, waitall, zeros
+from .ndarray import NDArray, array, empty, normalize_dtype, waitall
 from .ufunc import (
     add,
     divide,

@@ -20,9 +20,7 @@ from .. import backend
 from ..base import MXLabError
 from ..context import Context, current_context
 from ..engine import Engine, FnProperty
-from ..operator import registry as _registry
-from . import imperative as _imperative
-from .chunk import Chunk
+from .chunk import Chunk, bury_the_dead
 
 _DTYPES = ("float16", "float32", "float64", "uint8", "int8", "int32", "int64", "bool")
 
@@ -50,7 +48,13 @@ def new_array(shape: tuple[int, ...], ctx: Context, dtype_name: str) -> NDArray:
 
 
 class NDArray:
-    """An array whose operations run asynchronously on the dependency engine."""
+    """An array whose operations run asynchronously on the dependency engine.
+
+    The methods that run operators (arithmetic, ``reshape``, ``astype``, ``T``, reading with
+    ``[]``, ``x.sum()``-style operator methods, ``attach_grad``, ``backward``) are written in
+    :mod:`framework.ndarray.methods`, which installs them here: they need the imperative path,
+    and the imperative path needs this class.
+    """
 
     __slots__ = ("_chunk", "_data", "_grad", "_grad_req", "_entry", "__weakref__")
     # Make numpy defer to our reflected operators (np.float32(2) * nd).
@@ -95,12 +99,6 @@ class NDArray:
     def grad(self) -> NDArray | None:
         """The gradient buffer attached by :meth:`attach_grad` (None before)."""
         return self._grad
-
-    @property
-    def T(self) -> NDArray:
-        from . import op
-
-        return op.transpose(self)
 
     # ------------------------------------------------------------------ synchronisation
     def wait_to_read(self) -> None:
@@ -191,51 +189,11 @@ class NDArray:
         """This array if it already lives on ``ctx``, else a copy there."""
         return self if ctx == self.context else self.copyto(ctx)
 
-    def astype(self, dtype: Any, copy: bool = True) -> NDArray:
-        dtype = normalize_dtype(dtype, "astype")
-        if not copy and dtype == self.dtype:
-            return self
-        from . import op
-
-        return op.cast(self, dtype=dtype.name)
-
-    def reshape(self, *shape: Any, **kwargs: Any) -> NDArray:
-        """A view with a new shape; accepts MXNet's special codes (0, -1, -2, -3, -4)."""
-        from ..operator.tensor.shape import reshape_shape
-
-        if len(shape) == 1 and isinstance(shape[0], list | tuple):
-            shape = tuple(shape[0])
-        if "shape" in kwargs:
-            shape = tuple(kwargs.pop("shape"))
-        reverse = bool(kwargs.pop("reverse", False))
-        if kwargs:
-            raise MXLabError(f"reshape: unknown argument(s) {sorted(kwargs)}")
-        new_shape = reshape_shape(self.shape, shape, reverse)
-        if self._data.flags.c_contiguous and self._entry is None:
-            return NDArray(self._chunk, self._data.reshape(new_shape))
-        from . import op
-
-        return op.reshape(self, shape=new_shape)
-
-    def reshape_like(self, other: NDArray) -> NDArray:
-        return self.reshape(other.shape)
-
     def detach(self) -> NDArray:
         """The same values, cut off from the autograd graph."""
         return NDArray(self._chunk, self._data)
 
-    # ------------------------------------------------------------------ indexing
-    def __getitem__(self, key: Any) -> NDArray:
-        if _is_basic_index(key):
-            view = self._data[_view_key(key)]
-            if self._entry is not None:
-                from ..operator.tensor.slicing import encode_index
-                from . import op
-
-                return op._basic_index(self, key=encode_index(key))  # recorded: an operator
-            return NDArray(self._chunk, view)
-        return _advanced_get(self, key)
-
+    # ------------------------------------------------------------------ indexing (reading: methods.py)
     def __setitem__(self, key: Any, value: Any) -> None:
         if not _is_basic_index(key):
             raise MXLabError(f"NDArray assignment supports basic indexing (ints, slices), got {key!r}")
@@ -250,147 +208,9 @@ class NDArray:
             source = array(value, ctx=self.context, dtype=self.dtype)
             _push_copy(source, target, broadcast=True)
 
-    # ------------------------------------------------------------------ autograd
-    def attach_grad(self, grad_req: str = "write", stype: str | None = None) -> None:
-        """Allocate ``.grad`` and mark this array as a variable to differentiate against."""
-        from .. import autograd
-
-        autograd.mark_variables([self], [zeros(self.shape, self.context, self.dtype)], grad_reqs=grad_req)
-
-    def backward(self, out_grad: NDArray | None = None, retain_graph: bool = False, train_mode: bool = True) -> None:
-        from .. import autograd
-
-        autograd.backward([self], [out_grad] if out_grad is not None else None, retain_graph, train_mode)
-
-    # ------------------------------------------------------------------ arithmetic (MXNet 1.x rules)
-    def _binary(self, other: Any, nd_op: str, scalar_op: str, rscalar_op: str | None, reverse: bool = False):
-        if isinstance(other, NDArray):
-            lhs, rhs = (other, self) if reverse else (self, other)
-            return _call(nd_op, [lhs, rhs], {})
-        if isinstance(other, numbers.Number | np.generic):
-            name = rscalar_op if reverse and rscalar_op else scalar_op
-            return _call(name, [self], {"scalar": float(other)})
-        return NotImplemented
-
-    def _inplace(self, other: Any, nd_op: str, scalar_op: str) -> NDArray:
-        if isinstance(other, NDArray):
-            _call(nd_op, [self, other], {}, out=self)
-        elif isinstance(other, numbers.Number | np.generic):
-            _call(scalar_op, [self], {"scalar": float(other)}, out=self)
-        else:
-            return NotImplemented
-        return self
-
-    def __add__(self, o):
-        return self._binary(o, "broadcast_add", "_plus_scalar", None)
-
-    def __radd__(self, o):
-        return self._binary(o, "broadcast_add", "_plus_scalar", None, reverse=True)
-
-    def __sub__(self, o):
-        return self._binary(o, "broadcast_sub", "_minus_scalar", None)
-
-    def __rsub__(self, o):
-        return self._binary(o, "broadcast_sub", "_minus_scalar", "_rminus_scalar", reverse=True)
-
-    def __mul__(self, o):
-        return self._binary(o, "broadcast_mul", "_mul_scalar", None)
-
-    def __rmul__(self, o):
-        return self._binary(o, "broadcast_mul", "_mul_scalar", None, reverse=True)
-
-    def __truediv__(self, o):
-        return self._binary(o, "broadcast_div", "_div_scalar", None)
-
-    def __rtruediv__(self, o):
-        return self._binary(o, "broadcast_div", "_div_scalar", "_rdiv_scalar", reverse=True)
-
-    def __mod__(self, o):
-        return self._binary(o, "broadcast_mod", "_mod_scalar", None)
-
-    def __rmod__(self, o):
-        return self._binary(o, "broadcast_mod", "_mod_scalar", "_rmod_scalar", reverse=True)
-
-    def __pow__(self, o):
-        return self._binary(o, "broadcast_power", "_power_scalar", None)
-
-    def __rpow__(self, o):
-        return self._binary(o, "broadcast_power", "_power_scalar", "_rpower_scalar", reverse=True)
-
-    def __eq__(self, o):  # type: ignore[override]
-        return self._binary(o, "broadcast_equal", "_equal_scalar", None)
-
-    def __ne__(self, o):  # type: ignore[override]
-        return self._binary(o, "broadcast_not_equal", "_not_equal_scalar", None)
-
-    def __gt__(self, o):
-        return self._binary(o, "broadcast_greater", "_greater_scalar", None)
-
-    def __ge__(self, o):
-        return self._binary(o, "broadcast_greater_equal", "_greater_equal_scalar", None)
-
-    def __lt__(self, o):
-        return self._binary(o, "broadcast_lesser", "_lesser_scalar", None)
-
-    def __le__(self, o):
-        return self._binary(o, "broadcast_lesser_equal", "_lesser_equal_scalar", None)
-
-    __hash__ = object.__hash__
-
-    def __neg__(self):
-        from . import op
-
-        return op.negative(self)
-
-    def __abs__(self):
-        from . import op
-
-        return op.abs(self)
-
-    def __iadd__(self, o):
-        return self._inplace(o, "broadcast_add", "_plus_scalar")
-
-    def __isub__(self, o):
-        return self._inplace(o, "broadcast_sub", "_minus_scalar")
-
-    def __imul__(self, o):
-        return self._inplace(o, "broadcast_mul", "_mul_scalar")
-
-    def __itruediv__(self, o):
-        return self._inplace(o, "broadcast_div", "_div_scalar")
-
-    def __getattr__(self, name: str) -> Any:
-        """Operators as methods (``x.sum(axis=1)``, ``x.exp()``): the array is the first input."""
-        if name.startswith("_"):
-            raise AttributeError(name)
-        from ..operator import registry
-
-        if name not in _METHOD_OPS or not registry.exists(name):
-            raise AttributeError(f"'NDArray' object has no attribute {name!r}")
-        from . import op
-
-        function = getattr(op, name)
-        return lambda *args, **kwargs: function(self, *args, **kwargs)
-
 
 def _unpickle(values: np.ndarray, device_type: str, device_id: int) -> NDArray:
     return array(values, ctx=Context(device_type, device_id), dtype=values.dtype)
-
-
-def _call(name: str, inputs: list[NDArray], params: dict[str, Any], out: NDArray | None = None) -> NDArray:
-    """Python operators' short path to ``invoke`` (skips the generated function's argument
-    handling: the arguments of ``a + 1`` need no sorting out)."""
-    op = _registry.get(name)
-    return _imperative.invoke(op, inputs, out=out, attrs=_imperative.parse_attrs(op, params))[0]
-
-
-# Operators reachable as NDArray methods (MXNet 1.x's NDArray methods).
-_METHOD_OPS = frozenset(
-    """abs sign exp log log1p expm1 sqrt rsqrt square reciprocal sin cos tan arcsin arccos arctan sinh cosh tanh
-    floor ceil round rint fix sigmoid relu softmax log_softmax sum mean prod max min argmax argmin norm nansum
-    transpose swapaxes flatten expand_dims squeeze clip tile repeat split slice slice_axis take pick one_hot topk
-    sort argsort broadcast_to broadcast_like zeros_like ones_like softsign dot""".split()
-)
 
 
 def _is_basic_index(key: Any) -> bool:
@@ -521,41 +341,8 @@ def array(source: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray
     return result
 
 
-def zeros(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = "float32", **kwargs: Any) -> NDArray:
-    from . import op
-
-    return op._zeros(shape=_check_shape(shape, "zeros"), ctx=ctx, dtype=normalize_dtype(dtype).name, **kwargs)
-
-
-def ones(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = "float32", **kwargs: Any) -> NDArray:
-    from . import op
-
-    return op._ones(shape=_check_shape(shape, "ones"), ctx=ctx, dtype=normalize_dtype(dtype).name, **kwargs)
-
-
-def full(shape: int | Sequence[int], val: float, ctx: Context | None = None, dtype: Any = "float32") -> NDArray:
-    from . import op
-
-    return op._full(shape=_check_shape(shape, "full"), value=float(val), ctx=ctx, dtype=normalize_dtype(dtype).name)
-
-
-def arange(
-    start: float,
-    stop: float | None = None,
-    step: float = 1.0,
-    repeat: int = 1,
-    ctx: Context | None = None,
-    dtype: Any = "float32",
-) -> NDArray:
-    from . import op
-
-    return op._arange(start=start, stop=stop, step=step, repeat=repeat, ctx=ctx, dtype=normalize_dtype(dtype).name)
-
-
 def waitall() -> None:
     """Block until every pushed operation has finished (re-raises the first unreported error)."""
-    from .chunk import bury_the_dead
-
     bury_the_dead()
     Engine.get().wait_for_all()
 

@@ -3,39 +3,18 @@
 A :class:`Node` is an operator applied to entries (or, with ``op`` None, a variable). An
 :class:`Entry` names one output of one node. Gradient functions build backward nodes out
 of these; autograd records them while ``record()`` is on; symbols are graphs of them.
+A node's :class:`~framework.operator.registry.NodeAttrs` (name, operator, parsed parameters)
+is defined next to the operators in registry.py, which creates them; this module imports it.
 """
 
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
-if TYPE_CHECKING:
-    from .params import ParamSet
-    from .registry import OpDef
+from .registry import NodeAttrs, OpDef
 
 _node_ids = itertools.count()
-
-
-class NodeAttrs:
-    """What a compute function learns about its node: name, operator, parsed parameters.
-
-    ``extra`` holds hidden attributes (``__shape__``, ``__lr_mult__``, ...) as strings.
-    """
-
-    __slots__ = ("name", "op", "parsed", "extra", "plan")
-
-    def __init__(self, name: str, op: OpDef | None, parsed: ParamSet | None, extra: dict[str, str] | None = None):
-        self.name = name
-        self.op = op
-        self.parsed = parsed
-        self.extra = extra if extra is not None else {}
-        #: Per-attrs facts the imperative path derives once (counts, mutated inputs, ...).
-        self.plan: tuple | None = None
-
-    def __repr__(self) -> str:
-        op_name = self.op.name if self.op is not None else "null"
-        return f"NodeAttrs({op_name} {self.name!r}, {self.parsed!r})"
 
 
 class Node:

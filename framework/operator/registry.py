@@ -27,10 +27,32 @@ from typing import Any
 
 from ..base import MXLabError
 from .infer import InferenceError, ShapeT
-from .node import NodeAttrs
 from .params import NoParams, ParamSet
 
 ComputeFn = Callable[..., None]
+
+
+class NodeAttrs:
+    """What a compute function learns about its node: name, operator, parsed parameters.
+
+    ``extra`` holds hidden attributes (``__shape__``, ``__lr_mult__``, ...) as strings.
+    """
+
+    __slots__ = ("name", "op", "parsed", "extra", "plan")
+
+    def __init__(self, name: str, op: OpDef | None, parsed: ParamSet | None, extra: dict[str, str] | None = None):
+        self.name = name
+        self.op = op
+        self.parsed = parsed
+        self.extra = extra if extra is not None else {}
+        #: Per-attrs facts the imperative path derives once (counts, mutated inputs, ...).
+        self.plan: tuple | None = None
+
+    def __repr__(self) -> str:
+        op_name = self.op.name if self.op is not None else "null"
+        return f"NodeAttrs({op_name} {self.name!r}, {self.parsed!r})"
+
+
 AttrFn = Callable[[NodeAttrs], Any]
 
 

@@ -38,6 +38,10 @@ import numpy as np
 
 from ..atomic_file import write_text_atomic
 from ..base import DTYPE_TO_FLAG, MXLabError
+from ..context import current_context
+from ..executor import bind, simple_bind
+from ..executor.infer import infer_shapes, infer_types
+from ..ndarray.ndarray import NDArray
 from ..operator import registry
 from ..operator.infer import InferenceError, shape_known
 from ..operator.node import Entry, Node, NodeAttrs, topo_sort
@@ -394,8 +398,6 @@ def _binary(lhs: Symbol, other: Any, sym_op: str, scalar_op: str, symbol: str) -
 
 
 def _unsupported(symbol: str, other: Any) -> SymbolTypeError:
-    from ..ndarray.ndarray import NDArray
-
     if isinstance(other, NDArray):
         return SymbolTypeError(
             f"Symbol {symbol} NDArray is not supported: a symbol only combines with symbols and numbers; "
@@ -612,9 +614,6 @@ class Symbol:
         return known, ", ".join(shown)
 
     def _infer(self, kind: str, args: tuple, kwargs: dict) -> tuple[list, list, list, bool]:
-        # Imported here: the executor package may import symbols (import cycle otherwise).
-        from ..executor.infer import infer_shapes, infer_types
-
         order = self._order()
         mutated = _mutated_ids(order)
         if kind == "shape":
@@ -740,20 +739,14 @@ class Symbol:
     # ------------------------------------------------------------ execution (framework.executor)
     def bind(self, *args: Any, **kwargs: Any) -> Any:
         """Bind arrays to the arguments: ``framework.executor.bind(self, ctx, args, ...)``."""
-        from ..executor import bind
-
         return bind(self, *args, **kwargs)
 
     def simple_bind(self, *args: Any, **kwargs: Any) -> Any:
         """Infer shapes, allocate and bind: ``framework.executor.simple_bind(self, ctx, ..., **shapes)``."""
-        from ..executor import simple_bind
-
         return simple_bind(self, *args, **kwargs)
 
     def eval(self, ctx: Any = None, **kwargs: Any) -> list:
         """Bind ``kwargs`` (name -> NDArray) and run forward once: the list of outputs."""
-        from ..context import current_context
-
         return self.bind(ctx or current_context(), kwargs).forward()
 
     # ------------------------------------------------------------ composition

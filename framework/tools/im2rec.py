@@ -28,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
+from PIL import Image
 
 from .. import recordio
 from ..atomic_file import atomic_write
@@ -117,8 +118,6 @@ def make_list(args: argparse.Namespace) -> None:
 
 def encode(args: argparse.Namespace, item: list[Any]) -> bytes:
     """One record: the (re-encoded) image of ``item`` packed with its label and index."""
-    from PIL import Image
-
     full = os.path.join(args.root, item[1])
     label = item[2:] if len(item) > 3 and args.pack_label else item[2]
     header = recordio.IRHeader(0, label, item[0], 0)

@@ -32,7 +32,7 @@ class Digits:
 @lru_cache(maxsize=1)
 def load() -> Digits:
     """The split data set, loaded once per process (a run in a worker process loads it once)."""
-    from sklearn.datasets import load_digits  # imported here: scikit-learn takes a second to import
+    from sklearn.datasets import load_digits  # noqa: PLC0415 - scikit-learn takes a second to import: only runs that train pay it
 
     bunch = load_digits()
     x = (bunch.data / 16.0).astype(np.float32)

@@ -1,4 +1,4 @@
-"""Attach mode (``mx.viz.serve`` inside this process) with a token: the UI opens the live run."""
+"""Attach mode (``server.attach`` inside this process) with a token: the UI opens the live run."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import httpx
 import pytest
 
 import framework as mx
+import server
 from framework import events
 
 from .conftest import ARTIFACTS
@@ -17,7 +18,7 @@ TOKEN = "browser-test-secret"
 
 @pytest.fixture
 def attached():
-    handle = mx.viz.serve(port=0, token=TOKEN)
+    handle = server.attach(port=0, token=TOKEN)
     try:
         yield handle
     finally:

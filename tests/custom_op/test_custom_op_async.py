@@ -20,6 +20,8 @@ import framework as mx
 from framework import custom_op
 from framework.base import EngineError
 from framework.custom_op import CustomOp, CustomOpError, CustomOpProp
+from framework.operator import registry
+from framework.operator.kernel import WRITE, OpContext
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -328,9 +330,6 @@ def test_null_request_gets_a_scratch_array_and_leaves_the_buffer_alone(engine):
 
 def test_called_outside_the_engine_runs_synchronously():
     """Direct calls of the compute function (test utilities) have no on_complete: run at once."""
-    from framework.operator import registry
-    from framework.operator.kernel import WRITE, OpContext
-
     op = registry.get("Custom")
     attrs = op.parse_attrs({"op_type": "async_add_one"})
     out = np.zeros_like(X)

@@ -10,9 +10,10 @@ import pytest
 import framework as mx
 from framework import autograd, events
 from framework import symbol as sym
-from framework.executor import ExecutorError, bind, simple_bind
+from framework.executor import ExecutorError, PlanOptions, bind, simple_bind
 from framework.executor.executor import UnknownArgumentError
 from framework.operator import registry
+from framework.operator.infer import elemwise_shape, elemwise_type
 from framework.operator.kernel import assign
 from framework.test_utils import assert_almost_equal
 
@@ -148,8 +149,6 @@ def lenet_like():
 
 @pytest.mark.parametrize("mirror", [None, "node", "segment"])
 def test_planned_memory_gives_the_same_values_as_no_planning_at_all(mirror):
-    from framework.executor import PlanOptions
-
     results = []
     for options in (PlanOptions(inplace=False, sharing=False), PlanOptions()):
         exe = simple_bind(lenet_like(), mx.cpu(), plan_options=options, mirror=mirror, data=(3, 2, 10, 10))
@@ -241,8 +240,6 @@ def _meet(attrs, op_ctx, inputs, req, outputs):
 
 
 def _register_meet_op():
-    from framework.operator.infer import elemwise_shape, elemwise_type
-
     if not registry.exists("_test_executor_meet"):
         (
             registry.register("_test_executor_meet")

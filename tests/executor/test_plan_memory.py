@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 import framework as mx
 from framework import symbol as sym
-from framework.executor import IndexedGraph, infer_shapes, infer_types
+from framework.executor import IndexedGraph, build_gradient, infer_shapes, infer_types
 from framework.executor.graph import GraphError
 from framework.executor.plan_memory import (
     BAD_STORAGE_ID,
@@ -16,6 +21,7 @@ from framework.executor.plan_memory import (
     describe,
     plan_memory,
 )
+from framework.operator.node import Entry, variable
 
 
 def plan_of(outputs, options=None, external=(), **shapes):
@@ -143,9 +149,6 @@ def test_graph_outputs_are_never_freed_and_unread_outputs_get_no_memory():
 
 
 def test_training_graph_frees_activations_once_backward_has_read_them():
-    from framework.executor import build_gradient
-    from framework.operator.node import Entry, variable
-
     x = sym.Variable("data")
     h = sym.Activation(sym.FullyConnected(x, num_hidden=16, name="fc0"), act_type="relu", name="relu0")
     s = sym.Activation(sym.FullyConnected(h, num_hidden=16, name="fc1"), act_type="sigmoid", name="sig1")
@@ -262,11 +265,6 @@ def test_external_entries_and_errors():
 @pytest.mark.slow  # plans every benchmark network: several seconds
 def test_benchmark_plans_at_most_mxnets_memory_for_the_w4_networks():
     """benchmarks/executor_memory.py's memory workload: MLP-8, LeNet, MLP-20, train and infer."""
-    import json
-    import subprocess
-    import sys
-    from pathlib import Path
-
     root = Path(__file__).resolve().parents[2]
     done = subprocess.run(
         [sys.executable, str(root / "benchmarks" / "executor_memory.py"), "--quick", "--only", "memory"],

@@ -21,8 +21,10 @@ import pytest
 from needs import needs_module
 
 import framework as mx
+from framework import events
 from framework.kvstore.cluster import DistConfig, local_ray_options, start_servers, stop_servers
 from framework.kvstore.dist import DistKVStore
+from framework.module import Module
 
 pytestmark = pytest.mark.dist
 
@@ -111,8 +113,6 @@ def job(cluster):
 # ----------------------------------------------------------------------------- worker functions
 def sums_and_ordering(kv_type: str):
     """Runs on each worker: pushes of both workers are summed; a pull waits for the slower worker."""
-    from framework import events
-
     kv = mx.kv.create(kv_type)
     rank = kv.rank
     assert (kv.type, kv.num_workers) == (kv_type, 2)
@@ -254,8 +254,6 @@ def lose_a_server(victim):
 
 def module_fit(x: np.ndarray, y: np.ndarray, batch: int, epochs: int):
     """Runs on each worker: Module.fit with dist_sync on this worker's part of every batch."""
-    from framework.module import Module
-
     kv = mx.kv.create("dist_sync")
     # worker r takes the r-th half of every global batch of 2 * batch samples
     parts = x.reshape(-1, kv.num_workers, batch, x.shape[1])[:, kv.rank].reshape(-1, x.shape[1])
@@ -351,7 +349,6 @@ def test_module_trains_on_two_workers_like_one_process_on_the_whole_batch(job):
     batch, epochs = 8, 2
     x = rng.standard_normal((64, 5)).astype(np.float32)
     y = (x[:, 0] + x[:, 1] > 0).astype(np.float32)
-    from framework.module import Module
 
     trained = job().run(module_fit, x, y, batch, epochs)
     # one process, one device, batches of 2 * batch, started from rank 0's initial weights

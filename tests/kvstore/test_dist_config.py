@@ -9,6 +9,7 @@ import pytest
 from framework.config import ConfigError
 from framework.kvstore import KVStoreError, create
 from framework.kvstore.cluster import ENV_NAMESPACE, ENV_NUM_SERVERS, ENV_NUM_WORKERS, ENV_RANK, DistConfig
+from framework.kvstore.launch import parse_args
 from framework.kvstore.sharding import DEFAULT_BIGARRAY_BOUND, bigarray_bound_from_env, layout, server_of
 
 JOB_VARS = (ENV_RANK, ENV_NUM_WORKERS, ENV_NUM_SERVERS, ENV_NAMESPACE, "MXLAB_KV_TIMEOUT", "MXLAB_KV_RAY_ADDRESS")
@@ -88,8 +89,6 @@ def test_create_outside_a_job_names_the_missing_variables(no_job):
 
 
 def test_launcher_arguments_are_checked(capsys):
-    from framework.kvstore.launch import parse_args
-
     args = parse_args(["-n", "2", "-s", "1", "--timeout", "5", "python", "train.py", "--lr", "0.1"])
     assert (args.num_workers, args.num_servers, args.timeout, args.address) == (2, 1, 5.0, None)
     assert args.command == ["python", "train.py", "--lr", "0.1"]  # the worker's own flags pass through

@@ -8,6 +8,7 @@ against the executor the module wraps (input gradients).
 from __future__ import annotations
 
 import logging
+import os
 
 import numpy as np
 import pytest
@@ -349,7 +350,6 @@ def test_device_store_uneven_work_load_and_per_device_updates():
     for name, value in reference.get_params()[0].items():
         np.testing.assert_allclose(device.get_params()[0][name].asnumpy(), value.asnumpy(), rtol=1e-4, atol=1e-5)
     # the optimizer on every device, the store only summing gradients: still the same step
-    import os
 
     os.environ["MXLAB_UPDATE_ON_KVSTORE"] = "0"
     try:

@@ -12,6 +12,7 @@ import math
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -174,8 +175,6 @@ def test_save_waits_for_pending_writes(kind, make_engine, tmp_path):
         slow_done = []
 
         def slow_fill(run_ctx):
-            import time
-
             time.sleep(0.05)
             x._data[...] = 7.0
             slow_done.append(True)

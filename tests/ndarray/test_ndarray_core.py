@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import pickle
 import threading
 
 import numpy as np
@@ -149,8 +151,6 @@ def test_errors_inside_operations_surface_on_read():
 
 
 def test_memory_returns_to_the_pool_when_arrays_die():
-    import gc
-
     ctx = mx.cpu(3)
     mx.nd.waitall()
     before = mx.storage.stats(ctx)["bytes_in_use"]
@@ -175,8 +175,6 @@ def test_chunk_finalizer_takes_no_lock():
 
 
 def test_arrays_in_autograd_cycles_return_their_memory():
-    import gc
-
     ctx = mx.cpu(4)
     mx.nd.waitall()
     before = mx.storage.stats(ctx)["bytes_in_use"]
@@ -192,8 +190,6 @@ def test_arrays_in_autograd_cycles_return_their_memory():
 
 
 def test_arrays_pickle_by_value_and_context():
-    import pickle
-
     x = mx.nd.array(np.arange(6, dtype=np.int32).reshape(2, 3), ctx=mx.cpu(1))
     y = pickle.loads(pickle.dumps(x))
     assert y.context == mx.cpu(1) and y.dtype == np.int32

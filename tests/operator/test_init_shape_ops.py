@@ -9,6 +9,7 @@ import framework as mx
 from framework.operator import registry
 from framework.operator.infer import InferenceError
 from framework.operator.params import OperatorParamError
+from framework.operator.tensor.shape import reshape_shape
 from framework.operator.tensor.slicing import decode_index, encode_index
 from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req
 
@@ -60,7 +61,6 @@ def test_like_operators(name):
 def test_reshape_forward_backward_and_req(src, shape, reverse):
     x = np.random.rand(*src)
     got = mx.nd.reshape(mx.nd.array(x), shape=shape, reverse=reverse)
-    from framework.operator.tensor.shape import reshape_shape
 
     assert_almost_equal(got, x.reshape(reshape_shape(src, shape, reverse)))
     check_numeric_gradient(lambda a: mx.nd.reshape(a, shape=shape, reverse=reverse), [np.random.rand(*src)])

@@ -17,8 +17,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.linalg
 
 import framework as mx
+from framework import backend
 from framework.operator import InferenceError, OperatorParamError
 from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req
 
@@ -609,10 +611,6 @@ def test_symbol_json_round_trip_keeps_parameters():
 
 
 def test_backend_gives_scipy_linalg_on_cpu():
-    import scipy.linalg
-
-    from framework import backend
-
     assert backend.scipy_linalg(mx.cpu(0)) is scipy.linalg
 
 

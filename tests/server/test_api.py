@@ -7,9 +7,12 @@ from collections import Counter
 
 import pytest
 from server_helpers import read_stream, stream_events, wait_for
+from starlette.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 
 from framework import profiler
 from framework.engine import ENGINE_TYPES
+from server.app import create_app
 from server.scenarios import REGISTRY, SCENARIO_MODULES
 
 
@@ -148,9 +151,6 @@ def test_unknown_run_websocket_closes_with_4404(client):
 
 
 def test_old_finished_runs_are_evicted_beyond_max_runs(make_manager, tmp_path):
-    from starlette.testclient import TestClient
-
-    from server.app import create_app
 
     client = TestClient(create_app(make_manager(max_runs=3, max_running=2), webui_dir=tmp_path))
     ids = []
@@ -179,7 +179,6 @@ def test_chrome_trace_of_a_run_matches_the_profilers_view_of_its_events(client, 
 
 def test_messages_from_the_client_are_ignored(client):
     run = client.post("/api/runs", json={"scenario": "engine_basics", "params": {"chain_length": 1}}).json()
-    from starlette.websockets import WebSocketDisconnect
 
     messages = []
     with client.websocket_connect(f"/api/runs/{run['id']}/events") as ws:

@@ -1,8 +1,10 @@
-"""Attach mode: ``mx.viz.serve()`` streams the calling process's events live."""
+"""Attach mode: ``server.attach()`` streams the calling process's events live."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 
 import httpx
@@ -10,11 +12,13 @@ import pytest
 from websockets.sync.client import connect
 
 import framework as mx
+import server
 from framework.engine import create
 
 
-def test_serve_streams_this_processs_events_and_stops():
-    handle = mx.viz.serve(port=0)
+def test_attach_streams_this_processs_events_and_stops():
+    subscriptions_before = mx.events._subscriptions
+    handle = server.attach(port=0)
     try:
         base = handle.url.split("/?")[0]
         assert handle.url.endswith("/?run=live")
@@ -45,24 +49,27 @@ def test_serve_streams_this_processs_events_and_stops():
     finally:
         handle.stop()
     assert not handle.running
-    assert not mx.events.enabled or True  # other subscribers may exist; ours is gone:
+    # the live feed unsubscribed: the event bus is back to the subscribers it had before
+    assert mx.events._subscriptions == subscriptions_before
+    assert mx.events.enabled is bool(subscriptions_before)
     with pytest.raises(httpx.HTTPError):
         httpx.get(f"{base}/api/health", timeout=2)
 
 
-def test_serve_refuses_bad_arguments():
+def test_attach_refuses_bad_arguments():
     with pytest.raises(ValueError, match="pass token"):
-        mx.viz.serve(port=0, host="0.0.0.0")
+        server.attach(port=0, host="0.0.0.0")
     with pytest.raises(ValueError, match="port must be an int"):
-        mx.viz.serve(port=-1)
+        server.attach(port=-1)
     with pytest.raises(ValueError, match="token must be a non-empty string"):
-        mx.viz.serve(port=0, token="")
+        server.attach(port=0, token="")
+
+
+def test_the_framework_has_no_live_view_of_its_own():
+    assert not hasattr(mx.viz, "serve")
 
 
 def test_framework_does_not_import_the_server_at_import_time():
-    import subprocess
-    import sys
-
     code = "import sys, framework; print('fastapi' in sys.modules, 'server' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]

@@ -8,13 +8,16 @@ import signal
 import socket
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
 import httpx
 import pytest
 
-from server.__main__ import is_loopback, main, url_for
+from server import __main__ as cli
+from server.__main__ import main
+from server.addresses import is_loopback, url_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -129,19 +132,74 @@ def test_token_guards_the_command_line_server():
 
 
 def test_exercise_commands_are_handed_to_the_exercises_package(monkeypatch):
-    import types
-
     calls = []
-    fake_cli = types.ModuleType("exercises.cli")
-    fake_cli.main = lambda argv: calls.append(argv) or 7
-    monkeypatch.setitem(sys.modules, "exercises", types.ModuleType("exercises"))
-    monkeypatch.setitem(sys.modules, "exercises.cli", fake_cli)
+    monkeypatch.setattr(cli, "exercises_main", lambda argv: calls.append(argv) or 7)
     assert main(["check", "relu", "--verbose"]) == 7
     assert main(["hint", "relu"]) == 7
     assert calls == [["check", "relu", "--verbose"], ["hint", "relu"]]
 
 
-def test_exercise_commands_without_the_package_exit_2(monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "exercises.cli", None)  # importing it raises ImportError
-    assert main(["solution", "relu"]) == 2
-    assert "the exercises package is not available" in capsys.readouterr().err
+# ----------------------------------------------------------------------------- mxlab attach
+SCRIPT = """
+    import sys
+
+    import framework as mx
+
+    a = mx.nd.ones((8, 8))
+    (mx.nd.dot(a, a) + 1).wait_to_read()
+    print("script", __name__, sys.argv[1:], flush=True)
+    sys.exit(int(sys.argv[-1]))
+"""
+
+
+def _attach(script: Path, *args: str) -> tuple[subprocess.Popen, str, list[str]]:
+    """Start ``python -m server attach`` on ``script``; the process, its URL and its lines up to the wait."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "server", "attach", "--port", "0", str(script), *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    lines = []
+    while not lines or "press Ctrl+C" not in lines[-1]:
+        line = process.stdout.readline()
+        if not line:
+            process.kill()
+            raise AssertionError(f"mxlab attach ended early: {lines} {process.stderr.read()}")
+        lines.append(line.strip())
+    match = re.search(r"MXLab is showing this process at (\S+)", lines[0])
+    assert match is not None, lines
+    return process, match.group(1), lines
+
+
+@pytest.mark.parametrize(("exit_code", "status"), [(0, "done"), (3, "failed")])
+def test_mxlab_attach_runs_the_script_live_and_keeps_serving(tmp_path, exit_code, status):
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(SCRIPT))
+    process, url, lines = _attach(script, "--lr", "0.1", str(exit_code))
+    try:
+        assert url.endswith("/?run=live")
+        assert lines[1] == f"script __main__ ['--lr', '0.1', '{exit_code}']"  # the script's own argv
+        assert f"ended (exit code {exit_code})" in lines[2]
+        run = httpx.get(url.split("?")[0] + "api/runs/live", timeout=5).json()
+        assert run["status"] == status and run["event_counts"].get("engine.push", 0) >= 2, run
+    finally:
+        _stop(process)
+    assert process.returncode == exit_code
+    assert "MXLab stopped" in process.stdout.read()
+
+
+def test_mxlab_attach_refuses_bad_arguments(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["attach", str(tmp_path / "missing.py")])
+    assert exited.value.code == 2 and "missing.py' is not a file" in capsys.readouterr().err
+    script = tmp_path / "ok.py"
+    script.write_text("")
+    with pytest.raises(SystemExit) as exited:
+        main(["attach", "--host", "0.0.0.0", str(script)])
+    assert exited.value.code == 2 and "pass token=<secret>" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:
+        main(["attach"])
+    assert exited.value.code == 2 and "the following arguments are required: script" in capsys.readouterr().err

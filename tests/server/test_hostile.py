@@ -11,6 +11,7 @@ from server_helpers import read_stream, stream_events, wait_for
 from starlette.testclient import TestClient
 
 from server.app import create_app
+from server.traces import MAX_TRACE_EVENTS
 
 
 # ----------------------------------------------------------------------------- POST /api/runs
@@ -332,8 +333,6 @@ def test_history_is_bounded_and_the_rest_counted(make_manager, tmp_path):
 
 
 def test_a_trace_with_too_many_events_is_400(client):
-    from server.traces import MAX_TRACE_EVENTS
-
     body = b"[" + b",".join([b'{"ph":"Z"}'] * (MAX_TRACE_EVENTS + 1)) + b"]"
     response = client.post("/api/traces", content=body, headers={"content-type": "application/json"})
     assert response.status_code == 400 and f"at most {MAX_TRACE_EVENTS} are accepted" in response.json()["detail"]

@@ -7,18 +7,20 @@ import socket
 import threading
 import time
 
+import httpx
+import numpy as np
 import pytest
 import uvicorn
 from websockets.sync.client import connect
 
 import framework as mx
+from framework import events
+from framework.engine import create
 from server.app import create_app
 from server.streaming import Batch, ClientQueue, encode_events, events_message, history_chunks, json_safe
 
 
 def test_encoding_is_json_with_non_json_values_as_strings():
-    import numpy as np
-
     text = encode_events([{"kind": "a", "ctx": mx.cpu(1), "v": (1, 2), "x": np.float32(0.5), "n": float("nan")}])
     assert json.loads(f"[{text}]") == [{"kind": "a", "ctx": "cpu(1)", "v": [1, 2], "x": 0.5, "n": "nan"}]
     assert json_safe({(1, 2): float("inf"), "ok": [np.int64(3)]}) == {"(1, 2)": "inf", "ok": [3]}
@@ -81,7 +83,6 @@ def _stalled_websocket(port: int, path: str) -> socket.socket:
 @pytest.mark.slow  # streams until a queue overflows
 def test_a_client_that_never_reads_is_isolated_and_bounded(live_server):
     manager, port = live_server
-    import httpx
 
     base = f"http://127.0.0.1:{port}"
     run = httpx.post(f"{base}/api/runs", json={"scenario": "flood", "params": {"events": 80_000, "per_ms": 25}}).json()
@@ -111,9 +112,6 @@ def test_a_client_that_never_reads_is_isolated_and_bounded(live_server):
 
 
 def test_the_engine_event_templates_give_the_same_json_as_json_dumps():
-    from framework import events
-    from framework.engine import create
-
     engine = create("ThreadedEnginePerDevice", 2)
     with events.record() as recorder:
         a, b = engine.new_variable("a"), engine.new_variable('b "quoted" \\ \u00e9')

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import framework as mx
-from framework import lr_scheduler
+from framework import initializer, lr_scheduler, metric
 from framework import optimizer as opt
 from framework.engine import ENGINE_TYPES
 from framework.test_utils import assert_almost_equal
@@ -598,8 +598,6 @@ def test_bad_scheduler_parameters_raise_clearly(make, message):
 @pytest.mark.parametrize("name", ["sgd", "nag", "adam", "rmsprop", "adagrad"])
 def test_a_linear_model_trains_with_autograd_initializer_and_metric(name):
     """Initializer fills, autograd writes .grad, the updater steps, the metric watches the error fall."""
-    from framework import initializer, metric
-
     rng = np.random.default_rng(0)
     x = nd.array(rng.normal(size=(64, 3)).astype(np.float32))
     y = nd.array(x.asnumpy() @ np.array([[1.0], [-2.0], [0.5]], dtype=np.float32) + 0.3)

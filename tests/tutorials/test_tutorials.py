@@ -18,6 +18,9 @@ from pathlib import Path
 import pytest
 from needs import missing, needs_module
 
+from exercises import EXERCISES
+from server.scenarios import REGISTRY
+
 ROOT = Path(__file__).resolve().parents[2]
 TUTORIALS = ROOT / "tutorials"
 
@@ -100,8 +103,6 @@ def test_tutorial_runs_and_prints_its_expected_output(name):
 
 def test_watch_it_live_links_name_registered_scenarios_and_the_index_agrees():
     """Every tutorial's links name scenarios the server registers, after `make run`; the index lists the same ones."""
-    from server.scenarios import REGISTRY
-
     assert set(REGISTRY) == SCENARIOS
     index_row = re.compile(r"^\| \d\d \| \[[^]]+\]\((\d\d-[\w-]+\.md)\) \|.*\| ([^|]+) \|$", re.M)
     index_rows = {
@@ -119,8 +120,6 @@ def test_watch_it_live_links_name_registered_scenarios_and_the_index_agrees():
 
 
 def test_exercise_references_name_real_exercises_and_every_exercise_is_referenced():
-    from exercises import EXERCISES
-
     texts = {name: (TUTORIALS / name).read_text() for name in EXPECTED_FILES}
     for name, text in texts.items():
         commands = set(EXERCISE_COMMAND.findall(text))

@@ -257,8 +257,6 @@ class BasicIndexParam(ParamSet):
 
 
 def _probe_shape(shape: tuple[int, ...], key: tuple) -> tuple[int, ...]:
-    import numpy as np
-
     return np.broadcast_to(np.empty((), dtype=np.bool_), shape)[key].shape
 
 

@@ -23,6 +23,7 @@ import json
 import os
 import sys
 
+import mxnet as mx
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -157,8 +158,6 @@ def run_case(mx, rng: np.random.Generator, name: str, op: str, params: dict, mak
 
 
 def main(path: str) -> None:
-    import mxnet as mx
-
     rng = np.random.default_rng(17)
     record: dict = {}
     for case in CASES:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 os.environ.setdefault("MXNET_SUBGRAPH_BACKEND", "NONE")  # plain operators, no MKLDNN graph fusion
 
@@ -132,10 +133,8 @@ def resnet18() -> dict:
 
 def composed() -> dict:
     """What MXNet says about the symbols of composed_nets.py."""
-    import sys
-
     sys.path.insert(0, HERE)
-    from composed_nets import build
+    from composed_nets import build  # noqa: PLC0415 - importable only once HERE is on sys.path
 
     result = {}
     for name, (sym, shapes) in build(mx.sym, mx.name.NameManager).items():

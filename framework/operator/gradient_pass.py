@@ -7,14 +7,15 @@ to the corresponding input. An entry used by several consumers receives several
 contributions, summed by one ``ElementWiseSum`` node. Nodes that do not lie on a path from
 a requested input to a head are left alone, so, e.g., label processing needs no gradient.
 
-Both ``mx.autograd`` (imperative) and the symbolic executor use this one function.
+Both ``mx.autograd`` (imperative) and the symbolic executor use this one function, so it lives
+below both, next to the graph nodes it walks.
 """
 
 from __future__ import annotations
 
 from ..base import MXLabError
-from ..operator import registry
-from ..operator.node import Entry, Node, NodeAttrs, topo_sort
+from . import registry
+from .node import Entry, Node, NodeAttrs, topo_sort
 
 
 class GradientError(MXLabError):

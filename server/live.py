@@ -1,11 +1,14 @@
-"""Attach mode: ``mx.viz.serve()`` shows the events of the calling process, live.
+"""Attach mode: ``server.attach()`` shows the events of the calling process, live.
 
 Inside any script::
 
     import framework as mx
-    handle = mx.viz.serve(port=8000)   # prints the URL; the browser shows run "live"
+    import server
+    handle = server.attach(port=8000)  # prints the URL; the browser shows run "live"
     ...                                # train, push work: every event streams to the browser
     handle.stop()
+
+or, without changing the script, ``mxlab attach script.py [args...]`` (see :mod:`server.__main__`).
 
 The same web app as ``python -m server`` runs in a daemon thread (uvicorn with its own
 event loop). Instead of worker processes, one run with id ``"live"`` (scenario
@@ -20,15 +23,18 @@ user's script); ``/api/health`` reports ``"mode": "attach"`` so the UI opens ``?
 
 from __future__ import annotations
 
-import socket
 import sys
 import threading
 import time
 import webbrowser
 from typing import Any
 
+import uvicorn
+
 from framework import events
 
+from .addresses import is_loopback, listen, url_for
+from .app import create_app
 from .runs import Run, RunManager
 from .streaming import BATCH_MAX_EVENTS, FLUSH_INTERVAL_S
 from .worker import EventForwarder
@@ -74,7 +80,7 @@ class LiveFeed:
 
 
 class ServerHandle:
-    """What :func:`serve` returns: the ``url`` to open and ``stop()``."""
+    """What :func:`attach` returns: the ``url`` to open and ``stop()``."""
 
     def __init__(self, url: str, server: Any, thread: threading.Thread, feed: LiveFeed, run: Run) -> None:
         self.url = url
@@ -94,10 +100,14 @@ class ServerHandle:
     def resume(self) -> None:
         self._feed.resume()
 
+    def finish(self, status: str = "done", error: str | None = None) -> None:
+        """Stop streaming and give the live run its final ``status``; the server keeps serving it."""
+        self._feed.stop()
+        self.run.finish(status, error)
+
     def stop(self, timeout: float = 5.0) -> None:
         """Stop streaming, mark the live run done, and shut the server down (idempotent)."""
-        self._feed.stop()
-        self.run.finish("done")
+        self.finish("done")
         deadline = time.monotonic() + 2.0  # let connected browsers receive the final status
         while self.run.clients and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -108,36 +118,23 @@ class ServerHandle:
         return f"<MXLab server {self.url} {'running' if self.running else 'stopped'}>"
 
 
-def serve(
+def attach(
     port: int = 8000, host: str = "127.0.0.1", token: str | None = None, open_browser: bool = False
 ) -> ServerHandle:
     """Serve the MXLab UI for this process in a background thread; returns a :class:`ServerHandle`.
 
     ``port=0`` picks a free port (read it from ``handle.url``). A host beyond loopback
-    needs a ``token``, as with ``python -m server``.
+    needs a ``token``, as with ``mxlab serve``.
     """
-    import uvicorn
-
-    from .__main__ import is_loopback, url_for
-    from .app import create_app
-
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-        raise ValueError(f"serve: port must be an int in [0, 65535], got {port!r}")
+        raise ValueError(f"attach: port must be an int in [0, 65535], got {port!r}")
     if token is not None and (not isinstance(token, str) or not token):
-        raise ValueError("serve: token must be a non-empty string or None")
+        raise ValueError("attach: token must be a non-empty string or None")
     if not is_loopback(host):
         if token is None:
-            raise ValueError(f"serve: host {host!r} is reachable from other machines; pass token=<secret>")
-        print(f"WARNING: mx.viz.serve listening on {host}: protect the token", file=sys.stderr)
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host.strip("[]"), port))
-    except OSError as err:
-        sock.close()
-        raise OSError(f"serve: cannot listen on {host}:{port}: {err.strerror or err}") from err
-    sock.listen(128)
+            raise ValueError(f"attach: host {host!r} is reachable from other machines; pass token=<secret>")
+        print(f"WARNING: server.attach listening on {host}: protect the token", file=sys.stderr)
+    sock = listen(host, port)
     actual_port = sock.getsockname()[1]
 
     runs = RunManager(allow_runs=False)
@@ -157,7 +154,7 @@ def serve(
     if not server.started:
         feed.stop()
         server.should_exit = True
-        raise RuntimeError("serve: the server did not start within 10 s")
+        raise RuntimeError("attach: the server did not start within 10 s")
     query = f"run={LIVE_RUN_ID}" + (f"&token={token}" if token else "")
     url = url_for(host, actual_port, query)
     print(f"MXLab is showing this process at {url}", flush=True)

@@ -1,0 +1,112 @@
+"""The KVStore interface, its error and its type names: what every store and its users share.
+
+:mod:`framework.kvstore` (``mx.kv``) explains what a store does; the stores themselves are
+:mod:`.local` and :mod:`.dist`, both built on this module.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..base import MXLabError
+
+Key = int | str
+Updater = Callable[[Any, Any, Any], None]
+
+#: Single-machine store types and the local store they make (MXNet's names and aliases).
+LOCAL_TYPES: dict[str, str] = {
+    "local": "local",
+    "local_update_cpu": "local",
+    "local_allreduce_cpu": "local",
+    "device": "device",
+    "local_allreduce_device": "device",
+}
+#: Store types whose keys live on Ray server actors, shared by several worker processes.
+DIST_TYPES: tuple[str, ...] = ("dist_sync", "dist_async", "dist_device_sync", "dist_sync_device", "dist")
+
+
+class KVStoreError(MXLabError, ValueError):
+    """A store was used wrongly: unknown key, double init, shape or dtype mismatch, unknown type."""
+
+
+class KVStore(ABC):
+    """The interface every store keeps (MXNet 1.x ``mx.kv.KVStore``).
+
+    A Module or a training loop talks to a store through these methods only, so a
+    single-machine store and a distributed one are interchangeable.
+    """
+
+    #: ``is_capable`` capability: the store can run the optimizer itself on push.
+    OPTIMIZER = "optimizer"
+
+    @property
+    @abstractmethod
+    def type(self) -> str:
+        """The name the store was created with (``'local'``, ``'device'``, ...)."""
+
+    @property
+    def rank(self) -> int:
+        """This worker's index among ``num_workers`` (0 on one machine)."""
+        return 0
+
+    @property
+    def num_workers(self) -> int:
+        """How many workers push to the store (1 on one machine)."""
+        return 1
+
+    @abstractmethod
+    def init(self, key: Key | Sequence[Key], value: Any) -> None:
+        """Store the first value of each key."""
+
+    @abstractmethod
+    def push(self, key: Key | Sequence[Key], value: Any, priority: int = 0) -> None:
+        """Sum the values pushed for each key, then update or replace the stored value."""
+
+    @abstractmethod
+    def pull(self, key: Key | Sequence[Key], out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> None:
+        """Copy the stored value of each key into every output array."""
+
+    def pushpull(self, key: Key | Sequence[Key], value: Any, out: Any = None, priority: int = 0) -> None:
+        """``push`` then ``pull`` (into ``value`` itself when ``out`` is None): one all-reduce."""
+        self.push(key, value, priority)
+        self.pull(key, value if out is None else out, priority)
+
+    def broadcast(self, key: Key | Sequence[Key], value: Any, out: Any, priority: int = 0) -> None:
+        """``init`` then ``pull``: give every device the same initial value."""
+        self.init(key, value)
+        self.pull(key, out, priority)
+
+    @abstractmethod
+    def set_updater(self, updater: Updater) -> None:
+        """Call ``updater(key, summed, stored)`` on every push instead of replacing the value."""
+
+    @abstractmethod
+    def set_optimizer(self, optimizer: Any) -> None:
+        """Run ``optimizer`` inside the store on every push."""
+
+    def is_capable(self, capability: str) -> bool:
+        """Whether the store supports ``capability`` (``'optimizer'``: update on push)."""
+        if capability.lower() == self.OPTIMIZER:
+            return True
+        raise KVStoreError(f"is_capable: unknown capability {capability!r} (known: {self.OPTIMIZER!r})")
+
+    def barrier(self) -> None:
+        """Wait until every worker reaches this point (nothing to wait for on one machine)."""
+        return None
+
+    @abstractmethod
+    def save_optimizer_states(self, fname: str, dump_optimizer: bool = False) -> None:
+        """Write the optimizer states of the stored weights to ``fname``."""
+
+    @abstractmethod
+    def load_optimizer_states(self, fname: str) -> None:
+        """Restore optimizer states written by :meth:`save_optimizer_states`."""
+
+    def set_gradient_compression(self, compression_params: dict[str, Any]) -> None:
+        """MXNet compresses gradients on their way to the servers; MXLab does not implement it."""
+        raise KVStoreError(
+            f"set_gradient_compression: not supported by the {self.type!r} store "
+            f"(gradient compression is not implemented in MXLab; got {dict(compression_params)})"
+        )
