@@ -1,0 +1,113 @@
+"""Reference outputs of MXNet 1.9.1 for a sample of the tensor-utility operators.
+
+Run with an interpreter that has ``mxnet==1.9.1``::
+
+    /work/main/.peers/mxvenv/bin/python tests/data/mxnet_1_9_1/ops_tensorutil.py [OUT_DIR]
+
+It writes, next to this script (or into ``OUT_DIR``):
+
+* ``ops_tensorutil.json``: one record per case: the front-end function (``nd.erf``,
+  ``nd.contrib.boolean_mask``...), its keyword parameters, how many inputs it takes, which
+  inputs get a gradient;
+* ``ops_tensorutil.npz``: for case ``c``, the inputs ``c/in<i>``, the outputs ``c/out<k>``
+  and, for differentiable cases, the head gradients ``c/head<k>`` and the input gradients
+  ``c/grad<i>`` that MXNet's autograd computed.
+
+tests/operator/test_tensorutil_mxnet.py replays every case through MXLab and compares (it
+runs this script live too when ``MXNET_PYTHON`` names an MXNet interpreter).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _cases(rng: np.random.Generator) -> list[tuple[str, str, list[np.ndarray], dict, list[int]]]:
+    """(case id, function, inputs, params, inputs to differentiate)."""
+    f32 = np.float32
+
+    def u(*shape, low=-1.0, high=1.0):
+        return rng.uniform(low, high, shape).astype(f32)
+
+    return [
+        ("erf", "nd.erf", [u(3, 4, low=-2, high=2)], {}, [0]),
+        ("erfinv", "nd.erfinv", [u(3, 4, low=-0.9, high=0.9)], {}, [0]),
+        ("gamma", "nd.gamma", [u(3, 4, low=0.5, high=4)], {}, [0]),
+        ("gammaln", "nd.gammaln", [u(3, 4, low=0.5, high=4)], {}, [0]),
+        ("hard_sigmoid", "nd.hard_sigmoid", [u(3, 4, low=-4, high=4)], {"alpha": 0.3, "beta": 0.4}, [0]),
+        ("reverse", "nd.reverse", [u(2, 3, 4)], {"axis": (0, 2)}, [0]),
+        ("flip", "nd.flip", [u(2, 3)], {"axis": (1,)}, [0]),
+        ("cumsum_axis", "nd.cumsum", [u(2, 3, 4)], {"axis": 1}, [0]),
+        ("cumsum_flat", "nd.cumsum", [u(2, 3)], {}, [0]),
+        ("diag_vec", "nd.diag", [u(3)], {"k": -1}, [0]),
+        ("diag_mat", "nd.diag", [u(3, 4)], {"k": 1}, [0]),
+        ("diag_3d", "nd.diag", [u(2, 3, 4)], {"k": 0, "axis1": 0, "axis2": 2}, [0]),
+        ("moments", "nd.moments", [u(2, 3, 4)], {"axes": (0, 2)}, [0]),
+        ("moments_keep", "nd.moments", [u(2, 3)], {"axes": (1,), "keepdims": True}, [0]),
+        ("moments_all", "nd.moments", [u(2, 3)], {"axes": (0, 1)}, [0]),
+        ("reshape_like", "nd.reshape_like", [u(2, 6), u(3, 4)], {}, [0]),
+        (
+            "reshape_like_part",
+            "nd.reshape_like",
+            [u(30, 12), u(4, 2, 2, 3)],
+            {"lhs_begin": -1, "lhs_end": None, "rhs_begin": 1, "rhs_end": None},
+            [0],
+        ),
+        ("slice_like", "nd.slice_like", [u(3, 4, 5), u(2, 3, 4)], {"axes": (0, 2)}, [0]),
+        ("slice_like_all", "nd.slice_like", [u(3, 4), u(2, 2)], {}, [0]),
+        ("shape_array", "nd.shape_array", [u(2, 3, 4)], {}, []),
+        ("size_array", "nd.size_array", [u(2, 3, 4)], {}, []),
+        ("arange_like", "nd.contrib.arange_like", [u(2, 3)], {"start": 1.0, "step": 0.5, "repeat": 2}, []),
+        ("arange_like_axis", "nd.contrib.arange_like", [u(2, 5)], {"axis": -1, "start": 3.0}, []),
+        ("index_array", "nd.contrib.index_array", [u(2, 3, 2)], {"axes": (2, 0)}, []),
+    ]
+
+
+def _invoke(mx, path: str, inputs: list, params: dict):
+    fn = mx
+    for part in path.split("."):
+        fn = getattr(fn, part)
+    return fn(*inputs, **params)
+
+
+def main(out_dir: str = HERE) -> None:
+    import mxnet as mx
+
+    rng = np.random.default_rng(17)
+    arrays: dict[str, np.ndarray] = {}
+    records = []
+    for case_id, path, inputs, params, grad_inputs in _cases(rng):
+        nd_inputs = [mx.nd.array(x, dtype=x.dtype) for x in inputs]
+        for i in grad_inputs:
+            nd_inputs[i].attach_grad()
+        with mx.autograd.record():
+            result = _invoke(mx, path, nd_inputs, params)
+        outputs = list(result) if isinstance(result, list | tuple) else [result]
+        if grad_inputs:
+            heads = [rng.uniform(0.5, 1.5, o.shape).astype(o.dtype) for o in outputs]
+            mx.autograd.backward(outputs, [mx.nd.array(h, dtype=h.dtype) for h in heads])
+            for k, h in enumerate(heads):
+                arrays[f"{case_id}/head{k}"] = h
+            for i in grad_inputs:
+                arrays[f"{case_id}/grad{i}"] = nd_inputs[i].grad.asnumpy()
+        for i, x in enumerate(inputs):
+            arrays[f"{case_id}/in{i}"] = x
+        for k, o in enumerate(outputs):
+            arrays[f"{case_id}/out{k}"] = o.asnumpy()
+        records.append(
+            {"id": case_id, "function": path, "params": params, "num_inputs": len(inputs), "grad": grad_inputs}
+        )
+    np.savez_compressed(os.path.join(out_dir, "ops_tensorutil.npz"), **arrays)
+    with open(os.path.join(out_dir, "ops_tensorutil.json"), "w") as f:
+        json.dump({"mxnet": mx.__version__, "cases": records}, f, indent=1)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else HERE)
