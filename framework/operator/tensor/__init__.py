@@ -1,6 +1,8 @@
 """Tensor operators, one file per family. Importing the package registers them all."""
 
 from . import (  # noqa: F401
+    amp,
+    assign,
     broadcast,
     cast,
     contrib_quadratic,
@@ -9,6 +11,7 @@ from . import (  # noqa: F401
     dot,
     elemwise_binary,
     elemwise_unary,
+    finite,
     hard_sigmoid,
     index_legacy,
     indexing,
@@ -28,6 +31,7 @@ from . import (  # noqa: F401
     smooth_l1,
     special,
     split_v2,
+    storage,
     tile_repeat,
     transpose,
 )
