@@ -79,3 +79,25 @@ def test_zeros_without_dtype():
     check_req("_zeros_without_dtype", [], shape=(2, 2))
     with pytest.raises(OperatorParamError, match="dtype"):
         nd._internal._zeros_without_dtype(shape=(2,), dtype=9)
+
+
+def test_front_ends_over_internal_operators():
+    """mx.nd / mx.sym linspace, eye, histogram and split_v2, as MXNet 1.9.1 writes them in Python."""
+    assert_almost_equal(nd.linspace(2.0, 3.0, 5), np.linspace(2, 3, 5).astype(np.float32))
+    assert_almost_equal(nd.linspace(2.0, 3.0, 5, endpoint=False), np.array([2, 2.2, 2.4, 2.6, 2.8], np.float32))
+    assert nd.eye(2, 3, 1, dtype="int32").asnumpy().tolist() == [[0, 1, 0], [0, 0, 1]]
+    data = nd.array([0.0, 1.0, 2.0, 3.0])
+    counts, edges = nd.histogram(data, bins=2)  # no range: the data's (min, max), as NumPy
+    assert counts.asnumpy().tolist() == [2, 2] and edges.asnumpy().tolist() == [0, 1.5, 3]
+    counts, _ = nd.histogram(data, bins=nd.array([0.0, 1.0, 3.0]))
+    assert counts.asnumpy().tolist() == [1, 3]
+    assert [p.shape for p in nd.split_v2(nd.ones((2, 6)), 3, axis=1)] == [(2, 2)] * 3
+    assert [p.shape for p in nd.split_v2(nd.ones((2, 6)), (1, 4), axis=1)] == [(2, 1), (2, 3), (2, 2)]
+    with pytest.raises(OperatorParamError, match="indices_or_sections"):
+        nd.split_v2(nd.ones((2, 6)), 1.5)
+    pieces = mx.sym.split_v2(mx.sym.var("x"), (1, 4), axis=1)
+    assert pieces.infer_shape(x=(2, 6))[1] == [(2, 1), (2, 3), (2, 2)]
+    assert mx.sym.eye(3, 4).infer_shape()[1] == [(3, 4)]
+    assert mx.sym.linspace(0, 1, 7).infer_shape()[1] == [(7,)]
+    hist = mx.sym.histogram(mx.sym.var("a"), bins=3, range=(0, 1))
+    assert hist.list_arguments() == ["a"] and hist.infer_shape(a=(10,))[1] == [(3,), (4,)]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..infer import InferenceError, ShapeT, elemwise_type, shape_assign, shape_known
-from ..params import REQUIRED, Param, ParamSet, Shape
+from ..params import REQUIRED, OperatorParamError, Param, ParamSet, Shape
 from ..registry import register
 from .common import backward_entries, normalize_axis, put
 
@@ -21,6 +21,18 @@ class SplitV2Param(ParamSet):
     axis = Param(int, 1, "The axis to split along.")
     squeeze_axis = Param(bool, False, "Remove the split axis from the outputs (every piece must have length 1).")
     sections = Param(int, 0, "Split into this many equal pieces instead (0: use indices).", low=0)
+
+
+def split_v2_params(indices_or_sections: Any, axis: int, squeeze_axis: bool) -> dict[str, Any]:
+    """The parameters of ``_split_v2`` for the front ends ``mx.nd.split_v2`` / ``mx.sym.split_v2``:
+    an int is a number of equal sections, a tuple the cut points (piece starts after 0)."""
+    if isinstance(indices_or_sections, int) and not isinstance(indices_or_sections, bool):
+        return {"indices": (), "sections": indices_or_sections, "axis": axis, "squeeze_axis": squeeze_axis}
+    if isinstance(indices_or_sections, tuple | list):
+        return {"indices": (0, *indices_or_sections), "axis": axis, "squeeze_axis": squeeze_axis}
+    raise OperatorParamError(
+        f"split_v2: indices_or_sections must be an int or a tuple of ints, got {indices_or_sections!r}"
+    )
 
 
 def _num_pieces(attrs: Any) -> int:
