@@ -20,11 +20,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..grad import elemwise_grad_use_in
 from ..infer import InferenceError, ShapeT, elemwise_shape, elemwise_type, shape_assign, shape_known
 from ..node import Entry, Node
 from ..params import REQUIRED, Param, ParamSet
 from ..registry import register
-from ..tensor.common import backward_entries, forward_node, put, register_backward
+from ..tensor.common import forward_node, put, register_backward
 
 # ----------------------------------------------------------------------------- div_sqrt_dim
 
@@ -198,13 +199,6 @@ def _valatt_backward(parts: int) -> Any:
     return compute
 
 
-def _gradient_use_inputs(backward_name: str) -> Any:
-    def gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
-        return backward_entries(node, backward_name, [out_grads[0], *node.inputs])
-
-    return gradient
-
-
 for _name, _inputs, _infer, _compute, _backward, _text in (
     (
         "selfatt_qk",
@@ -248,7 +242,7 @@ for _name, _inputs, _infer, _compute, _backward, _text in (
         .set_infer_shape(_infer)
         .set_infer_type(elemwise_type)
         .set_compute(_compute)
-        .set_gradient(_gradient_use_inputs(f"_backward_interleaved_matmul_{_name}"))
+        .set_gradient(elemwise_grad_use_in(f"_backward_interleaved_matmul_{_name}"))
     )
     register_backward(
         f"_backward_interleaved_matmul_{_name}", _backward, AttentionParam, len(_inputs) + 1, len(_inputs)

@@ -13,11 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from ...base import MXLabError
+from ..grad import elemwise_grad_use_in
 from ..infer import InferenceError, ShapeT, shape_assign, shape_known, type_assign
-from ..node import Entry, Node
 from ..params import REQUIRED, Param, ParamSet
 from ..registry import register
-from ..tensor.common import backward_entries, put, register_backward
+from ..tensor.common import put, register_backward
 
 
 class CountSketchParam(ParamSet):
@@ -70,10 +70,6 @@ def _sketch_backward(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: 
     put(outputs[2], req[2], xp.zeros(s.shape, dtype=outputs[2].dtype))
 
 
-def _sketch_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
-    return backward_entries(node, "_backward__contrib_count_sketch", [out_grads[0], *node.inputs])
-
-
 (
     register("_contrib_count_sketch")
     .describe("Count sketch: out[..., h[i]] += s[i] * data[..., i].")
@@ -83,6 +79,6 @@ def _sketch_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
     .set_infer_shape(_sketch_shape)
     .set_infer_type(_sketch_type)
     .set_compute(_sketch_compute)
-    .set_gradient(_sketch_gradient)
+    .set_gradient(elemwise_grad_use_in("_backward__contrib_count_sketch"))
 )
 register_backward("_backward__contrib_count_sketch", _sketch_backward, CountSketchParam, num_inputs=4, num_outputs=3)

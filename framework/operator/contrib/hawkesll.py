@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..grad import elemwise_grad_use_in
 from ..infer import InferenceError, ShapeT, shape_assign, shape_known, type_assign
-from ..node import Entry, Node
 from ..registry import register
-from ..tensor.common import backward_entries, put
+from ..tensor.common import put
 
 INPUTS = ["lda", "alpha", "beta", "state", "lags", "marks", "valid_length", "max_time"]
 
@@ -135,10 +135,6 @@ def _hawkes_backward(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: 
         put(outputs[i], req[i], xp.zeros(outputs[i].shape, dtype=outputs[i].dtype))
 
 
-def _hawkes_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
-    return backward_entries(node, "_contrib_backward_hawkesll", [*out_grads, *node.inputs])
-
-
 def _backward_shape(attrs: Any, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
     for i in range(8):
         shape_assign(out_shapes, i, in_shapes[2 + i], attrs.name, f"gradient of {INPUTS[i]}")
@@ -160,7 +156,7 @@ def _backward_type(attrs: Any, in_types: list, out_types: list) -> bool:
     .set_infer_shape(_hawkes_shape)
     .set_infer_type(_hawkes_type)
     .set_compute(_hawkes_compute)
-    .set_gradient(_hawkes_gradient)
+    .set_gradient(elemwise_grad_use_in("_contrib_backward_hawkesll"))
 )
 (
     register("_contrib_backward_hawkesll")

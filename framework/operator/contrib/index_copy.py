@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..grad import elemwise_grad_use_in
 from ..infer import InferenceError, ShapeT, shape_assign, shape_known, type_assign
-from ..node import Entry, Node
 from ..registry import register
-from ..tensor.common import backward_entries, put, register_backward
+from ..tensor.common import put, register_backward
 
 
 def _index_copy_shape(attrs: Any, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
@@ -60,10 +60,6 @@ def _index_copy_backward(attrs: Any, op_ctx: Any, inputs: list, req: list, outpu
     put(outputs[2], req[2], out_grad[rows])
 
 
-def _index_copy_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
-    return backward_entries(node, "_contrib_backward_index_copy", [out_grads[0], *node.inputs])
-
-
 (
     register("_contrib_index_copy")
     .describe("old_tensor with rows index_vector[i] replaced by new_tensor[i].")
@@ -72,6 +68,6 @@ def _index_copy_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
     .set_infer_shape(_index_copy_shape)
     .set_infer_type(_index_copy_type)
     .set_compute(_index_copy_compute)
-    .set_gradient(_index_copy_gradient)
+    .set_gradient(elemwise_grad_use_in("_contrib_backward_index_copy"))
 )
 register_backward("_contrib_backward_index_copy", _index_copy_backward, None, num_inputs=4, num_outputs=3)

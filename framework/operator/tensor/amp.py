@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from ..grad import elemwise_grad_use_in
 from ..infer import ShapeT, shape_assign, shape_known, type_assign
-from ..node import Entry, Node
 from ..params import REQUIRED, DType, Param, ParamSet
 from ..registry import register
-from .common import backward_entries, put, register_backward
+from .common import put, register_backward
 
 
 def _is_float(dtype: str | None) -> bool:
@@ -60,13 +60,6 @@ def _same_shapes(attrs: Any, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) 
     return all(shape_known(s) for s in in_shapes)
 
 
-def _gradient_with_inputs(backward_name: str) -> Any:
-    def gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
-        return backward_entries(node, backward_name, [*out_grads, *node.inputs])
-
-    return gradient
-
-
 (
     register("amp_cast")
     .describe("Casts a floating-point input to ``dtype``; other inputs pass through unchanged.")
@@ -76,7 +69,7 @@ def _gradient_with_inputs(backward_name: str) -> Any:
     .set_infer_shape(_same_shapes)
     .set_infer_type(_amp_cast_type)
     .set_compute(_cast_to_output)
-    .set_gradient(_gradient_with_inputs("_backward_amp_cast"))
+    .set_gradient(elemwise_grad_use_in("_backward_amp_cast"))
 )
 register_backward("_backward_amp_cast", _cast_to_output, AmpCastParam)
 
@@ -120,7 +113,7 @@ def _num(attrs: Any) -> int:
     .set_infer_shape(_same_shapes)
     .set_infer_type(_amp_multicast_type)
     .set_compute(_cast_to_output)
-    .set_gradient(_gradient_with_inputs("_backward_amp_multicast"))
+    .set_gradient(elemwise_grad_use_in("_backward_amp_multicast"))
 )
 
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..grad import elemwise_grad_use_in
 from ..infer import ShapeT, shape_assign, shape_known, type_assign
 from ..params import Param, ParamSet
 from ..registry import alias, register
-from .common import backward_entries, normalize_axis, put, register_backward
+from .common import normalize_axis, put, register_backward
 
 
 class CumsumParam(ParamSet):
@@ -79,7 +80,7 @@ def _cumsum_backward(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: 
     .set_infer_shape(_cumsum_shape)
     .set_infer_type(_cumsum_type)
     .set_compute(_cumsum_compute)
-    .set_gradient(lambda node, out_grads: backward_entries(node, "_backward_np_cumsum", [out_grads[0], *node.inputs]))
+    .set_gradient(elemwise_grad_use_in("_backward_np_cumsum"))
 )
 alias("cumsum", "_np_cumsum")
 register_backward("_backward_np_cumsum", _cumsum_backward, CumsumParam)

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..grad import elemwise_grad_use_in
 from ..infer import InferenceError, ShapeT, shape_assign, shape_known
 from ..params import Param, ParamSet
 from ..registry import register
-from .common import backward_entries, normalize_axis, put, register_backward, same_type
+from .common import normalize_axis, put, register_backward, same_type
 
 
 class DiagParam(ParamSet):
@@ -95,6 +96,6 @@ def _diag_backward(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: li
     .set_infer_shape(_diag_shape)
     .set_infer_type(same_type)
     .set_compute(_diag_compute)
-    .set_gradient(lambda node, out_grads: backward_entries(node, "_backward_diag", [out_grads[0], *node.inputs]))
+    .set_gradient(elemwise_grad_use_in("_backward_diag"))
 )
 register_backward("_backward_diag", _diag_backward, DiagParam)

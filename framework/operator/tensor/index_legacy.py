@@ -13,6 +13,7 @@ them is differentiable (the modern operators are: ``pick``, ``one_hot``, ``scatt
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..infer import InferenceError, ShapeT, shape_assign, shape_known, type_assign
@@ -25,14 +26,7 @@ alias("choose_element_0index", "pick")
 def _rows(shape: tuple[int, ...]) -> tuple[int, int]:
     """``shape`` seen as a matrix: (rows, last axis)."""
     last = shape[-1]
-    return (0 if last == 0 else int(_prod(shape) // last)), last
-
-
-def _prod(shape: tuple[int, ...]) -> int:
-    out = 1
-    for d in shape:
-        out *= d
-    return out
+    return (0 if last == 0 else math.prod(shape) // last), last
 
 
 # ----------------------------------------------------------------------------- batch_take
@@ -45,7 +39,7 @@ def _batch_take_shape(attrs: Any, in_shapes: list[ShapeT], out_shapes: list[Shap
     indices = in_shapes[1]
     if a is None or indices is None or not (shape_known(a) and shape_known(indices)):
         return False
-    if len(a) == 0 or _rows(a)[0] != _prod(indices):
+    if len(a) == 0 or _rows(a)[0] != math.prod(indices):
         raise InferenceError(
             f"{attrs.name}: indices {indices} must have one element per row of a {a} (a's size without its last axis)"
         )

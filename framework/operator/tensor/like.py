@@ -13,12 +13,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..grad import zero_grad
+from ..grad import elemwise_grad_use_in, zero_grad
 from ..infer import InferenceError, ShapeT, shape_assign, shape_known, type_assign
 from ..node import Entry, Node
 from ..params import Param, ParamSet, Shape
 from ..registry import register
-from .common import backward_entries, forward_node, normalize_axis, put, register_backward
+from .common import forward_node, normalize_axis, put, register_backward, same_type
 
 # ----------------------------------------------------------------------------- reshape_like
 
@@ -146,12 +146,6 @@ def _slice_like_backward(attrs: Any, op_ctx: Any, inputs: list, req: list, outpu
     put(outputs[1], req[1], op_ctx.xp.zeros(like.shape, dtype=outputs[1].dtype))
 
 
-def _slice_like_type(attrs: Any, in_types: list, out_types: list) -> bool:
-    type_assign(out_types, 0, in_types[0], attrs.name, "output")
-    type_assign(in_types, 0, out_types[0], attrs.name, "data")
-    return in_types[0] is not None
-
-
 (
     register("slice_like")
     .describe("Slices data to the shape of shape_like on the given axes (all axes if empty), from index 0.")
@@ -159,9 +153,9 @@ def _slice_like_type(attrs: Any, in_types: list, out_types: list) -> bool:
     .set_num_inputs(2)
     .set_input_names(["data", "shape_like"])
     .set_infer_shape(_slice_like_shape)
-    .set_infer_type(_slice_like_type)
+    .set_infer_type(same_type)
     .set_compute(_slice_like_compute)
-    .set_gradient(lambda node, out_grads: backward_entries(node, "_backward_slice_like", [out_grads[0], *node.inputs]))
+    .set_gradient(elemwise_grad_use_in("_backward_slice_like"))
 )
 register_backward("_backward_slice_like", _slice_like_backward, SliceLikeParam, num_inputs=3, num_outputs=2)
 
@@ -242,7 +236,7 @@ def _arange_like_compute(attrs: Any, op_ctx: Any, inputs: list, req: list, outpu
     .set_num_inputs(1)
     .set_input_names(["data"])
     .set_infer_shape(_arange_like_shape)
-    .set_infer_type(_slice_like_type)
+    .set_infer_type(same_type)
     .set_compute(_arange_like_compute)
     .set_gradient(zero_grad)
 )
@@ -306,7 +300,7 @@ def _like_rhs_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
     .set_num_inputs(2)
     .set_input_names(["lhs", "rhs"])
     .set_infer_shape(_like_rhs_shape)
-    .set_infer_type(_slice_like_type)
+    .set_infer_type(same_type)
     .set_compute(lambda attrs, op_ctx, inputs, req, outputs: put(outputs[0], req[0], inputs[0]))
     .set_gradient(_like_rhs_gradient)
     .set_inplace_option(lambda attrs: [(0, 0)])
