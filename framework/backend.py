@@ -157,6 +157,21 @@ def release_cached_memory(ctx: Context) -> None:
             array_module(ctx).get_default_memory_pool().free_all_blocks()
 
 
+def special_functions(xp: ModuleType) -> ModuleType:
+    """The special-functions module (``erf``, ``gamma``, ``digamma``...) for array module ``xp``.
+
+    ``scipy.special`` for NumPy, ``cupyx.scipy.special`` for CuPy: the only place that
+    imports cupyx, as this module is the only one that imports cupy.
+    """
+    if xp is np:
+        import scipy.special
+
+        return scipy.special
+    import cupyx.scipy.special
+
+    return cupyx.scipy.special
+
+
 def random_generator(ctx: Context, seed: np.random.SeedSequence) -> Any:
     """A random generator on ``ctx`` seeded from ``seed``.
 

@@ -4,7 +4,8 @@
 names start with ``_contrib_`` or ``_linalg_`` live in ``mx.nd.contrib`` and
 ``mx.nd.linalg``; the samplers are wrapped by ``mx.nd.random`` (``uniform``, ``normal``, ...);
 the remaining ``_``-prefixed operators (scalar helpers, backward operators) are in
-``mx.nd._internal``.
+``mx.nd._internal``; ``linspace``, ``eye``, ``histogram`` and ``split_v2`` are hand-written
+front ends over internal operators (:mod:`.wrappers`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from .ufunc import (
     subtract,
     true_divide,
 )
+from .wrappers import eye, histogram, linspace, split_v2
 
 contrib = OperatorNamespace("mx.nd.contrib", "_contrib_")
 linalg = OperatorNamespace("mx.nd.linalg", "_linalg_")
@@ -77,9 +79,12 @@ __all__ = [
     "array",
     "contrib",
     "empty",
+    "eye",
     "full",
+    "histogram",
     "invoke",
     "linalg",
+    "linspace",
     "load",
     "load_frombuffer",
     "normalize_dtype",
@@ -88,6 +93,7 @@ __all__ = [
     "random",
     "save",
     "save_tobuffer",
+    "split_v2",
     "waitall",
     "zeros",
 ]

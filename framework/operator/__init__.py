@@ -9,7 +9,7 @@ Importing this package registers every built-in operator (``tensor/``, ``nn/``, 
 
 from __future__ import annotations
 
-from . import linalg, nn, registry, tensor
+from . import contrib, linalg, nn, registry, tensor
 from .grad import (
     elemwise_grad_use_in,
     elemwise_grad_use_in_out,
@@ -44,6 +44,7 @@ __all__ = [
     "Shape",
     "assign",
     "assign_ufunc",
+    "contrib",
     "elemwise_grad_use_in",
     "elemwise_grad_use_in_out",
     "elemwise_grad_use_none",

@@ -4,6 +4,7 @@
 * ``mx.sym.<operator>``: generated from the operator registry on first use (:mod:`.register`);
   ``_``-prefixed operators are in ``mx.sym._internal``, ``_contrib_<x>`` in
   ``mx.sym.contrib``, ``_linalg_<x>`` in ``mx.sym.linalg``, the samplers in ``mx.sym.random``;
+* ``linspace``, ``eye``, ``histogram``, ``split_v2``: hand-written front ends (:mod:`.wrappers`);
 * automatic names and ``Prefix``: :mod:`.naming` (MXNet's ``mx.name``).
 """
 
@@ -36,6 +37,7 @@ from .symbol import (
     var,
     zeros,
 )
+from .wrappers import eye, histogram, linspace, split_v2
 
 _internal = SymbolNamespace("mx.sym._internal", "")
 op = SymbolNamespace("mx.sym.op", "")
@@ -64,9 +66,12 @@ __all__ = [
     "SymbolTypeError",
     "Variable",
     "contrib",
+    "eye",
     "full",
+    "histogram",
     "hypot",
     "linalg",
+    "linspace",
     "load",
     "load_json",
     "maximum",
@@ -77,6 +82,7 @@ __all__ = [
     "pow",
     "power",
     "random",
+    "split_v2",
     "symbol_function",
     "var",
     "zeros",

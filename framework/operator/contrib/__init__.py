@@ -1,0 +1,4 @@
+"""MXNet's ``contrib`` operators (``_contrib_<name>``, shown as ``mx.nd.contrib.<name>``), one
+file per family. Importing the package registers them all."""
+
+from . import allclose, attention, count_sketch, fft, hawkesll, index_copy, straight_through  # noqa: F401
