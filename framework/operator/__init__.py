@@ -19,7 +19,7 @@ from .grad import (
 )
 from .infer import InferenceError, elemwise_shape, elemwise_type, shape_assign, type_assign
 from .kernel import ADD, INPLACE, NULL, WRITE, OpContext, Req, assign, assign_ufunc
-from .nn import ctc_loss, normalization  # noqa: F401  (issue 17: normalisation and losses)
+from .nn import ctc_loss, kl_sparse_reg, normalization, svm_output, v1  # noqa: F401  (issue 17: normalisation and losses)
 from .node import Entry, Node, NodeAttrs
 from .params import REQUIRED, DType, OperatorParamError, Param, ParamSet, Shape
 from .registry import OpDef, OperatorError, get, list_operators, register
