@@ -123,10 +123,11 @@ def _delegate(op_name: str, convert: Callable[[NodeAttrs], NodeAttrs]) -> tuple[
     return infer_shape, infer_type, compute
 
 
-def _four_or_five_d(infer_shape: Any) -> Any:
-    """Pooling_v1 and Convolution_v1 take (N, C, H, W) or (N, C, D, H, W) data only."""
+def _four_or_five_d(infer_shape: Any, check: Callable[[NodeAttrs], None]) -> Any:
+    """Pooling_v1 and Convolution_v1 take (N, C, H, W) or (N, C, D, H, W) data only (parameters checked first)."""
 
     def infer(attrs: NodeAttrs, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
+        check(attrs)
         data = in_shapes[0]
         if data is not None and len(data) not in (4, 5):
             raise InferenceError(f"{attrs.name}: data must be 4-D or 5-D (batch, channel, *spatial), got shape {data}")
@@ -221,7 +222,7 @@ def _temp_space(attrs: NodeAttrs) -> list:
     .set_params(ConvolutionV1Param)
     .set_num_inputs(lambda attrs: len(_conv_inputs(attrs)))
     .set_input_names(_conv_inputs)
-    .set_infer_shape(_four_or_five_d(_conv_shape))
+    .set_infer_shape(_four_or_five_d(_conv_shape, _conv_check))
     .set_infer_type(_conv_type)
     .set_compute(_conv_compute)
     .set_gradient(_conv_gradient)
@@ -258,7 +259,7 @@ def _pool_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
     .set_params(PoolingV1Param)
     .set_num_inputs(1)
     .set_input_names(["data"])
-    .set_infer_shape(_four_or_five_d(_pool_shape))
+    .set_infer_shape(_four_or_five_d(_pool_shape, _pool_check))
     .set_infer_type(_pool_type)
     .set_compute(_pool_compute)
     .set_gradient(_pool_gradient)
