@@ -66,12 +66,12 @@ def _length_shape(attrs: NodeAttrs, in_shapes: list[ShapeT]) -> None:
     if not attrs.parsed.use_sequence_length:
         return
     data, batch_axis = in_shapes[0], _batch_axis(attrs)
+    if in_shapes[1] is not None and len(in_shapes[1]) != 1:
+        raise InferenceError(f"{attrs.name}: sequence_length must be 1-D (batch,), got shape {in_shapes[1]}")
     if data is not None:
         shape_assign(in_shapes, 1, (data[batch_axis],), attrs.name, "sequence_length")
     length = in_shapes[1]
     if length is not None:
-        if len(length) != 1:
-            raise InferenceError(f"{attrs.name}: sequence_length must be 1-D (batch,), got shape {length}")
         if data is not None:
             known = tuple(length[0] if i == batch_axis else 0 for i in range(len(data)))
             shape_assign(in_shapes, 0, known, attrs.name, "data")
