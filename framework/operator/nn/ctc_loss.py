@@ -210,9 +210,10 @@ def _ctc_forward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None:
         assign(outputs[1], req[1], 0)  # the gradient is only computed for training, as in MXNet
         return
     rows = xp.arange(batch)[:, None]
-    log_occupancy = alpha + beta - logp[:, rows, states] - log_likelihood[None, :, None]
-    possible = xp.isfinite(log_likelihood)[None, :, None]
-    occupancy = xp.where(possible, xp.exp(log_occupancy), 0.0)
+    # a label that no alignment fits (too long for the data) has loss inf and no posterior
+    possible = xp.isfinite(log_likelihood)
+    log_occupancy = alpha + beta - logp[:, rows, states] - xp.where(possible, log_likelihood, 0.0)[None, :, None]
+    occupancy = xp.where(possible[None, :, None], xp.exp(log_occupancy), 0.0)
     one_hot = (states[:, :, None] == xp.arange(alphabet)[None, None, :]).astype(occupancy.dtype)
     posterior = xp.einsum("tns,nsa->tna", occupancy, one_hot)
     running = (xp.arange(n_steps)[:, None] < steps[None, :])[:, :, None]
