@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""FullyConnected forward+backward for LeNet's layer shapes at batch 64, against plain NumPy.
+"""FullyConnected and LayerNorm forward+backward, against plain NumPy (and MXNet 1.9.1).
 
 Usage::
 
-    python benchmarks/operators.py [--reps 30] [--quick]
+    python benchmarks/operators.py [--reps 30] [--quick] [--cases layernorm_lm,lenet_fc1]
 
 MXLab's side is the whole framework path a user takes: ``mx.nd.FullyConnected`` inside
 ``autograd.record()``, then ``backward()``, then ``waitall()``: parameter parsing, shape
@@ -13,6 +13,10 @@ same process, alternated rep by rep. Target (issue 3): within 1.2x of NumPy. Wit
 ``--mxnet-python mxvenv/bin/python`` MXNet 1.9.1 runs the same layers (peers/mxnet_layers.py)
 and the ratio is reported. Convolution and pooling have their own benchmark
 (``benchmarks/operators_conv.py``).
+
+LayerNorm (issue 17) runs on a language model's activations, (batch 32, sequence 35, hidden
+256) normalised along the last axis, against NumPy doing the same forward pass and analytic
+backward pass; its target is at most 1.5x MXNet's time. ``--cases`` runs only the named cases.
 """
 
 from __future__ import annotations
@@ -32,24 +36,102 @@ import numpy as np
 import framework as mx
 
 LAYERS = {"lenet_fc1": (64, 800, 500), "lenet_fc2": (64, 500, 10), "mlp_fc": (128, 784, 512)}
+LAYER_NORMS = {"layernorm_lm": (32, 35, 256)}
 
 
-def mxnet_figures(python: str | None, reps: int) -> dict[str, float]:
+def mxnet_figures(python: str | None, reps: int, cases: list[str] | None = None) -> dict[str, float]:
     """Medians (ms) from MXNet 1.9.1 itself, run by ``benchmarks/peers/mxnet_layers.py``."""
     if not python:
         return {}
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers", "mxnet_layers.py")
-    result = subprocess.run([python, script, "--reps", str(reps)], capture_output=True, text=True, timeout=600)
+    command = [python, script, "--reps", str(reps)] + (["--cases", ",".join(cases)] if cases else [])
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
     if result.returncode != 0:
         raise SystemExit(f"the MXNet peer failed: {result.stderr[-2000:]}")
     return {row["case"]: row["median"] for row in map(json.loads, result.stdout.splitlines())}
 
 
-def run(reps: int, mxnet_python: str | None = None) -> None:
+def run(reps: int, mxnet_python: str | None = None, cases: list[str] | None = None) -> None:
+    known = [*LAYERS, *LAYER_NORMS]
+    unknown = sorted(set(cases or []) - set(known))
+    if unknown:
+        raise SystemExit(f"unknown case(s) {unknown}; this script measures {known}")
     rng = np.random.default_rng(0)
-    peers = mxnet_figures(mxnet_python, reps)
+    peers = mxnet_figures(mxnet_python, reps, cases)
     for name, (batch, n_in, n_out) in LAYERS.items():
-        measure(rng, name, batch, n_in, n_out, reps, peers.get(name))
+        if not cases or name in cases:
+            measure(rng, name, batch, n_in, n_out, reps, peers.get(name))
+    for name, shape in LAYER_NORMS.items():
+        if not cases or name in cases:
+            measure_layer_norm(rng, name, shape, reps, peers.get(name))
+
+
+def paired(ours, baseline, reps: int) -> tuple[list[float], list[float]]:
+    """Times (ms) of the two functions, alternated rep by rep after one warm-up call each."""
+    ours()
+    baseline()
+    mine, base = [], []
+    for _ in range(reps):
+        start = time.perf_counter()
+        ours()
+        mine.append((time.perf_counter() - start) * 1e3)
+        start = time.perf_counter()
+        baseline()
+        base.append((time.perf_counter() - start) * 1e3)
+    return mine, base
+
+
+def measure_layer_norm(
+    rng: np.random.Generator, name: str, shape: tuple[int, ...], reps: int, mxnet_ms: float | None
+) -> None:
+    """LayerNorm along the last axis: ``mx.nd.LayerNorm`` under autograd against the same math in NumPy."""
+    hidden, eps = shape[-1], 1e-5
+    x_np = rng.standard_normal(shape, dtype=np.float32)
+    g_np = rng.uniform(0.5, 1.5, hidden).astype(np.float32)
+    b_np = np.zeros(hidden, dtype=np.float32)
+    dy_np = rng.standard_normal(shape, dtype=np.float32)
+    x, g, b, dy = (mx.nd.array(a) for a in (x_np, g_np, b_np, dy_np))
+    for array in (x, g, b):
+        array.attach_grad()
+
+    def ours() -> None:
+        with mx.autograd.record():
+            y = mx.nd.LayerNorm(x, g, b, axis=-1, eps=eps)
+        y.backward(dy)
+        mx.nd.waitall()
+
+    def numpy_same_math() -> None:
+        mean = x_np.mean(axis=-1, keepdims=True)
+        std = np.sqrt(np.square(x_np - mean).mean(axis=-1, keepdims=True) + eps)
+        xhat = (x_np - mean) / std
+        y = xhat * g_np + b_np  # noqa: F841 - forward, as the framework computes it
+        dxhat = dy_np * g_np
+        dx = (dxhat - dxhat.mean(-1, keepdims=True) - xhat * (dxhat * xhat).mean(-1, keepdims=True)) / std  # noqa: F841
+        dgamma = (dy_np * xhat).reshape(-1, hidden).sum(axis=0)  # noqa: F841
+        dbeta = dy_np.reshape(-1, hidden).sum(axis=0)  # noqa: F841
+
+    mine, base = paired(ours, numpy_same_math, reps)
+    print(
+        json.dumps(
+            {
+                "workload": "LayerNorm forward+backward",
+                "case": name,
+                "shape": {"data": list(shape), "axis": -1},
+                "unit": "ms",
+                "median": statistics.median(mine),
+                "min": min(mine),
+                "max": max(mine),
+                "numpy_median": statistics.median(base),
+                "mxnet_median": mxnet_ms,
+                "ratios": {
+                    "ours_over_numpy_paired_median": statistics.median(m / n for m, n in zip(mine, base, strict=True)),
+                    "ours_over_mxnet": None if mxnet_ms is None else statistics.median(mine) / mxnet_ms,
+                },
+                "targets": {"ours_over_mxnet_at_most": 1.5},
+            }
+        ),
+        flush=True,
+    )
 
 
 def measure(
@@ -115,8 +197,10 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--quick", action="store_true", help="3 reps")
     parser.add_argument("--mxnet-python", help="an interpreter with mxnet 1.9.1, to measure it in the same run")
+    parser.add_argument("--cases", help="comma-separated case names to run (default: all)")
     args = parser.parse_args()
-    run(3 if args.quick else args.reps, args.mxnet_python)
+    cases = [c.strip() for c in args.cases.split(",") if c.strip()] if args.cases else None
+    run(3 if args.quick else args.reps, args.mxnet_python, cases)
 
 
 if __name__ == "__main__":

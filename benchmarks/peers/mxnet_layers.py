@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Peer workload: MXNet 1.9.1's FullyConnected / Convolution / Pooling forward+backward.
+"""Peer workload: MXNet 1.9.1's FullyConnected / Convolution / Pooling / LayerNorm forward+backward.
 
 Run with an interpreter that has ``mxnet`` (see shared/anchors/README.md for the venv):
 
@@ -22,6 +22,7 @@ import numpy as np
 FC = {"lenet_fc1": (64, 800, 500), "lenet_fc2": (64, 500, 10), "mlp_fc": (128, 784, 512)}
 CONV = {"conv1": ((64, 1, 28, 28), 20), "conv2": ((64, 20, 12, 12), 50)}
 POOL = {"pool1": (64, 20, 24, 24), "pool2": (64, 50, 8, 8)}
+LAYER_NORM = {"layernorm_lm": (32, 35, 256)}
 
 
 def timed(step, reps: int) -> list[float]:
@@ -78,13 +79,32 @@ def pool_case(shape: tuple):
     return step
 
 
+def layer_norm_case(shape: tuple):
+    x, dy = mx.nd.random.normal(shape=shape), mx.nd.random.normal(shape=shape)
+    g, b = mx.nd.random.uniform(0.5, 1.5, shape=shape[-1:]), mx.nd.zeros(shape[-1:])
+    for a in (x, g, b):
+        a.attach_grad()
+
+    def step():
+        with mx.autograd.record():
+            y = mx.nd.LayerNorm(x, g, b, axis=-1, eps=1e-5)
+        y.backward(dy)
+        mx.nd.waitall()
+
+    return step
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--cases", help="comma-separated case names to run (default: all)")
     args = parser.parse_args()
-    cases = {name: fc_case(*shape) for name, shape in FC.items()}
-    cases.update({name: conv_case(*spec) for name, spec in CONV.items()})
-    cases.update({name: pool_case(shape) for name, shape in POOL.items()})
+    makers = {name: (fc_case, shape) for name, shape in FC.items()}
+    makers.update({name: (conv_case, spec) for name, spec in CONV.items()})
+    makers.update({name: (pool_case, (shape,)) for name, shape in POOL.items()})
+    makers.update({name: (layer_norm_case, (shape,)) for name, shape in LAYER_NORM.items()})
+    wanted = set(args.cases.split(",")) if args.cases else set(makers)
+    cases = {name: make(*spec) for name, (make, spec) in makers.items() if name in wanted}
     for name, step in cases.items():
         samples = timed(step, args.reps)
         print(
