@@ -210,6 +210,12 @@ def test_kl_sparse_reg_updates_its_state_and_adds_the_penalty():
     assert_almost_equal(state.asnumpy(), rho_hat)
 
 
+def test_identity_layers_may_write_in_place():
+    for name in ("SVMOutput", "IdentityAttachKLSparseReg"):
+        op = mx.operator.get(name)
+        assert op.inplace_option(op.parse_attrs({})) == [(0, 0)]
+
+
 def test_kl_sparse_reg_gradient_req_and_inference():
     rng = seeded_rng(8)
     x = rng.uniform(0.1, 0.9, (3, 2, 2))

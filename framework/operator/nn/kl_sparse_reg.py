@@ -119,6 +119,7 @@ def _backward_type(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
     .set_compute(_kl_forward)
     .set_gradient(_kl_gradient)
     .set_mutate_inputs(lambda attrs: [1])
+    .set_inplace_option(lambda attrs: [(0, 0)])
 )
 (
     register("_backward_IdentityAttachKLSparseReg")
