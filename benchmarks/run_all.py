@@ -58,7 +58,10 @@ class Benchmark:
 BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("engine", "dispatch cost, parallel speedup and pooled allocation of the three engines"),
     Benchmark("ndarray_dispatch", "imperative dispatch: `a += 1` and `b = a + 1` on a tiny array"),
-    Benchmark("operators", "FullyConnected forward and backward against NumPy (and MXNet 1.9.1 with `--mxnet-python`)"),
+    Benchmark(
+        "operators",
+        "FullyConnected and LayerNorm forward and backward against NumPy (and MXNet 1.9.1 with `--mxnet-python`)",
+    ),
     Benchmark("operators_conv", "convolution and pooling on LeNet's shapes against a NumPy im2col implementation"),
     Benchmark("executor_memory", "planned memory against MXNet's, mirroring, parallel branches"),
     Benchmark("train_throughput", "`Module` training samples per second against hand-written NumPy"),

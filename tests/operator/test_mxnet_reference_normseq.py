@@ -1,6 +1,6 @@
 """Normalisation, sequence and loss operators agree with MXNet 1.9.1 itself.
 
-tests/data/mxnet_1_9_1/ops_normseq.py ran one training step (forward, backward with seeded
+tests/data/mxnet_1_9_1/ops/ops_normseq.py ran one training step (forward, backward with seeded
 head gradients) of each case with real MXNet and committed the inputs and results; here MXLab
 runs the same step through its own symbol API and must match (float32: rtol 1e-4). With
 ``MXNET_PYTHON`` naming an interpreter with mxnet 1.9.1 the script is also run live.
@@ -19,7 +19,7 @@ from needs import needs_env_path
 import framework as mx
 from framework.test_utils import assert_almost_equal
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "mxnet_1_9_1"
+DATA = Path(__file__).resolve().parents[1] / "data" / "mxnet_1_9_1" / "ops"
 SPECS = json.loads((DATA / "ops_normseq.json").read_text())["cases"]
 
 

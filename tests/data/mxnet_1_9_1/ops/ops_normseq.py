@@ -2,7 +2,7 @@
 
 Run with an interpreter that has ``mxnet==1.9.1`` (and ``numpy<1.24``)::
 
-    /work/main/.peers/mxvenv/bin/python tests/data/mxnet_1_9_1/ops_normseq.py [output folder]
+    /work/main/.peers/mxvenv/bin/python tests/data/mxnet_1_9_1/ops/ops_normseq.py [output folder]
 
 For every case in ``CASES`` (operator, parameters, input arrays drawn from a seeded
 generator, which inputs are auxiliary states and which get gradients) it builds the symbol
