@@ -104,6 +104,10 @@ def test_ctc_loss_inference_req_and_errors():
     ins, outs, done = infer_shapes("CTCLoss", {}, [None, (3, 4)], [None, (6, 3, 5)])
     assert done and ins == [(6, 3, 5), (3, 4)] and outs[0] == (3,)
     assert infer_types("CTCLoss", {}, ["float64", "int32"]) == (["float64", "int32"], ["float64", "float64"])
+    assert infer_types("CTCLoss", {}, [None, "int32"], ["float32", None]) == (
+        ["float32", "int32"],
+        ["float32", "float32"],
+    )
     with pytest.raises(InferenceError, match="data must be 3-D"):
         infer_shapes("CTCLoss", {}, [(6, 3), (3, 4)])
     with pytest.raises(InferenceError, match="shape inconsistent"):

@@ -296,6 +296,8 @@ def test_convolution_v1_matches_convolution():
         infer_shapes("Convolution_v1", {"kernel": (3,), "num_filter": 2}, [(2, 3, 6), None, None])
     with pytest.raises(OperatorParamError, match="'num_filter'"):
         mx.sym.Convolution_v1(mx.sym.var("data"), kernel=(3, 3))
+    with pytest.raises(OperatorParamError, match="Convolution_v1: parameter 'num_group'"):
+        mx.sym.Convolution_v1(mx.sym.var("data"), kernel=(3, 3), num_filter=2, num_group=0)
     assert "dilate" in mx.operator.get("Convolution_v1").params.fields
 
 

@@ -41,8 +41,8 @@ class ConvolutionV1Param(ParamSet):
     stride = Param(Shape, Shape(), "Convolution stride: (h, w) or (d, h, w). Defaults to 1 for each dimension.")
     dilate = Param(Shape, Shape(), "Convolution dilate: (h, w) or (d, h, w). Defaults to 1 for each dimension.")
     pad = Param(Shape, Shape(), "Zero pad for convolution: (h, w) or (d, h, w). Defaults to no padding.")
-    num_filter = Param(int, description="Convolution filter (channel) number.", low=0, high=100000)
-    num_group = Param(int, 1, "Number of group partitions.", low=0)
+    num_filter = Param(int, description="Convolution filter (channel) number.", low=1, high=100000)
+    num_group = Param(int, 1, "Number of group partitions.", low=1)
     workspace = Param(int, 1024, "Maximum temporary workspace (MB).", low=0)
     no_bias = Param(bool, False, "Whether to disable the bias parameter.")
     cudnn_tune = Param(
