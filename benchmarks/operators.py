@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""FullyConnected and linalg gemm2 forward+backward, against plain NumPy (and MXNet 1.9.1).
+"""FullyConnected, LayerNorm and linalg gemm2 forward+backward, against plain NumPy (and MXNet 1.9.1).
 
 Usage::
 
-    python benchmarks/operators.py [--reps 30] [--quick] [--case linalg_gemm2]
+    python benchmarks/operators.py [--reps 30] [--quick] [--case layernorm]
 
 MXLab's side is the whole framework path a user takes: ``mx.nd.FullyConnected`` inside
 ``autograd.record()``, then ``backward()``, then ``waitall()``: parameter parsing, shape
@@ -13,7 +13,9 @@ same process, alternated rep by rep. Target (issue 3): within 1.2x of NumPy. Wit
 ``--mxnet-python mxvenv/bin/python`` MXNet 1.9.1 runs the same layers (peers/mxnet_layers.py)
 and the ratio is reported (issue 17's target: at most 1.5x MXNet's time on CPU). The
 ``linalg_gemm2`` case is a batch of matrix products, ``mx.nd.linalg.gemm2`` and its two
-gradients. ``--case`` runs only the cases whose name contains the given text. Convolution
+gradients; the ``layernorm_lm`` case is LayerNorm on a language model's activations (batch 32,
+sequence 35, hidden 256) along the last axis, against the same forward and analytic backward in
+NumPy. ``--case`` runs only the cases whose name contains the given text. Convolution
 and pooling have their own benchmark (``benchmarks/operators_conv.py``).
 """
 
@@ -38,6 +40,10 @@ LAYERS = {"lenet_fc1": (64, 800, 500), "lenet_fc2": (64, 500, 10), "mlp_fc": (12
 GEMM2 = {"linalg_gemm2": (32, 64, 128, 64)}
 
 
+#: LayerNorm data shapes (normalised along the last axis)
+LAYER_NORMS = {"layernorm_lm": (32, 35, 256)}
+
+
 def mxnet_figures(python: str | None, reps: int, case: str = "") -> dict[str, float]:
     """Medians (ms) from MXNet 1.9.1 itself, run by ``benchmarks/peers/mxnet_layers.py``."""
     if not python:
@@ -59,6 +65,9 @@ def run(reps: int, mxnet_python: str | None = None, case: str = "") -> None:
     for name, shape in GEMM2.items():
         if case in name:
             measure_gemm2(rng, name, shape, reps, peers.get(name))
+    for name, shape in LAYER_NORMS.items():
+        if case in name:
+            measure_layer_norm(rng, name, shape, reps, peers.get(name))
 
 
 def time_pair(ours, baseline, reps: int) -> tuple[list[float], list[float]]:
@@ -74,6 +83,39 @@ def time_pair(ours, baseline, reps: int) -> tuple[list[float], list[float]]:
         baseline()
         base.append((time.perf_counter() - start) * 1e3)
     return mine, base
+
+
+def measure_layer_norm(
+    rng: np.random.Generator, name: str, shape: tuple[int, ...], reps: int, mxnet_ms: float | None
+) -> None:
+    """LayerNorm along the last axis: ``mx.nd.LayerNorm`` under autograd against the same math in NumPy."""
+    hidden, eps = shape[-1], 1e-5
+    x_np = rng.standard_normal(shape, dtype=np.float32)
+    g_np = rng.uniform(0.5, 1.5, hidden).astype(np.float32)
+    b_np = np.zeros(hidden, dtype=np.float32)
+    dy_np = rng.standard_normal(shape, dtype=np.float32)
+    x, g, b, dy = (mx.nd.array(a) for a in (x_np, g_np, b_np, dy_np))
+    for array in (x, g, b):
+        array.attach_grad()
+
+    def ours() -> None:
+        with mx.autograd.record():
+            y = mx.nd.LayerNorm(x, g, b, axis=-1, eps=eps)
+        y.backward(dy)
+        mx.nd.waitall()
+
+    def numpy_same_math() -> None:
+        mean = x_np.mean(axis=-1, keepdims=True)
+        std = np.sqrt(np.square(x_np - mean).mean(axis=-1, keepdims=True) + eps)
+        xhat = (x_np - mean) / std
+        y = xhat * g_np + b_np  # noqa: F841 - forward, as the framework computes it
+        dxhat = dy_np * g_np
+        dx = (dxhat - dxhat.mean(-1, keepdims=True) - xhat * (dxhat * xhat).mean(-1, keepdims=True)) / std  # noqa: F841
+        dgamma = (dy_np * xhat).reshape(-1, hidden).sum(axis=0)  # noqa: F841
+        dbeta = dy_np.reshape(-1, hidden).sum(axis=0)  # noqa: F841
+
+    mine, base = time_pair(ours, numpy_same_math, reps)
+    report("LayerNorm forward+backward", name, {"data": list(shape), "axis": -1}, mine, base, mxnet_ms)
 
 
 def report(workload: str, name: str, shape: dict, mine: list, base: list, mxnet_ms: float | None) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg
+import scipy.special
 
 from .base import ContextError
 from .context import Context
@@ -164,10 +165,8 @@ def special_functions(xp: ModuleType) -> ModuleType:
     imports cupyx, as this module is the only one that imports cupy.
     """
     if xp is np:
-        import scipy.special
-
         return scipy.special
-    import cupyx.scipy.special
+    import cupyx.scipy.special  # noqa: PLC0415 - optional (the [gpu] extra), like cupy itself
 
     return cupyx.scipy.special
 

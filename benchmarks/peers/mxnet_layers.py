@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Peer workload: MXNet 1.9.1's FullyConnected / Convolution / Pooling / linalg gemm2 forward+backward.
+"""Peer workload: MXNet 1.9.1's FullyConnected / Convolution / Pooling / LayerNorm / linalg gemm2 forward+backward.
 
 Run with an interpreter that has ``mxnet`` (see shared/anchors/README.md for the venv):
 
@@ -23,6 +23,7 @@ FC = {"lenet_fc1": (64, 800, 500), "lenet_fc2": (64, 500, 10), "mlp_fc": (128, 7
 CONV = {"conv1": ((64, 1, 28, 28), 20), "conv2": ((64, 20, 12, 12), 50)}
 POOL = {"pool1": (64, 20, 24, 24), "pool2": (64, 50, 8, 8)}
 GEMM2 = {"linalg_gemm2": (32, 64, 128, 64)}
+LAYER_NORM = {"layernorm_lm": (32, 35, 256)}
 
 
 def timed(step, reps: int) -> list[float]:
@@ -79,6 +80,21 @@ def pool_case(shape: tuple):
     return step
 
 
+def layer_norm_case(shape: tuple):
+    x, dy = mx.nd.random.normal(shape=shape), mx.nd.random.normal(shape=shape)
+    g, b = mx.nd.random.uniform(0.5, 1.5, shape=shape[-1:]), mx.nd.zeros(shape[-1:])
+    for a in (x, g, b):
+        a.attach_grad()
+
+    def step():
+        with mx.autograd.record():
+            y = mx.nd.LayerNorm(x, g, b, axis=-1, eps=1e-5)
+        y.backward(dy)
+        mx.nd.waitall()
+
+    return step
+
+
 def gemm2_case(batch: int, m: int, k: int, n: int):
     a, b = mx.nd.random.normal(shape=(batch, m, k)), mx.nd.random.normal(shape=(batch, k, n))
     dy = mx.nd.random.normal(shape=(batch, m, n))
@@ -103,6 +119,7 @@ def main() -> None:
     cases.update({name: conv_case(*spec) for name, spec in CONV.items()})
     cases.update({name: pool_case(shape) for name, shape in POOL.items()})
     cases.update({name: gemm2_case(*shape) for name, shape in GEMM2.items()})
+    cases.update({name: layer_norm_case(shape) for name, shape in LAYER_NORM.items()})
     for name, step in cases.items():
         if args.case not in name:
             continue

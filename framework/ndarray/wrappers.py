@@ -10,6 +10,7 @@ from typing import Any
 
 from ..context import Context
 from ..operator.tensor.split_v2 import split_v2_params
+from . import op
 from .ndarray import NDArray, normalize_dtype
 
 
@@ -22,15 +23,11 @@ def linspace(
     dtype: Any = "float32",
 ) -> NDArray:
     """``num`` evenly spaced values from ``start`` to ``stop`` (included when ``endpoint``)."""
-    from . import op
-
     return op._linspace(start=start, stop=stop, num=num, endpoint=endpoint, ctx=ctx, dtype=normalize_dtype(dtype).name)
 
 
 def eye(N: int, M: int = 0, k: int = 0, ctx: Context | None = None, dtype: Any = "float32") -> NDArray:
     """An ``N x M`` matrix (``M=0``: square) with ones on diagonal ``k``."""
-    from . import op
-
     return op._eye(N=N, M=M, k=k, ctx=ctx, dtype=normalize_dtype(dtype or "float32").name)
 
 
@@ -38,8 +35,6 @@ def histogram(a: NDArray, bins: int | NDArray = 10, range: tuple[float, float] |
     """(counts, edges) of ``a``'s values: ``bins`` equal bins over ``range``, or the edges in an
     NDArray ``bins``. Without ``range`` it is the data's (min, max), read by waiting for ``a``,
     as MXNet (which falls back to NumPy there) does."""
-    from . import op
-
     if isinstance(bins, NDArray):
         return op._histogram(a, bins)
     if range is None:
@@ -51,6 +46,4 @@ def histogram(a: NDArray, bins: int | NDArray = 10, range: tuple[float, float] |
 
 def split_v2(ary: NDArray, indices_or_sections: int | tuple, axis: int = 0, squeeze_axis: bool = False) -> Any:
     """Split ``ary`` along ``axis`` into equal sections (an int) or at the given indices (a tuple)."""
-    from . import op
-
     return op._split_v2(ary, **split_v2_params(indices_or_sections, axis, squeeze_axis))

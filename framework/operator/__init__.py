@@ -9,7 +9,7 @@ Importing this package registers every built-in operator (``tensor/``, ``nn/``, 
 
 from __future__ import annotations
 
-from . import contrib, linalg, nn, registry, tensor
+from . import contrib, linalg, nn, registry, sequence, tensor
 from .grad import (
     elemwise_grad_use_in,
     elemwise_grad_use_in_out,
@@ -19,6 +19,7 @@ from .grad import (
 )
 from .infer import InferenceError, elemwise_shape, elemwise_type, shape_assign, type_assign
 from .kernel import ADD, INPLACE, NULL, WRITE, OpContext, Req, assign, assign_ufunc
+from .nn import ctc_loss, kl_sparse_reg, normalization, svm_output, v1  # noqa: F401  (issue 17: normalisation and losses)
 from .node import Entry, Node, NodeAttrs
 from .params import REQUIRED, DType, OperatorParamError, Param, ParamSet, Shape
 from .registry import OpDef, OperatorError, get, list_operators, register
@@ -57,6 +58,7 @@ __all__ = [
     "nn",
     "register",
     "registry",
+    "sequence",
     "shape_assign",
     "tensor",
     "type_assign",

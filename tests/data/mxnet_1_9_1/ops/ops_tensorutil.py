@@ -26,6 +26,7 @@ import json
 import os
 import sys
 
+import mxnet as mx
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -191,8 +192,6 @@ def _invoke(mx, path: str, inputs: list, params: dict):
 
 
 def main(out_dir: str = HERE) -> None:
-    import mxnet as mx
-
     rng = np.random.default_rng(17)
     buffers: dict[str, list[np.ndarray]] = {}  # one flat buffer per dtype keeps the file small
     records = []
