@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from framework.executor.gradient import GradientError
 from op_helpers import infer_shapes, infer_types, seeded_rng, to_nd
 
 import framework as mx
 from framework import autograd
+from framework.executor import GradientError
 from framework.operator import InferenceError, OperatorParamError
 from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req
 
