@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import json
+import os
+import signal
 import socket
 import sys
 from pathlib import Path
@@ -157,6 +159,27 @@ def demo(argv: list[str]) -> int:
 
 # ----------------------------------------------------------------------------- dispatch
 def main(argv: list[str] | None = None) -> int:
+    """Run one ``mxlab`` command; a reader that closes the pipe early (``mxlab exercises | head``) is not an error."""
+    try:
+        return dispatch(argv)
+    except BrokenPipeError:
+        return reader_went_away()
+
+
+def reader_went_away() -> int:
+    """Exit quietly like other Unix tools when stdout's reader has gone: status 128 + SIGPIPE.
+
+    Python ignores SIGPIPE, so a write to a closed pipe raises BrokenPipeError instead of
+    ending the process. Pointing stdout at /dev/null stops the interpreter's final flush
+    from raising (and printing) the same error again on the way out.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 128 + signal.SIGPIPE
+
+
+def dispatch(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[0] if argv and not argv[0].startswith("-") else "serve"
     if command == "demo":

@@ -145,3 +145,37 @@ def test_exercise_commands_without_the_package_exit_2(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "exercises.cli", None)  # importing it raises ImportError
     assert main(["solution", "relu"]) == 2
     assert "the exercises package is not available" in capsys.readouterr().err
+
+
+SIGPIPE_STATUS = 128 + signal.SIGPIPE
+
+
+@pytest.mark.parametrize(
+    ("argv", "status"),
+    [
+        (["-m", "server", "exercises"], SIGPIPE_STATUS),
+        (["-m", "server", "hint", "quadratic"], SIGPIPE_STATUS),
+        (["-m", "server", "solution", "quadratic"], SIGPIPE_STATUS),
+        (["-m", "server", "demo", "--engine", "NaiveEngine", "--chain-length", "1", "--op-ms", "0"], SIGPIPE_STATUS),
+        (["-m", "server", "serve", "--help"], 0),  # argparse ignores a failed write of its help text
+        (["-m", "exercises", "exercises"], SIGPIPE_STATUS),
+    ],
+)
+def test_every_command_exits_quietly_when_its_reader_closes_the_pipe(tmp_path, argv, status):
+    """`mxlab exercises | head`: the reader is gone before the command writes; no traceback."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # every write now fails with EPIPE, like a `head` that has finished
+    try:
+        result = subprocess.run(
+            [sys.executable, *argv],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in result.stderr and "BrokenPipeError" not in result.stderr, result.stderr
+    assert result.returncode == status, result.stderr
