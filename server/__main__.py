@@ -2,7 +2,7 @@
 
 * ``mxlab [serve] [--host H] [--port P] [--token T] [--scenario NAME] [--no-default-run]``
   serves the REST API, the event WebSocket and the browser UI (default 127.0.0.1:8000),
-  starts one run of the default scenario and prints the URL to open;
+  starts the default scenario's launch run (engine_basics, looping until stopped) and prints the URL;
 * ``mxlab demo [...]`` prints text timelines of the engine scenario and writes a Chrome trace;
 * ``mxlab check|hint|solution|exercises ...`` are the operator exercises' commands.
 """
@@ -34,7 +34,9 @@ def build_serve_parser() -> argparse.ArgumentParser:
     parser.add_argument("--token", default=None, help="secret every request must present (required beyond loopback)")
     parser.add_argument("--scenario", default="engine_basics", help="scenario of the first run (default engine_basics)")
     parser.add_argument("--no-default-run", action="store_true", help="do not start a run at startup")
-    parser.add_argument("--run-timeout", type=float, default=120.0, help="seconds a run may take (default 120)")
+    parser.add_argument(
+        "--run-timeout", type=float, default=120.0, help="seconds a run may take (default 120; a looping run: 1 h)"
+    )
     parser.add_argument("--max-running", type=int, default=4, help="runs allowed at the same time (default 4)")
     return parser
 
@@ -96,7 +98,7 @@ def serve(argv: list[str]) -> int:
     runs.warm_up()
     query = []
     if not args.no_default_run:
-        query.append(f"run={runs.start(args.scenario).id}")
+        query.append(f"run={runs.start(args.scenario, runs.scenarios[args.scenario].launch_params).id}")
     if args.token is not None:
         query.append(f"token={args.token}")
     print(f"MXLab is running at {url_for(args.host, port, '&'.join(query))}", flush=True)

@@ -97,19 +97,23 @@ def _stop(process: subprocess.Popen) -> None:
         process.wait()
 
 
-def test_python_dash_m_server_serves_the_api_and_starts_the_default_run():
+def test_python_dash_m_server_serves_the_api_and_starts_the_looping_default_run():
     port = free_port()
     process, url = _serve("--port", str(port))
     try:
         assert url.startswith(f"http://127.0.0.1:{port}/?run=")
         run_id = url.rsplit("run=", 1)[1]
+        # The default run loops until stopped: after two rounds (32 operations) it is still running.
         deadline = time.monotonic() + 60
         while True:
             run = httpx.get(f"http://127.0.0.1:{port}/api/runs/{run_id}", timeout=5).json()
-            if run["status"] not in ("queued", "running") or time.monotonic() > deadline:
+            ended = run["event_counts"].get("engine.end", 0)
+            if ended >= 32 or run["status"] not in ("queued", "running") or time.monotonic() > deadline:
                 break
             time.sleep(0.1)
-        assert run["scenario"] == "engine_basics" and run["status"] == "done", run
+        assert run["scenario"] == "engine_basics" and run["params"]["loop"] is True, run
+        assert run["status"] == "running" and ended >= 32, run
+        assert run["time_limit_s"] > 120  # the scenario's own limit, not the server's 120 s
         assert httpx.get(f"http://127.0.0.1:{port}/api/health").json()["mode"] == "server"
     finally:
         _stop(process)
