@@ -198,7 +198,9 @@ SCENARIO = register(
         run=run,
         tutorial="tutorials/02-dependency-engine.md",
         panels=("timeline", "dag"),
-        launch_params={"loop": True},
+        # Paced for watching: 100 ms operations keep each bar wide enough to label on the
+        # timeline's live window, and the alternation of the dependent chains easy to follow.
+        launch_params={"loop": True, "op_ms": 100.0},
         time_limit=time_limit,
     )
 )

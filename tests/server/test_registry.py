@@ -44,9 +44,9 @@ def test_a_scenario_with_an_unknown_panel_is_refused():
 
 def test_the_launch_run_loops_until_cancelled_with_the_scenarios_own_time_limit(client, manager):
     scenario = REGISTRY["engine_basics"]
-    assert scenario.launch_params == {"loop": True}
+    assert scenario.launch_params["loop"] is True
     run = client.post(
-        "/api/runs", json={"scenario": "engine_basics", "params": {**scenario.launch_params, "chain_length": 1}}
+        "/api/runs", json={"scenario": "engine_basics", "params": {"loop": True, "chain_length": 1, "op_ms": 1.0}}
     ).json()
     assert run["time_limit_s"] == LOOP_TIME_LIMIT_S > manager.run_timeout_s
     # Two complete rounds of both programs (4 operations each) have ended, and the run goes on.

@@ -4,6 +4,7 @@ import d3 from "d3";
 import uPlot from "uplot";
 import { LineChart } from "./charts.js";
 import { escapeHtml, formatBytes, formatMs } from "./format.js";
+import { suggestion } from "./catalogue.js";
 
 const EXTERNAL = -1;
 
@@ -47,9 +48,9 @@ export class MemoryView {
     const samples = m ? m.t.length : 0;
     this.empty.style.display = samples ? "none" : "";
     this.empty.innerHTML = !model
-      ? "No run open. Run <b>memory_planning</b> or <b>train_mlp</b> to watch the storage pool."
+      ? `No run open. ${suggestion("memory", "to watch the storage pool")}`
       : model.finished
-        ? "This run allocated no storage (engine_basics and rw_hazards only sleep). Try <b>memory_planning</b>."
+        ? `This run allocated no storage. ${suggestion("memory", "to watch the storage pool")}`
         : "No allocation yet…";
     this.chartHost.style.display = samples ? "" : "none";
     if (samples) this.chart.setData([m.t, m.inUse, m.pooled]);
@@ -76,7 +77,7 @@ export class MemoryView {
       this.planBytes.innerHTML = "";
       this.planHost.innerHTML = `<div class="empty-state">${
         this.model
-          ? "No executor plan in this run. <b>memory_planning</b> (and <b>train_mlp</b>) bind an executor, which plans its memory."
+          ? `No executor plan in this run. ${suggestion("plan", "to bind an executor, which plans its memory")}`
           : "No run open."
       }</div>`;
       this.planShown = null;
