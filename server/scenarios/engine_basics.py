@@ -137,7 +137,7 @@ def max_overlap(program_events: list[dict]) -> int:
 
 
 class EngineBasicsParams(ScenarioParams):
-    """Parameters of the engine basics scenario (ranges keep a run well under 10 s)."""
+    """Parameters of the engine basics scenario (ranges keep a single pass well under 10 s; ``loop`` repeats it)."""
 
     engine_type: EngineType = Field("ThreadedEnginePerDevice", description="which engine runs the programs")
     workers: int = Field(2, ge=1, le=8, description="worker threads per pool (NaiveEngine has none)")

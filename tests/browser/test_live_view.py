@@ -90,6 +90,15 @@ def test_starting_another_scenario_stops_the_looping_run(page, launched_server):
     assert not page.problems
 
 
+def start_new(page, scenario: str, **params) -> str:
+    """start(), then wait until the run bar shows the new run (not the one open before) and it has finished."""
+    before = page.get_attribute("#run-bar", "data-run") or ""
+    start(page, scenario, **params)
+    page.wait_for_function(f"() => document.querySelector('#run-bar').dataset.run !== '{before}'", timeout=15_000)
+    wait_finished(page)
+    return page.get_attribute("#run-bar", "data-run")
+
+
 def bar_colours(page) -> dict[str, str]:
     return page.eval_on_selector_all(
         "#timeline rect.bar", "bars => Object.fromEntries(bars.map(b => [b.dataset.name, b.getAttribute('fill')]))"
@@ -98,11 +107,9 @@ def bar_colours(page) -> dict[str, str]:
 
 def test_an_operation_has_the_same_colour_in_every_run_whatever_ran_first(page, server_url):
     open_ui(page, server_url)
-    start(page, "engine_basics", program="independent", chain_length=2, op_ms=1)
-    wait_finished(page)
+    start_new(page, "engine_basics", program="independent", chain_length=2, op_ms=1)
     first = bar_colours(page)
-    start(page, "engine_basics", program="both", chain_length=2, op_ms=1)  # X, Y now arrive before P, Q
-    wait_finished(page)
+    start_new(page, "engine_basics", program="both", chain_length=2, op_ms=1)  # X, Y now arrive before P, Q
     second = bar_colours(page)
     assert {name: first[name] for name in ("P1", "Q1")} == {name: second[name] for name in ("P1", "Q1")}
     assert len({second[name] for name in ("X1", "Y1", "P1", "Q1")}) == 4  # one view, four distinct colours
@@ -133,12 +140,12 @@ def test_every_colour_of_the_palette_has_contrast_on_white(page, server_url):
 
 def test_a_finished_run_can_be_rerun_with_its_parameters(page, server_url):
     open_ui(page, server_url)
-    first = start(page, "rw_hazards", phases=2)
-    wait_finished(page)
+    first = start_new(page, "rw_hazards", phases=2)
     page.select_option("#scenario-select", "engine_basics")  # the form now shows another scenario
     page.click(f'.run-item[data-run="{first}"]')
-    page.wait_for_function(f"() => document.querySelector('#run-bar').dataset.run === '{first}'")
-    assert page.input_value("#scenario-select") == "rw_hazards"  # the open run's scenario and parameters
+    # Opening the run puts its scenario and parameters back in the form.
+    page.wait_for_function("() => document.querySelector('#scenario-select').value === 'rw_hazards'", timeout=10_000)
+    assert page.input_value('#scenario-form [data-param="phases"]') == "2"
     assert page.is_visible("#rerun-button")
     assert page.inner_text("#run-button") == "Start a new run"
     page.click("#rerun-button")
@@ -151,8 +158,8 @@ def test_a_finished_run_can_be_rerun_with_its_parameters(page, server_url):
 
 def test_memory_planning_shows_the_executor_pass_one_bar_per_operator(page, server_url):
     open_ui(page, server_url)
-    run_id = start(page, "memory_planning", mode="inference")
-    assert wait_finished(page) == "done"
+    run_id = start_new(page, "memory_planning", mode="inference")
+    assert page.get_attribute("#run-bar", "data-status") == "done"
     names = page.eval_on_selector_all("#timeline rect.bar", "bars => bars.map(b => b.dataset.name)")
     assert not any(re.search(r"\[\d+ nodes\]$", name) for name in names), names  # no fused segment
     plan = summary(server_url, run_id)["result"]
@@ -161,7 +168,11 @@ def test_memory_planning_shows_the_executor_pass_one_bar_per_operator(page, serv
 
 
 def test_empty_panels_suggest_scenarios_named_by_the_server(page, server_url):
+    for run in httpx.get(f"{server_url}/api/runs", timeout=10).json():  # nothing in progress to open
+        if run["status"] in ("queued", "running"):
+            httpx.post(f"{server_url}/api/runs/{run['id']}/cancel", timeout=10)
     open_ui(page, server_url)
+    assert "No run open" in page.inner_text("#run-bar")
     panels = {s["name"]: s["panels"] for s in httpx.get(f"{server_url}/api/scenarios", timeout=10).json()}
     text = page.inner_text("#panel-timeline")
     for name, shown in panels.items():

@@ -370,7 +370,11 @@ async function init() {
   const inProgress = runs?.find((r) => r.status === "running" || r.status === "queued");
   const runId = query.get("run") ?? (app.mode === "attach" ? "live" : inProgress?.id);
   if (runId) await openRun(runId);
-  else setUrl({});
+  else {
+    setUrl({});
+    $("run-bar").innerHTML =
+      '<span class="muted">No run open. Pick a scenario and press <b>Start a new run</b>, or open a run from the list.</span>';
+  }
   selectTab("timeline");
   document.body.dataset.ready = "true";
 }
