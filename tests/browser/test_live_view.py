@@ -61,6 +61,7 @@ def test_the_first_page_load_shows_a_run_in_progress_within_two_seconds(page, la
         # Before the run appears the page says it is connecting, never that there are no runs.
         assert "No runs yet" not in page.inner_text("#run-list")
         assert "No run open" not in page.inner_text("#run-bar")
+        assert "No run open" not in page.inner_text("#panel-timeline")
         page.wait_for_function(
             "() => ['running'].includes(document.querySelector('#run-bar').dataset.status)"
             " && document.querySelector('#timeline rect.bar')",

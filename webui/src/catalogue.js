@@ -3,12 +3,22 @@
 // "panels" list; tutorial links come from the server's tutorial table.
 import { escapeHtml } from "./format.js";
 
-const catalogue = { scenarios: [], tutorials: [] };
+const catalogue = { scenarios: [], tutorials: [], settled: false };
 
-/** Keep what the server listed (called once at start-up). */
+/** Keep what the server listed (called at start-up, before the first run is opened). */
 export function setCatalogue({ scenarios = [], tutorials = [] }) {
   catalogue.scenarios = scenarios;
   catalogue.tutorials = tutorials;
+}
+
+/** Start-up is over: the page has opened the run it was going to open, or none (see noRunText). */
+export function settle() {
+  catalogue.settled = true;
+}
+
+/** What an empty panel says without a run: "Connecting…" during start-up, never a premature "No run open". */
+export function noRunText(panel, purpose) {
+  return catalogue.settled ? `No run open. ${suggestion(panel, purpose)}` : "Connecting…";
 }
 
 /** The scenarios made to show `panel`, as "<b>a</b>, <b>b</b> or <b>c</b>" ("" when none). */

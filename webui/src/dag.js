@@ -2,7 +2,7 @@
 // operation's live state. The layout is recomputed when operations are added (at most every
 // RELAYOUT_MS); state changes only recolour the existing nodes.
 import { escapeDot, escapeHtml } from "./format.js";
-import { suggestion } from "./catalogue.js";
+import { noRunText } from "./catalogue.js";
 import { enablePanZoom } from "./panzoom.js";
 import { getViz } from "./viz.js";
 
@@ -45,7 +45,7 @@ export class DependencyView {
     if (!model || model.order.length === 0) {
       this.host.innerHTML = `<div class="empty-state">${
         !model
-          ? `No run open. ${suggestion("dag", "to see operations wait for each other")}`
+          ? noRunText("dag", "to see operations wait for each other")
           : model.finished
             ? "This run pushed no engine operations."
             : "No operation pushed yet…"

@@ -3,7 +3,7 @@
 import { api } from "./api.js";
 import { colorsFor, renderLegend } from "./colors.js";
 import { escapeHtml } from "./format.js";
-import { suggestion } from "./catalogue.js";
+import { noRunText, suggestion } from "./catalogue.js";
 import { enablePanZoom } from "./panzoom.js";
 import { getViz } from "./viz.js";
 
@@ -81,7 +81,7 @@ export class GraphView {
   render() {
     const model = this.model;
     if (!model) {
-      this.showEmpty(`No run open. ${suggestion("graph", "to see its network")}`);
+      this.showEmpty(noRunText("graph", "to see its network"));
       return;
     }
     if (this.state === "shown" && model.plans.length !== this.plansSeen) {

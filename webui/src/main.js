@@ -2,7 +2,7 @@
 // one RunModel per open run (events arrive over the run's WebSocket and are folded in batches).
 import { api, describeError, openEventStream } from "./api.js";
 import { DependencyView } from "./dag.js";
-import { setCatalogue, tutorialHtml } from "./catalogue.js";
+import { setCatalogue, settle, tutorialHtml } from "./catalogue.js";
 import { buildForm } from "./form.js";
 import { escapeHtml, formatMs } from "./format.js";
 import { GraphView } from "./graph.js";
@@ -370,7 +370,9 @@ async function init() {
   const inProgress = runs?.find((r) => r.status === "running" || r.status === "queued");
   const runId = query.get("run") ?? (app.mode === "attach" ? "live" : inProgress?.id);
   if (runId) await openRun(runId);
-  else {
+  settle();
+  scheduleRender();
+  if (!runId) {
     setUrl({});
     $("run-bar").innerHTML =
       '<span class="muted">No run open. Pick a scenario and press <b>Start a new run</b>, or open a run from the list.</span>';

@@ -4,7 +4,7 @@ import d3 from "d3";
 import uPlot from "uplot";
 import { LineChart } from "./charts.js";
 import { escapeHtml, formatBytes, formatMs } from "./format.js";
-import { suggestion } from "./catalogue.js";
+import { noRunText, suggestion } from "./catalogue.js";
 
 const EXTERNAL = -1;
 
@@ -48,7 +48,7 @@ export class MemoryView {
     const samples = m ? m.t.length : 0;
     this.empty.style.display = samples ? "none" : "";
     this.empty.innerHTML = !model
-      ? `No run open. ${suggestion("memory", "to watch the storage pool")}`
+      ? noRunText("memory", "to watch the storage pool")
       : model.finished
         ? `This run allocated no storage. ${suggestion("memory", "to watch the storage pool")}`
         : "No allocation yet…";
@@ -78,7 +78,7 @@ export class MemoryView {
       this.planHost.innerHTML = `<div class="empty-state">${
         this.model
           ? `No executor plan in this run. ${suggestion("plan", "to bind an executor, which plans its memory")}`
-          : "No run open."
+          : noRunText("plan", "to bind an executor, which plans its memory")
       }</div>`;
       this.planShown = null;
       return;

@@ -4,7 +4,7 @@
 import d3 from "d3";
 import { colorFor, colorsFor, operatorKind, renderLegend } from "./colors.js";
 import { escapeHtml, formatMs } from "./format.js";
-import { suggestion } from "./catalogue.js";
+import { noRunText, suggestion } from "./catalogue.js";
 
 const LANE_HEIGHT = 26;
 const AXIS_HEIGHT = 28;
@@ -138,7 +138,7 @@ export class Timeline {
     const pending = model ? model.order.length - ops.length : 0;
     this.empty.style("display", ops.length ? "none" : null).html(
       !model
-        ? `No run open. ${suggestion("timeline", "to watch the engine's workers")}`
+        ? noRunText("timeline", "to watch the engine's workers")
         : model.finished
           ? `This run pushed no engine operations. ${suggestion("timeline", "to watch the engine's workers")}`
           : `Waiting for the first operation to start… (${pending} pushed)`,

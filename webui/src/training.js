@@ -3,7 +3,7 @@
 import { LineChart } from "./charts.js";
 import { colorsFor } from "./colors.js";
 import { escapeHtml } from "./format.js";
-import { suggestion } from "./catalogue.js";
+import { noRunText, suggestion } from "./catalogue.js";
 
 const LOSS = /loss|entropy|ce$|mse|mae|nll|perplexity/i;
 
@@ -31,7 +31,7 @@ export class TrainingView {
     const series = model ? [...model.metrics.values()] : [];
     this.empty.style.display = series.length ? "none" : "";
     this.empty.innerHTML = !model
-      ? `No run open. ${suggestion("training", "to watch loss and accuracy")}`
+      ? noRunText("training", "to watch loss and accuracy")
       : model.finished
         ? `This run reported no training metrics. ${suggestion("training", "to train a network")}`
         : "No metric reported yet…";
