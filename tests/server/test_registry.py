@@ -66,3 +66,10 @@ def test_a_run_without_a_loop_keeps_the_servers_limit(client, manager):
     run = client.post("/api/runs", json={"scenario": "engine_basics", "params": {"chain_length": 1}}).json()
     assert run["time_limit_s"] == manager.run_timeout_s
     assert wait_for(client, run["id"])["status"] == "done"
+
+
+def test_a_loop_ends_by_itself_at_its_maximum_and_counts_its_rounds():
+    from server.scenarios.engine_basics import loop_programs
+
+    rounds = loop_programs("ThreadedEngine", 2, ["dependent", "independent"], 1, 0.0, max_s=0.01)
+    assert rounds >= 1  # at least one full round, then the deadline (not a cancel) ended it
