@@ -39,7 +39,8 @@ test:
 		$(BIN)/python -m pytest
 
 # The tutorials as Jupyter notebooks: JupyterLab into the venv, the .ipynb pairs written by
-# jupytext (tutorials/jupytext.toml), then JupyterLab on tutorials/ (it prints the URL to open).
+# jupytext (tutorials/jupytext.toml), then JupyterLab on tutorials/ (it prints the URL to open;
+# as root, e.g. in a container, JupyterLab refuses to start without --allow-root).
 NOTEBOOK_STAMP := $(VENV)/.notebook-installed
 $(NOTEBOOK_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,notebook]'
@@ -47,7 +48,7 @@ $(NOTEBOOK_STAMP): $(STAMP)
 
 notebook: install $(NOTEBOOK_STAMP)
 	$(BIN)/jupytext --sync tutorials/[0-9][0-9]-*.md
-	$(BIN)/jupyter lab --no-browser --notebook-dir=tutorials
+	$(BIN)/jupyter lab --no-browser --notebook-dir=tutorials $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 bench: install
 	$(BIN)/python benchmarks/engine.py
