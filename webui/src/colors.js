@@ -8,18 +8,21 @@
 // bar must not fade into the background (the training loss was once drawn in pale yellow). The
 // order only decides which hash value gets which colour: it is chosen so that the chains of the
 // default run (X, Y and P, Q) get clearly different colours.
-const PALETTE = [
-  "#e15759", // red       3.7:1
-  "#499894", // teal      3.4:1 (Tableau: #76b7b2)
-  "#9a7e1c", // yellow    3.9:1 (Tableau: #edc948)
-  "#c85a84", // pink      4.0:1 (Tableau: #ff9da7)
-  "#9c755f", // brown     4.1:1
-  "#3d8f3a", // green     4.1:1 (Tableau: #59a14f)
-  "#b07aa1", // purple    3.4:1
-  "#4e79a7", // blue      4.6:1
-  "#c7731f", // orange    3.6:1 (Tableau: #f28e2b)
-  "#79706e", // grey      4.8:1 (Tableau: #bab0ac)
+const NAMED_PALETTE = [
+  ["red", "#e15759"], // 3.7:1
+  ["teal", "#499894"], // 3.4:1 (Tableau: #76b7b2)
+  ["yellow", "#9a7e1c"], // 3.9:1 (Tableau: #edc948)
+  ["pink", "#c85a84"], // 4.0:1 (Tableau: #ff9da7)
+  ["brown", "#9c755f"], // 4.1:1
+  ["green", "#3d8f3a"], // 4.1:1 (Tableau: #59a14f)
+  ["purple", "#b07aa1"], // 3.4:1
+  ["blue", "#4e79a7"], // 4.6:1
+  ["orange", "#c7731f"], // 3.6:1 (Tableau: #f28e2b)
+  ["grey", "#79706e"], // 4.8:1 (Tableau: #bab0ac)
 ];
+const PALETTE = NAMED_PALETTE.map(([, colour]) => colour);
+/** The palette's colours by hue, for fixed series (the memory chart's "in use" and "pooled"). */
+export const HUE = Object.fromEntries(NAMED_PALETTE);
 
 const encoder = new TextEncoder();
 

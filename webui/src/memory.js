@@ -3,6 +3,7 @@
 import d3 from "d3";
 import uPlot from "uplot";
 import { LineChart } from "./charts.js";
+import { HUE } from "./colors.js";
 import { escapeHtml, formatBytes, formatMs } from "./format.js";
 import { noRunText, suggestion } from "./catalogue.js";
 
@@ -24,8 +25,8 @@ export class MemoryView {
       xFormat: formatMs,
       yFormat: formatBytes,
       series: [
-        { label: "in use", stroke: "#1f77b4", fill: "rgba(31,119,180,0.12)", paths: stepped() },
-        { label: "pooled (free, kept for reuse)", stroke: "#ff7f0e", paths: stepped() },
+        { label: "in use", stroke: HUE.blue, fill: `${HUE.blue}1f`, paths: stepped() },
+        { label: "pooled (free, kept for reuse)", stroke: HUE.orange, paths: stepped() },
       ],
     });
     this.empty = document.createElement("div");
