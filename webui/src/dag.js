@@ -107,16 +107,18 @@ export class DependencyView {
       const svg = viz.renderSVGElement(this.toDot(ops));
       svg.classList.add("dag-svg");
       // Keep the reader's zoom and scroll position across live re-layouts; a reader who has not
-      // scrolled follows the newest operations (laid out on the right).
+      // scrolled away follows the newest operations: a chain grows to the right, and work with no
+      // link to earlier work (the next round of a looping run) is laid out below.
       const previous = this.host.querySelector("svg.dag-svg");
       const keepScale = previous?.dataset.userScaled ? Number(previous.dataset.scale) : null;
       const { scrollLeft, scrollTop } = this.host;
-      const follow = !previous || scrollLeft + this.host.clientWidth >= this.host.scrollWidth - 8;
+      const followRight = !previous || scrollLeft + this.host.clientWidth >= this.host.scrollWidth - 8;
+      const followDown = previous && scrollTop + this.host.clientHeight >= this.host.scrollHeight - 8;
       this.host.replaceChildren(svg);
       enablePanZoom(svg, this.host, keepScale);
       if (keepScale) svg.dataset.userScaled = "true";
-      this.host.scrollLeft = follow ? this.host.scrollWidth : scrollLeft;
-      this.host.scrollTop = scrollTop;
+      this.host.scrollLeft = followRight ? this.host.scrollWidth : scrollLeft;
+      this.host.scrollTop = followDown ? this.host.scrollHeight : scrollTop;
       this.nodes = new Map();
       const byId = new Map(ops.map((op) => [`dag-op-${op.id}`, op]));
       for (const g of svg.querySelectorAll("g.node")) {
