@@ -55,8 +55,8 @@ class Exercise:
 
 
 CATALOGUE: tuple[Exercise, ...] = (
-    Exercise("quadratic", "quadratic: your first operator", "seed 004's f(x) = a*x^2 + b*x + c through the registry"),
-    Exercise("smooth_l1", "smooth_l1 through SimpleOp", "seed 000's smooth L1 loss as a unary SimpleOp"),
+    Exercise("quadratic", "quadratic: your first operator", "f(x) = a*x^2 + b*x + c through the registry"),
+    Exercise("smooth_l1", "smooth_l1 through SimpleOp", "Fast R-CNN's smooth L1 loss as a unary SimpleOp"),
     Exercise("softmax_ce", "softmax with cross-entropy backward", "softmax forward, (p - onehot) / n backward"),
     Exercise("leaky_relu", "leaky ReLU and PReLU", "the leaky unit and the gradient of PReLU's learned slope gamma"),
     Exercise("conv2d", "2-D convolution with im2col", "forward as one matrix product, backward with col2im"),

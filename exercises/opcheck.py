@@ -225,6 +225,17 @@ def numeric_gradient_via_autograd(
 
 
 # ----------------------------------------------------------------------------- req checks
+WRONG_FORMULA_HINT = (
+    "the result is already wrong with req 'write', so the formula in {what} is the problem, not req "
+    "'add'/'null' handling: make the `{check}` check pass first (it names the input that breaks it)"
+)
+
+
+def _tolerances(dtype: np.dtype) -> tuple[float, float]:
+    """(rtol, atol) for comparing a result of ``dtype`` with the float64 reference."""
+    return (1e-4, 1e-5) if dtype == np.float32 else (1e-7, 1e-9)
+
+
 def check_forward_req(
     op: Any,
     params: dict[str, Any],
@@ -235,21 +246,35 @@ def check_forward_req(
     rng: np.random.Generator,
     output_names: Sequence[str] | None = None,
 ) -> None:
-    """req add must accumulate onto what the outputs held, req null must leave them alone."""
+    """req add must accumulate onto what the outputs held, req null must leave them alone.
+
+    The plain ``write`` result is checked first: when the formula itself is wrong, that is
+    what the learner is told, not that ``add`` or ``null`` is mishandled.
+    """
     attrs = parse(op, params)
     specs = [(e.shape, e.dtype) for e in expected]
     output_names = output_names or [f"out{i}" if len(expected) > 1 else "out" for i in range(len(expected))]
     arrays = dict(zip(names, inputs, strict=True))
     previous = [rng.uniform(-1, 1, size=e.shape).astype(e.dtype) for e in expected]
+    written = call_compute(op, attrs, inputs, specs, ["write"] * len(expected), previous)
+    for name, exp, out in zip(output_names, expected, written, strict=True):
+        rtol, atol = _tolerances(exp.dtype)
+        if not np.allclose(out, exp, rtol=rtol, atol=atol, equal_nan=True):
+            raise CheckFailure(
+                describe(op.name, arrays, params, "write"),
+                f"{name} = {formula}",
+                f"{name} = {fmt_value(out)}",
+                WRONG_FORMULA_HINT.format(what="forward", check="forward"),
+                mismatch(exp, out, rtol, atol) or "",
+            )
     got = call_compute(op, attrs, inputs, specs, ["add"] * len(expected), previous)
     call = describe(op.name, arrays, params, "add")
     for name, prev, exp, out in zip(output_names, previous, expected, got, strict=True):
-        rtol, atol = (1e-4, 1e-5) if exp.dtype == np.float32 else (1e-7, 1e-9)
+        rtol, atol = _tolerances(exp.dtype)
         target = prev + exp
         if np.allclose(out, target, rtol=rtol, atol=atol, equal_nan=True):
             continue
         lost = np.allclose(out, exp, rtol=rtol, atol=atol, equal_nan=True)
-
         raise CheckFailure(
             call,
             f"{name} = previous {name} + {formula}",
@@ -281,13 +306,28 @@ def check_backward_req(
     """Gradients with req add accumulate (gradient accumulation), req null are not written."""
     arrays = dict(zip(names, inputs, strict=True))
     previous = [None if g is None else rng.uniform(-1, 1, size=g.shape).astype(g.dtype) for g in expected_grads]
+    writes = ["write" if g is not None else "null" for g in expected_grads]
+    written = run_backward(op, params, inputs, out_grads, writes, previous, forward_outputs=forward_outputs)
+    call = "backward of " + describe(op.name, arrays, params) + " with req='write' on the input gradients"
+    for name, exp, out in zip(names, expected_grads, written, strict=True):
+        if exp is None:
+            continue
+        rtol, atol = _tolerances(exp.dtype)
+        if out is None or not np.allclose(out, exp, rtol=rtol, atol=atol, equal_nan=True):
+            raise CheckFailure(
+                call,
+                f"grad of {name} = {fmt_value(exp)}",
+                f"grad of {name} = {fmt_value(out)}",
+                WRONG_FORMULA_HINT.format(what="backward", check="backward"),
+                "" if out is None else (mismatch(exp, out, rtol, atol) or ""),
+            )
     reqs = ["add" if g is not None else "null" for g in expected_grads]
     got = run_backward(op, params, inputs, out_grads, reqs, previous, forward_outputs=forward_outputs)
     call = "backward of " + describe(op.name, arrays, params) + " with req='add' on the input gradients"
     for name, prev, exp, out in zip(names, previous, expected_grads, got, strict=True):
         if exp is None:
             continue
-        rtol, atol = (1e-4, 1e-5) if exp.dtype == np.float32 else (1e-7, 1e-9)
+        rtol, atol = _tolerances(exp.dtype)
         if out is not None and np.allclose(out, prev + exp, rtol=rtol, atol=atol):
             continue
         lost = out is not None and np.allclose(out, exp, rtol=rtol, atol=atol)

@@ -2,7 +2,7 @@
 
 * ``mxlab [serve] [--host H] [--port P] [--token T] [--scenario NAME] [--no-default-run]``
   serves the REST API, the event WebSocket and the browser UI (default 127.0.0.1:8000),
-  starts one run of the default scenario and prints the URL to open;
+  starts the default scenario's launch run (engine_basics, looping until stopped) and prints the URL;
 * ``mxlab attach [--host H] [--port P] [--token T] [--open] script.py [args...]`` runs a
   script with the live view of its events (attach mode) and keeps serving after it ends;
 * ``mxlab demo [...]`` prints text timelines of the engine scenario and writes a Chrome trace;
@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import runpy
+import signal
 import sys
 import threading
 import traceback
@@ -42,7 +44,9 @@ def build_serve_parser() -> argparse.ArgumentParser:
     parser.add_argument("--token", default=None, help="secret every request must present (required beyond loopback)")
     parser.add_argument("--scenario", default="engine_basics", help="scenario of the first run (default engine_basics)")
     parser.add_argument("--no-default-run", action="store_true", help="do not start a run at startup")
-    parser.add_argument("--run-timeout", type=float, default=120.0, help="seconds a run may take (default 120)")
+    parser.add_argument(
+        "--run-timeout", type=float, default=120.0, help="seconds a run may take (default 120; a looping run: 1 h)"
+    )
     parser.add_argument("--max-running", type=int, default=4, help="runs allowed at the same time (default 4)")
     return parser
 
@@ -78,7 +82,7 @@ def serve(argv: list[str]) -> int:
     runs.warm_up()
     query = []
     if not args.no_default_run:
-        query.append(f"run={runs.start(args.scenario).id}")
+        query.append(f"run={runs.start(args.scenario, runs.scenarios[args.scenario].launch_params).id}")
     if args.token is not None:
         query.append(f"token={args.token}")
     print(f"MXLab is running at {url_for(args.host, port, '&'.join(query))}", flush=True)
@@ -213,6 +217,27 @@ def demo(argv: list[str]) -> int:
 
 # ----------------------------------------------------------------------------- dispatch
 def main(argv: list[str] | None = None) -> int:
+    """Run one ``mxlab`` command; a reader that closes the pipe early (``mxlab exercises | head``) is not an error."""
+    try:
+        return dispatch(argv)
+    except BrokenPipeError:
+        return reader_went_away()
+
+
+def reader_went_away() -> int:
+    """Exit quietly like other Unix tools when stdout's reader has gone: status 128 + SIGPIPE.
+
+    Python ignores SIGPIPE, so a write to a closed pipe raises BrokenPipeError instead of
+    ending the process. Pointing stdout at /dev/null stops the interpreter's final flush
+    from raising (and printing) the same error again on the way out.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 128 + signal.SIGPIPE
+
+
+def dispatch(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[0] if argv and not argv[0].startswith("-") else "serve"
     if command == "demo":

@@ -27,6 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from framework import profiler
 
 from .runs import RunError, RunManager, validation_errors
+from .scenarios.tutorials import TUTORIALS
 from .streaming import CLIENT_QUEUE_EVENTS, FLUSH_INTERVAL_S, stream_run
 from .traces import MAX_TRACE_BYTES, TraceError, parse_trace, replay_events
 
@@ -255,10 +256,16 @@ def create_app(
         """Every scenario with its parameters' JSON schema and defaults."""
         return [scenario.describe() for scenario in runs.scenarios.values()]
 
-    run_body = {
-        "required": True,
-        "content": {"application/json": {"schema": RunRequest.model_json_schema()}},
-    }
+    @app.get("/api/tutorials", tags=["scenarios"])
+    def list_tutorials() -> list[dict[str, Any]]:
+        """Every numbered tutorial: title, path in the repository, and the scenarios it links to."""
+        return [tutorial.describe() for tutorial in TUTORIALS]
+
+    # The documented body names the scenarios this server runs (the registry is their one list);
+    # an unknown name is still answered 404 by the run manager, not 422 by the model.
+    run_schema = RunRequest.model_json_schema()
+    run_schema["properties"]["scenario"]["enum"] = list(runs.scenarios)
+    run_body = {"required": True, "content": {"application/json": {"schema": run_schema}}}
 
     @app.post("/api/runs", status_code=201, tags=["runs"], openapi_extra={"requestBody": run_body})
     async def start_run(request: Request) -> JSONResponse:

@@ -80,11 +80,19 @@ class Run:
     """
 
     def __init__(
-        self, run_id: str, scenario: str, params: dict[str, Any], *, max_history: int = MAX_HISTORY_EVENTS
+        self,
+        run_id: str,
+        scenario: str,
+        params: dict[str, Any],
+        *,
+        max_history: int = MAX_HISTORY_EVENTS,
+        time_limit_s: float | None = None,
     ) -> None:
         self.id = run_id
         self.scenario = scenario
         self.params = params
+        #: Wall-clock seconds the run may take before it is stopped (None: no worker, no limit).
+        self.time_limit_s = time_limit_s
         self.status = "queued"
         self.error: str | None = None
         self.result: dict[str, Any] | None = None
@@ -179,6 +187,7 @@ class Run:
                 "created": self.created,
                 "started": self.started,
                 "ended": self.ended,
+                "time_limit_s": self.time_limit_s,
                 "has_graph": self.graph is not None,
                 "dropped_history": self.dropped_history,
                 "log": list(self.log),
@@ -204,7 +213,8 @@ class RunManager:
         scenarios: name -> Scenario; defaults to every registered scenario.
         max_running: runs allowed at the same time (queued or running); more get 429.
         max_runs: runs kept; when a new run would exceed it, the oldest finished run goes.
-        run_timeout_s: wall-clock limit per run; the process is killed -> ``timeout``.
+        run_timeout_s: wall-clock limit per run; the process is killed -> ``timeout``. A scenario
+            may give some runs a limit of their own (``Scenario.time_limit``: a looping run).
         max_history: events kept per run.
         start_method: ``"forkserver"`` (default) or ``"spawn"``; never ``"fork"``.
         allow_runs: False in attach mode (a worker would re-import the user's script).
@@ -295,7 +305,14 @@ class RunManager:
         if scenario is None:
             raise UnknownScenarioError(f"unknown scenario {scenario_name!r}; known scenarios: {sorted(self.scenarios)}")
         params = scenario.validate(dict(raw_params or {}))
-        run = Run(self.new_id(), scenario.name, params.model_dump(mode="json"), max_history=self.max_history)
+        time_limit_s = scenario.time_limit_s(params) or self.run_timeout_s
+        run = Run(
+            self.new_id(),
+            scenario.name,
+            params.model_dump(mode="json"),
+            max_history=self.max_history,
+            time_limit_s=time_limit_s,
+        )
         self._add(run, counts_as_running=True)
         supervisor = threading.Thread(
             target=self._supervise, args=(run, scenario), name=f"mxlab-run-{run.id}", daemon=True
@@ -375,7 +392,8 @@ class RunManager:
         finally:
             writer.close()  # the child holds the only writing end: its exit means end of file
         run.set_running()
-        deadline = time.monotonic() + self.run_timeout_s
+        limit_s = run.time_limit_s or self.run_timeout_s
+        deadline = time.monotonic() + limit_s
         error: str | None = None
         got_result = False
         final: tuple[str, str | None] | None = None
@@ -384,7 +402,7 @@ class RunManager:
                 if run.cancel_requested.is_set():
                     final = ("cancelled", None)
                 elif time.monotonic() > deadline:
-                    final = ("timeout", f"the run took longer than the {self.run_timeout_s:g} s limit and was stopped")
+                    final = ("timeout", f"the run took longer than the {limit_s:g} s limit and was stopped")
                 elif reader.poll(POLL_S):
                     try:
                         message = reader.recv()

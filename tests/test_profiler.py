@@ -205,7 +205,8 @@ def test_timeline_shows_independent_operations_overlapping(make_engine):
     assert len(first) == 60
     assert any(p != " " and q != " " for p, q in zip(first, second, strict=True)), timeline
     assert "2" in lanes["overlap"]
-    assert "A = left" in timeline and "B = right" in timeline
+    letter = profiler.timeline_symbols(["left", "right"])
+    assert f"{letter['left']} = left" in timeline and f"{letter['right']} = right" in timeline
     assert "0 ms" in timeline
 
 
@@ -224,7 +225,30 @@ def test_timeline_shows_dependent_operations_one_after_the_other(make_engine, wo
     if workers == 1:
         assert list(lanes) == ["cpu(0)/normal/0"]
     bars = "".join(max(column) for column in zip(*lanes.values(), strict=True))  # letters win over blanks
-    assert bars.rindex("A") <= bars.index("B"), timeline
+    letter = profiler.timeline_symbols(["produce", "consume"])
+    bars = "".join(next((c for c in column if c != " "), " ") for column in zip(*lanes.values(), strict=True))
+    assert bars.rindex(letter["produce"]) <= bars.index(letter["consume"]), timeline
+
+
+def test_timeline_letters_come_from_the_names_not_their_order():
+    """The same name gets the same letter whatever else ran and in whichever order."""
+    assert profiler.stable_hash("") == 0x811C9DC5 and profiler.stable_hash("a") == 0xE40C292C  # FNV-1a vectors
+    names = ["X1", "Y1", "X2", "Y2", "P1", "Q1"]
+    letters = profiler.timeline_symbols(names)
+    assert profiler.timeline_symbols(reversed(names)) == letters
+    assert len(set(letters.values())) == len(names)
+    alone = profiler.timeline_symbols(["X1"])["X1"]
+    assert alone == "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"[profiler.stable_hash("X1") % 62]
+    # Two names wanting the same letter: the first in sorted order keeps it, the other takes the next free one.
+    first = "op0"
+    second = next(
+        f"op{i}" for i in range(1, 10_000) if profiler.stable_hash(f"op{i}") % 62 == profiler.stable_hash(first) % 62
+    )
+    pair = profiler.timeline_symbols([second, first])
+    wanted = profiler.timeline_symbols([first])[first]
+    assert pair[min(first, second)] == wanted and pair[max(first, second)] != wanted
+    many = profiler.timeline_symbols(f"n{i}" for i in range(63))
+    assert sorted(many.values()).count("*") == 1 and len(set(many.values())) == 63
 
 
 def test_views_of_nothing_say_so():
@@ -312,7 +336,8 @@ def test_pause_and_resume(make_engine):
     eng.push_sync(noop, mx.cpu(0), mutable_vars=[v], name="stopped")
     names = [r["name"] for r in profiler.aggregate(profiler.recorded_events())]
     assert sorted(names) == ["after", "before"]
-    assert "A = before" in profiler.text_timeline(profiler.recorded_events())
+    letter = profiler.timeline_symbols(["before", "after"])["before"]
+    assert f"{letter} = before" in profiler.text_timeline(profiler.recorded_events())
 
 
 def test_dump_writes_a_trace_and_finished_clears_it(make_engine, tmp_path):

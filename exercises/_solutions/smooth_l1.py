@@ -1,4 +1,4 @@
-"""Exercise ``smooth_l1``: seed 000's smooth L1 loss as a unary SimpleOp.
+"""Exercise ``smooth_l1``: MXNet's architecture notes' smooth L1 loss as a unary SimpleOp.
 
 Registered as ``exercise_smooth_l1`` through ``register_simple_op`` (the framework's own is
 ``smooth_l1``). With ``sigma`` the scalar parameter (``env.scalar``)::
@@ -58,7 +58,7 @@ def smooth_l1_backward(
     # END SOLUTION
 
 
-# Registration (given): seed 000's MXNET_REGISTER_SIMPLE_OP(smooth_l1, XPU).
+# Registration (given): MXNet's architecture notes' MXNET_REGISTER_SIMPLE_OP(smooth_l1, XPU).
 (
     register_simple_op("exercise_smooth_l1", override=True)
     .set_function(smooth_l1_forward, kNoInplace)

@@ -4,7 +4,7 @@
 
 An engine variable stands for a resource (an array's memory). Every pushed operation
 declares which variables it reads and which it writes; each variable turns those
-declarations into an order (seed 000, "Execution Engine"; docs/engine.md, section 1):
+declarations into an order (MXNet's architecture notes, "Execution Engine"; docs/engine.md, section 1):
 
 * consecutive reads run together;
 * a write waits for every earlier read and write, and runs alone;

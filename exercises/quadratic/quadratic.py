@@ -1,6 +1,6 @@
 # The exercise stub: fill in every `# TODO(exercise)` gap (generated from the reference solution).
 # ruff: noqa: F401, RUF100  (the imports are the ones your code will need)
-"""Exercise ``quadratic``: seed 004's operator, f(x) = a*x^2 + b*x + c, through the registry.
+"""Exercise ``quadratic``: the operator of MXNet's operator guide, f(x) = a*x^2 + b*x + c, through the registry.
 
 Registered as ``exercise_quadratic`` (the framework's own is ``_contrib_quadratic``), with
 its backward ``_backward_exercise_quadratic``. The registration block at the bottom is
@@ -9,7 +9,7 @@ given; fill in the four functions it uses.
 Contract (docs/writing-operators.md, "The contract"):
 
 * ``quadratic_infer_shape(attrs, in_shapes, out_shapes) -> bool``: one input, one output,
-  same shape. Fill whichever side is unknown *from the other* (mutual inference: seed 004
+  same shape. Fill whichever side is unknown *from the other* (mutual inference: MXNet's operator guide
   calls SHAPE_ASSIGN_CHECK both ways), merge partially known shapes (0 = unknown
   dimension), raise ``InferenceError`` when both are known and differ. Return True when
   the shape is completely known.
@@ -43,7 +43,7 @@ from framework.operator.node import NodeAttrs
 
 
 class QuadraticParam(ParamSet):
-    """The three coefficients, all defaulting to 0 (seed 004's QuadraticParam)."""
+    """The three coefficients, all defaulting to 0 (MXNet's operator guide's QuadraticParam)."""
 
     a = Param(float, 0.0, "Coefficient of the quadratic term.")
     b = Param(float, 0.0, "Coefficient of the linear term.")
@@ -89,7 +89,7 @@ def _backward_type(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
     return out_types[0] is not None
 
 
-# Registration (given): seed 004's NNVM_REGISTER_OP, in MXLab's chained form.
+# Registration (given): MXNet's operator guide's NNVM_REGISTER_OP, in MXLab's chained form.
 (
     register("exercise_quadratic", override=True)
     .describe("f(x) = a*x^2 + b*x + c, element-wise (the quadratic exercise).")

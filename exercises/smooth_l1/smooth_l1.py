@@ -1,6 +1,6 @@
 # The exercise stub: fill in every `# TODO(exercise)` gap (generated from the reference solution).
 # ruff: noqa: F401, RUF100  (the imports are the ones your code will need)
-"""Exercise ``smooth_l1``: seed 000's smooth L1 loss as a unary SimpleOp.
+"""Exercise ``smooth_l1``: MXNet's architecture notes' smooth L1 loss as a unary SimpleOp.
 
 Registered as ``exercise_smooth_l1`` through ``register_simple_op`` (the framework's own is
 ``smooth_l1``). With ``sigma`` the scalar parameter (``env.scalar``)::
@@ -49,7 +49,7 @@ def smooth_l1_backward(
     raise NotImplementedError("exercise gap in smooth_l1_backward")
 
 
-# Registration (given): seed 000's MXNET_REGISTER_SIMPLE_OP(smooth_l1, XPU).
+# Registration (given): MXNet's architecture notes' MXNET_REGISTER_SIMPLE_OP(smooth_l1, XPU).
 (
     register_simple_op("exercise_smooth_l1", override=True)
     .set_function(smooth_l1_forward, kNoInplace)

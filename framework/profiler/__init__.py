@@ -58,7 +58,7 @@ from .recorder import (
     state,
 )
 from .table import aggregate, format_table
-from .timeline import text_timeline
+from .timeline import stable_hash, text_timeline, timeline_symbols
 from .trace import chrome_trace
 
 __all__ = [
@@ -78,5 +78,7 @@ __all__ = [
     "set_config",
     "set_state",
     "state",
+    "stable_hash",
     "text_timeline",
+    "timeline_symbols",
 ]

@@ -18,14 +18,48 @@ from .operations import OpRecord, collect_operations, device_sort_key
 _SYMBOLS = string.ascii_uppercase + string.ascii_lowercase + string.digits
 
 
+def stable_hash(text: str) -> int:
+    """FNV-1a (32 bits) of ``text``'s UTF-8 bytes: the same in every process and run.
+
+    Python's ``hash()`` of a string changes from one interpreter to the next; this one does
+    not. The web UI derives an operation's colour from the same function (webui/src/colors.js).
+    """
+    value = 0x811C9DC5
+    for byte in text.encode("utf-8"):
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return value
+
+
+def timeline_symbols(names: Iterable[str]) -> dict[str, str]:
+    """The letter of each operation name in a text timeline, derived from the name itself.
+
+    A name's letter is ``_SYMBOLS[stable_hash(name) % 62]``, so ``X1`` is drawn with the same
+    letter in every run. Two names that hash to the same letter are settled in sorted order:
+    the later name takes the next free letter. Beyond 62 distinct names, the rest share ``*``.
+    """
+    letters: dict[str, str] = {}
+    free = list(_SYMBOLS)
+    for name in sorted(set(names)):
+        if not free:
+            letters[name] = "*"
+            continue
+        wanted = stable_hash(name) % len(_SYMBOLS)
+        # The first free letter at or after the wanted one, wrapping around.
+        letter = min(free, key=lambda s: (_SYMBOLS.index(s) - wanted) % len(_SYMBOLS))
+        free.remove(letter)
+        letters[name] = letter
+    return letters
+
+
 def text_timeline(events: Iterable[Event], width: int = 100) -> str:
     """An ASCII timeline: one lane per worker, each operation a run of its letter.
 
     Lanes are sorted by device, then worker name. Below the lanes, the ``overlap`` row says
     how many operations were running at once within each column (blank = idle, 1 = one,
     2 or more = operations overlapped in time); then a time axis in milliseconds since the
-    first operation started, and the legend mapping letters to operation names. Operations
-    still running at the last event are drawn up to it.
+    first operation started, and the legend mapping letters to operation names (each name's
+    letter comes from the name, see :func:`timeline_symbols`). Operations still running at
+    the last event are drawn up to it.
     """
     if isinstance(width, bool) or not isinstance(width, int) or width < 10:
         raise ValueError(f"text_timeline: width must be an int >= 10, got {width!r}")
@@ -47,10 +81,8 @@ def text_timeline(events: Iterable[Event], width: int = 100) -> str:
     def last_col(start: int, end: int) -> int:
         return max(first_col(start), min(width - 1, math.ceil((end - t0) * cols_per_ns) - 1))
 
-    symbol: dict[str, str] = {}
-    for o in ops:
-        if o.name not in symbol:
-            symbol[o.name] = _SYMBOLS[len(symbol)] if len(symbol) < len(_SYMBOLS) else "*"
+    letters = timeline_symbols(o.name for o in ops)
+    symbol = {o.name: letters[o.name] for o in ops}  # in order of first appearance, for the legend
 
     lane_keys = sorted({(o.ctx, o.worker) for o in ops}, key=lambda lane: (device_sort_key(lane[0]), lane[1]))
     lanes = {key: [" "] * width for key in lane_keys}

@@ -54,6 +54,11 @@ class DirectContext:
 
 
 RunFunction = Callable[[Any, RunContext], dict[str, Any]]
+TimeLimit = Callable[[Any], float | None]
+
+#: The web UI's panels a scenario can be made to show (``Scenario.panels``); the UI suggests
+#: scenarios for an empty panel from these, so no scenario name is written into the UI.
+PANELS = ("timeline", "dag", "memory", "plan", "graph", "training")
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,25 @@ class Scenario:
     run: RunFunction
     #: The tutorial that explains what this scenario shows (a path under ``tutorials/``).
     tutorial: str | None = None
+    #: The panels of the web UI this scenario is made to show (names from :data:`PANELS`).
+    panels: tuple[str, ...] = ()
+    #: Parameters of the run ``mxlab`` starts at launch when this is the default scenario
+    #: (``None``: the defaults). The default run should keep the live view busy.
+    launch_params: dict[str, Any] | None = None
+    #: Seconds a run with the given (validated) parameters may take, when that is not the
+    #: server's usual limit (``None``: the server's ``run_timeout_s``). A run that loops until
+    #: it is stopped says so here, with the generous maximum it enforces itself. A module-level
+    #: function, not a lambda: the scenario is pickled to its worker process.
+    time_limit: TimeLimit | None = None
+
+    def __post_init__(self) -> None:
+        unknown = [panel for panel in self.panels if panel not in PANELS]
+        if unknown:
+            raise ValueError(f"scenario {self.name!r}: unknown panels {unknown}; panels are {list(PANELS)}")
+
+    def time_limit_s(self, params: ScenarioParams) -> float | None:
+        """The wall-clock limit of a run with ``params`` (None: the server's default)."""
+        return None if self.time_limit is None else self.time_limit(params)
 
     def validate(self, raw: dict[str, Any] | None) -> ScenarioParams:
         """Parse raw JSON parameters (missing ones take their defaults); raises pydantic's ValidationError."""
@@ -79,6 +103,7 @@ class Scenario:
             "title": self.title,
             "description": self.description,
             "tutorial": self.tutorial,
+            "panels": list(self.panels),
             "schema": self.params.model_json_schema(),
             "defaults": self.params().model_dump(),
         }

@@ -9,6 +9,11 @@ GIL, so two workers really overlap):
 * **independent chains**: P and Q touch disjoint variables, so with two workers they run
   side by side and the program takes about half the time.
 
+With ``loop`` the chosen program(s) repeat, round after round on one engine with a short
+pause between rounds, until the run is stopped (or :data:`LOOP_MAX_S` has passed): that is
+the run ``mxlab`` starts at launch, so the live view has something to show until the learner
+stops it or picks another scenario.
+
 Two front doors use the same programs: :func:`run` is the registered scenario (typed
 parameters, one engine type, called by the server's worker process), and
 :func:`compare_engines` is the terminal demo (``mxlab demo``), which runs both programs on
@@ -30,6 +35,13 @@ from framework.engine import ENGINE_TYPES, create
 from .base import RunContext, Scenario, ScenarioParams, register
 
 EngineType = Literal[*ENGINE_TYPES]  # the form offers exactly the engine types framework.engine defines
+
+#: A looping run ends by itself after this long; the learner normally stops it long before.
+LOOP_MAX_S = 3600.0
+#: Pause between two rounds of a looping run, so that rounds stand apart on the timeline.
+LOOP_PAUSE_S = 0.25
+#: The server's limit for a looping run: its own maximum plus time to wind down.
+LOOP_TIME_LIMIT_S = LOOP_MAX_S + 60.0
 
 
 @dataclass
@@ -82,6 +94,25 @@ def run_program(engine_type: str, num_workers: int, program: str, chain_length: 
     return ProgramResult(engine_type, program, seconds, recorder.events)
 
 
+def loop_programs(
+    engine_type: str, num_workers: int, programs: list[str], chain_length: int, op_ms: float, max_s: float
+) -> int:
+    """Push ``programs`` round after round on one engine until ``max_s`` has passed; returns the rounds run."""
+    engine = create(engine_type, None if engine_type == "NaiveEngine" else num_workers)
+    deadline = time.monotonic() + max_s
+    rounds = 0
+    try:
+        while time.monotonic() < deadline:
+            for program in programs:
+                PROGRAMS[program](engine, chain_length, op_ms)
+                engine.wait_for_all()
+            rounds += 1
+            time.sleep(LOOP_PAUSE_S)
+    finally:
+        engine.stop()
+    return rounds
+
+
 def compare_engines(
     engine_types: list[str] | None = None, num_workers: int = 2, chain_length: int = 4, op_ms: float = 20.0
 ) -> list[ProgramResult]:
@@ -106,18 +137,31 @@ def max_overlap(program_events: list[dict]) -> int:
 
 
 class EngineBasicsParams(ScenarioParams):
-    """Parameters of the engine basics scenario (ranges keep a run well under 10 s)."""
+    """Parameters of the engine basics scenario (ranges keep a single pass well under 10 s; ``loop`` repeats it)."""
 
     engine_type: EngineType = Field("ThreadedEnginePerDevice", description="which engine runs the programs")
     workers: int = Field(2, ge=1, le=8, description="worker threads per pool (NaiveEngine has none)")
     chain_length: int = Field(4, ge=1, le=64, description="operations per chain")
     op_ms: float = Field(20.0, ge=0, le=200, description="how long each operation sleeps, in ms")
     program: Literal["both", "dependent", "independent"] = Field("both", description="which program(s) to run")
+    loop: bool = Field(False, description="repeat the program(s) until the run is stopped (at most an hour)")
 
 
 def run(params: EngineBasicsParams, ctx: RunContext) -> dict[str, Any]:
     """The registered scenario: the chosen program(s) on one engine type."""
     programs = list(PROGRAMS) if params.program == "both" else [params.program]
+    workers = 1 if params.engine_type == "NaiveEngine" else params.workers
+    if params.loop:
+        ctx.log(f"{' and '.join(programs)} chains on {params.engine_type}, round after round until stopped")
+        rounds = loop_programs(
+            params.engine_type, params.workers, programs, params.chain_length, params.op_ms, LOOP_MAX_S
+        )
+        return {
+            "engine_type": params.engine_type,
+            "workers": workers,
+            "rounds": rounds,
+            "operations_pushed": rounds * len(programs) * 2 * params.chain_length,
+        }
     serial_s = 2 * params.chain_length * params.op_ms / 1000.0
     summary = {}
     for program in programs:
@@ -131,10 +175,15 @@ def run(params: EngineBasicsParams, ctx: RunContext) -> dict[str, Any]:
         }
     return {
         "engine_type": params.engine_type,
-        "workers": 1 if params.engine_type == "NaiveEngine" else params.workers,
+        "workers": workers,
         "programs": summary,
         "operations_pushed": sum(p["operations"] for p in summary.values()),
     }
+
+
+def time_limit(params: EngineBasicsParams) -> float | None:
+    """A looping run may last :data:`LOOP_TIME_LIMIT_S`; a single one keeps the server's limit."""
+    return LOOP_TIME_LIMIT_S if params.loop else None
 
 
 SCENARIO = register(
@@ -148,5 +197,10 @@ SCENARIO = register(
         params=EngineBasicsParams,
         run=run,
         tutorial="tutorials/02-dependency-engine.md",
+        panels=("timeline", "dag"),
+        # Paced for watching: 100 ms operations keep each bar wide enough to label on the
+        # timeline's live window, and the alternation of the dependent chains easy to follow.
+        launch_params={"loop": True, "op_ms": 100.0},
+        time_limit=time_limit,
     )
 )

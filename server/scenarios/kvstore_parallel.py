@@ -135,5 +135,6 @@ register(
         params=KVStoreParallelParams,
         run=run,
         tutorial="tutorials/09-kvstore.md",
+        panels=("graph", "training"),
     )
 )

@@ -199,6 +199,9 @@ def run(params: MemoryPlanningParams, ctx: RunContext) -> dict[str, Any]:
         grad_req=grad_req,
         mirror=mirror_mode,
         plan_options=PlanOptions(inplace=params.inplace, sharing=params.sharing),
+        # One engine operation per graph node (no bulk segments): the timeline then shows the
+        # executor's pass node by node. Bulking changes how work is pushed, not the plan.
+        bulk_size=1,
         data=data_shape,
     )
     _fill_random(exe, np.random.default_rng(SEED))
@@ -245,5 +248,6 @@ register(
         params=MemoryPlanningParams,
         run=run,
         tutorial="tutorials/05-executor-memory.md",
+        panels=("memory", "plan", "graph"),
     )
 )

@@ -113,5 +113,6 @@ SCENARIO = register(
         params=RwHazardsParams,
         run=run,
         tutorial="tutorials/02-dependency-engine.md",
+        panels=("timeline", "dag"),
     )
 )

@@ -191,5 +191,6 @@ register(
         params=TrainMLPParams,
         run=run,
         tutorial="tutorials/11-train-end-to-end.md",
+        panels=("memory", "plan", "graph", "training"),
     )
 )

@@ -34,6 +34,7 @@ def test_attach_mode_streams_this_process_and_needs_the_token(page, attached):
     assert page.get_attribute("#run-bar", "data-run") == "live"
     assert "token" not in page.url
     assert page.is_disabled("#run-button")
+    assert page.is_hidden("#scenario-card")  # scenarios do not apply to an attached process
     assert "attached" in page.inner_text("#server-status")
 
     with events.record(["engine.push"]) as recorder:

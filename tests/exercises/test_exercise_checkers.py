@@ -85,3 +85,34 @@ def test_a_failure_message_shows_the_input_expected_got_a_diff_and_a_hint(tmp_pa
     assert "first mismatch at index (0, 0): expected" in text
     assert "hint:     with req 'add' the operator must add to out" in text
     assert "PASS  forward\n" in text  # the other checks still run and pass
+
+
+@pytest.mark.parametrize(
+    ("check", "old", "new", "what"),
+    [
+        (
+            "forward_req",
+            "value = x * (p.a * x + p.b) + p.c",
+            "value = x * (p.a * x + p.b) - p.c",
+            "forward",
+        ),
+        (
+            "backward_req",
+            "assign(outputs[0], req[0], out_grad * (2 * p.a * x + p.b))",
+            "assign(outputs[0], req[0], -out_grad * (2 * p.a * x + p.b))",
+            "backward",
+        ),
+    ],
+)
+def test_a_req_check_reports_a_wrong_formula_as_a_wrong_formula(tmp_path, check, old, new, what):
+    """req is handled right (assign is used) but the maths is wrong: the req check must say so, not blame req."""
+    source = get("quadratic").solution_path.read_text(encoding="utf-8")
+    assert source.count(old) == 1, "the solution no longer has the line this test changes"
+    path = tmp_path / "quadratic.py"
+    path.write_text(source.replace(old, new), encoding="utf-8")
+    result = {r.name: r for r in run_attempt("quadratic", path, timeout=60).results}[check]
+    assert not result.passed
+    assert "req='write'" in result.input
+    assert f"the formula in {what} is the problem" in result.hint
+    assert "previous contents lost" not in result.got and "must add to" not in result.hint
+    assert result.diff.startswith("first mismatch at index")

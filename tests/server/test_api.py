@@ -31,6 +31,7 @@ def test_scenarios_list_names_schemas_and_defaults(client):
         "chain_length": 4,
         "op_ms": 20.0,
         "program": "both",
+        "loop": False,
     }
     props = engine["schema"]["properties"]
     assert props["workers"]["minimum"] == 1 and props["workers"]["maximum"] == 8

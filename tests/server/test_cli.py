@@ -100,19 +100,23 @@ def _stop(process: subprocess.Popen) -> None:
         process.wait()
 
 
-def test_python_dash_m_server_serves_the_api_and_starts_the_default_run():
+def test_python_dash_m_server_serves_the_api_and_starts_the_looping_default_run():
     port = free_port()
     process, url = _serve("--port", str(port))
     try:
         assert url.startswith(f"http://127.0.0.1:{port}/?run=")
         run_id = url.rsplit("run=", 1)[1]
+        # The default run loops until stopped: after two rounds (32 operations) it is still running.
         deadline = time.monotonic() + 60
         while True:
             run = httpx.get(f"http://127.0.0.1:{port}/api/runs/{run_id}", timeout=5).json()
-            if run["status"] not in ("queued", "running") or time.monotonic() > deadline:
+            ended = run["event_counts"].get("engine.end", 0)
+            if ended >= 32 or run["status"] not in ("queued", "running") or time.monotonic() > deadline:
                 break
             time.sleep(0.1)
-        assert run["scenario"] == "engine_basics" and run["status"] == "done", run
+        assert run["scenario"] == "engine_basics" and run["params"]["loop"] is True, run
+        assert run["status"] == "running" and ended >= 32, run
+        assert run["time_limit_s"] > 120  # the scenario's own limit, not the server's 120 s
         assert httpx.get(f"http://127.0.0.1:{port}/api/health").json()["mode"] == "server"
     finally:
         _stop(process)
@@ -203,3 +207,37 @@ def test_mxlab_attach_refuses_bad_arguments(tmp_path, capsys):
     with pytest.raises(SystemExit) as exited:
         main(["attach"])
     assert exited.value.code == 2 and "the following arguments are required: script" in capsys.readouterr().err
+
+
+SIGPIPE_STATUS = 128 + signal.SIGPIPE
+
+
+@pytest.mark.parametrize(
+    ("argv", "status"),
+    [
+        (["-m", "server", "exercises"], SIGPIPE_STATUS),
+        (["-m", "server", "hint", "quadratic"], SIGPIPE_STATUS),
+        (["-m", "server", "solution", "quadratic"], SIGPIPE_STATUS),
+        (["-m", "server", "demo", "--engine", "NaiveEngine", "--chain-length", "1", "--op-ms", "0"], SIGPIPE_STATUS),
+        (["-m", "server", "serve", "--help"], 0),  # argparse ignores a failed write of its help text
+        (["-m", "exercises", "exercises"], SIGPIPE_STATUS),
+    ],
+)
+def test_every_command_exits_quietly_when_its_reader_closes_the_pipe(tmp_path, argv, status):
+    """`mxlab exercises | head`: the reader is gone before the command writes; no traceback."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # every write now fails with EPIPE, like a `head` that has finished
+    try:
+        result = subprocess.run(
+            [sys.executable, *argv],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in result.stderr and "BrokenPipeError" not in result.stderr, result.stderr
+    assert result.returncode == status, result.stderr

@@ -20,6 +20,7 @@ from needs import missing, needs_module
 
 from exercises import EXERCISES
 from server.scenarios import REGISTRY
+from server.scenarios import TUTORIALS as TUTORIAL_TABLE
 
 ROOT = Path(__file__).resolve().parents[2]
 TUTORIALS = ROOT / "tutorials"
@@ -44,8 +45,6 @@ EXPECTED_FILES = [
     "12-gpu-with-cupy.md",
     "13-profiling.md",
 ]
-# The browser UI's scenarios the tutorials link to, as the server registers them.
-SCENARIOS = {"engine_basics", "rw_hazards", "memory_planning", "train_mlp", "kvstore_parallel"}
 WATCH_LINK = re.compile(r"http://127\.0\.0\.1:8000/\?scenario=(\w+)")
 EXERCISE_COMMAND = re.compile(r"mxlab (?:check|hint|solution) (\w+)")
 # Requirements a CI machine must have: there a missing one fails instead of skipping.
@@ -61,7 +60,7 @@ def test_the_numbered_tutorials_exist_and_follow_the_format():
         assert "kernelspec:" in text and "name: python3" in text, f"{name}: no python3 kernelspec"
         assert "## What you saw" in text and "## Try this" in text, f"{name}: missing closing sections"
         scenarios = set(WATCH_LINK.findall(text))
-        assert scenarios and scenarios <= SCENARIOS, f"{name}: links {scenarios}, known scenarios are {SCENARIOS}"
+        assert scenarios, f"{name}: no 'Watch it live' link"
         tutorial = runner.parse(TUTORIALS / name)
         assert tutorial.cells, f"{name}: no python blocks"
         assert any(cell.expected is not None for cell in tutorial.cells), f"{name}: no output is checked"
@@ -101,9 +100,13 @@ def test_tutorial_runs_and_prints_its_expected_output(name):
     assert result.stdout.strip().endswith("outputs checked")
 
 
-def test_watch_it_live_links_name_registered_scenarios_and_the_index_agrees():
-    """Every tutorial's links name scenarios the server registers, after `make run`; the index lists the same ones."""
-    assert set(REGISTRY) == SCENARIOS
+def test_watch_it_live_links_follow_the_servers_tutorial_table_and_the_index_agrees():
+    """Links, the index and the web UI's table (server.scenarios.TUTORIALS) agree; every scenario is registered."""
+    table = {Path(tutorial.path).name: tutorial for tutorial in TUTORIAL_TABLE}
+    assert sorted(table) == EXPECTED_FILES
+    assert all(tutorial.path == f"tutorials/{name}" for name, tutorial in table.items())
+    for scenario in REGISTRY.values():  # the tutorial that explains a scenario links to it
+        assert scenario.name in table[Path(scenario.tutorial).name].scenarios, scenario.name
     index_row = re.compile(r"^\| \d\d \| \[[^]]+\]\((\d\d-[\w-]+\.md)\) \|.*\| ([^|]+) \|$", re.M)
     index_rows = {
         match.group(1): set(re.findall(r"`(\w+)`", match.group(2)))
@@ -116,6 +119,7 @@ def test_watch_it_live_links_name_registered_scenarios_and_the_index_agrees():
         assert watch.startswith("Watch it live: run `make run`, then open http://127.0.0.1:8000/?scenario="), name
         linked = set(WATCH_LINK.findall(text))
         assert linked <= set(REGISTRY), f"{name}: links {linked - set(REGISTRY)}, not a registered scenario"
+        assert linked == set(table[name].scenarios), f"{name} links {linked}; TUTORIALS says {table[name].scenarios}"
         assert linked == index_rows[name], f"{name} links {linked}; tutorials/README.md lists {index_rows[name]}"
 
 

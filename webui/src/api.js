@@ -26,6 +26,7 @@ async function request(method, path, { json, body, headers } = {}) {
 export const api = {
   health: () => request("GET", "/api/health"),
   scenarios: () => request("GET", "/api/scenarios"),
+  tutorials: () => request("GET", "/api/tutorials"),
   runs: () => request("GET", "/api/runs"),
   run: (id) => request("GET", `/api/runs/${encodeURIComponent(id)}`),
   start: (scenario, params) => request("POST", "/api/runs", { json: { scenario, params } }),

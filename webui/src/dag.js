@@ -2,6 +2,7 @@
 // operation's live state. The layout is recomputed when operations are added (at most every
 // RELAYOUT_MS); state changes only recolour the existing nodes.
 import { escapeDot, escapeHtml } from "./format.js";
+import { noRunText } from "./catalogue.js";
 import { enablePanZoom } from "./panzoom.js";
 import { getViz } from "./viz.js";
 
@@ -44,7 +45,7 @@ export class DependencyView {
     if (!model || model.order.length === 0) {
       this.host.innerHTML = `<div class="empty-state">${
         !model
-          ? "No run open. Run <b>engine_basics</b> or <b>rw_hazards</b> to see operations wait for each other."
+          ? noRunText("dag", "to see operations wait for each other")
           : model.finished
             ? "This run pushed no engine operations."
             : "No operation pushed yet…"
@@ -106,16 +107,18 @@ export class DependencyView {
       const svg = viz.renderSVGElement(this.toDot(ops));
       svg.classList.add("dag-svg");
       // Keep the reader's zoom and scroll position across live re-layouts; a reader who has not
-      // scrolled follows the newest operations (laid out on the right).
+      // scrolled away follows the newest operations: a chain grows to the right, and work with no
+      // link to earlier work (the next round of a looping run) is laid out below.
       const previous = this.host.querySelector("svg.dag-svg");
       const keepScale = previous?.dataset.userScaled ? Number(previous.dataset.scale) : null;
       const { scrollLeft, scrollTop } = this.host;
-      const follow = !previous || scrollLeft + this.host.clientWidth >= this.host.scrollWidth - 8;
+      const followRight = !previous || scrollLeft + this.host.clientWidth >= this.host.scrollWidth - 8;
+      const followDown = previous && scrollTop + this.host.clientHeight >= this.host.scrollHeight - 8;
       this.host.replaceChildren(svg);
       enablePanZoom(svg, this.host, keepScale);
       if (keepScale) svg.dataset.userScaled = "true";
-      this.host.scrollLeft = follow ? this.host.scrollWidth : scrollLeft;
-      this.host.scrollTop = scrollTop;
+      this.host.scrollLeft = followRight ? this.host.scrollWidth : scrollLeft;
+      this.host.scrollTop = followDown ? this.host.scrollHeight : scrollTop;
       this.nodes = new Map();
       const byId = new Map(ops.map((op) => [`dag-op-${op.id}`, op]));
       for (const g of svg.querySelectorAll("g.node")) {

@@ -1,8 +1,9 @@
 // The symbol graph: the DOT source the scenario attached (mx.viz.plot_network) laid out by Graphviz
 // in WebAssembly, nodes recoloured by operator kind, edge labels showing shapes, click for details.
 import { api } from "./api.js";
-import { colorFor, renderLegend } from "./colors.js";
+import { colorsFor, renderLegend } from "./colors.js";
 import { escapeHtml } from "./format.js";
+import { noRunText, suggestion } from "./catalogue.js";
 import { enablePanZoom } from "./panzoom.js";
 import { getViz } from "./viz.js";
 
@@ -80,7 +81,7 @@ export class GraphView {
   render() {
     const model = this.model;
     if (!model) {
-      this.showEmpty("No run open. Run <b>memory_planning</b> (or <b>train_mlp</b>) to see its network.");
+      this.showEmpty(noRunText("graph", "to see its network"));
       return;
     }
     if (this.state === "shown" && model.plans.length !== this.plansSeen) {
@@ -95,7 +96,7 @@ export class GraphView {
       this.state = "absent";
       this.showEmpty(
         `This run has no symbol graph: <b>${escapeHtml(model.summary?.scenario ?? "")}</b> pushes engine operations directly. ` +
-          "Run <b>memory_planning</b>, <b>train_mlp</b> or <b>kvstore_parallel</b> for a network.",
+          suggestion("graph", "for a network"),
       );
     } else {
       this.showEmpty("No symbol graph yet — it appears when the scenario builds its network.");
@@ -151,12 +152,15 @@ export class GraphView {
       kinds.add(kind);
       g.dataset.node = name;
       g.dataset.kind = kind;
-      for (const shape of g.querySelectorAll("polygon, ellipse, path")) shape.setAttribute("fill", colorFor(kind));
       g.addEventListener("click", () => this.select(name, g));
+    }
+    const colors = colorsFor(kinds);
+    for (const g of svg.querySelectorAll("g.node")) {
+      for (const shape of g.querySelectorAll("polygon, ellipse, path")) shape.setAttribute("fill", colors.get(g.dataset.kind));
     }
     this.host.replaceChildren(svg);
     enablePanZoom(svg, this.host);
-    renderLegend(this.legend, [...kinds], "Operator kinds");
+    renderLegend(this.legend, [...kinds], "Operator kinds", colors);
   }
 
   select(name, g) {

@@ -2,6 +2,7 @@
 // one RunModel per open run (events arrive over the run's WebSocket and are folded in batches).
 import { api, describeError, openEventStream } from "./api.js";
 import { DependencyView } from "./dag.js";
+import { setCatalogue, settle, tutorialHtml } from "./catalogue.js";
 import { buildForm } from "./form.js";
 import { escapeHtml, formatMs } from "./format.js";
 import { GraphView } from "./graph.js";
@@ -10,31 +11,7 @@ import { RunModel } from "./model.js";
 import { Timeline } from "./timeline.js";
 import { TrainingView } from "./training.js";
 
-// Tutorials live in the repository (the server does not serve them): show their paths.
-const TUTORIALS = {
-  "02": "tutorials/02-dependency-engine.md",
-  "03": "tutorials/03-storage-and-resources.md",
-  "05": "tutorials/05-executor-memory.md",
-  "09": "tutorials/09-kvstore.md",
-  "11": "tutorials/11-train-end-to-end.md",
-  "13": "tutorials/13-profiling.md",
-};
-const TUTORIAL_TITLES = {
-  "02": "the dependency engine",
-  "03": "storage and resources",
-  "05": "executor memory",
-  "09": "KVStore",
-  "11": "training end to end",
-  "13": "profiling",
-};
-
 const $ = (id) => document.getElementById(id);
-
-function tutorialHtml(path) {
-  const number = /(\d+)-/.exec(path)?.[1] ?? "";
-  const title = TUTORIAL_TITLES[number] ? ` (${TUTORIAL_TITLES[number]})` : "";
-  return `<span class="tutorial-link" title="A file in the MXLab repository">Tutorial ${escapeHtml(number)}${escapeHtml(title)} — <code>${escapeHtml(path)}</code></span>`;
-}
 
 const app = {
   scenarios: [],
@@ -99,9 +76,13 @@ function renderRunBar() {
     .join(" · ");
   bar.dataset.status = s.status ?? "";
   bar.dataset.run = s.id ?? "";
+  // "queued" is the moment between creating the run and its worker process starting.
+  const statusText = s.status === "queued" ? "starting…" : (s.status ?? "unknown");
+  const untilStopped = s.params?.loop && (s.status === "running" || s.status === "queued");
   bar.innerHTML = `
     <span class="run-title"><b>${escapeHtml(s.scenario ?? "?")}</b> <span class="muted">run ${escapeHtml(s.id ?? "?")}</span></span>
-    <span class="badge status-${escapeHtml(s.status ?? "unknown")}" id="run-status">${escapeHtml(s.status ?? "unknown")}</span>
+    <span class="badge status-${escapeHtml(s.status ?? "unknown")}" id="run-status">${escapeHtml(statusText)}</span>
+    ${untilStopped ? `<span class="muted" id="run-lifetime">repeats until you press Stop or start another run (at most ${Math.round((s.time_limit_s ?? 0) / 60)} min)</span>` : ""}
     <span>${model.eventCount} events · ${model.order.length} operations · ${formatMs(elapsed)}</span>
     ${model.dropped ? `<span class="warning" title="Your browser fell behind; the server dropped events for this page only. Reload the run to get the full history.">${model.dropped} events dropped</span>` : ""}
     ${s.id ? `<a href="${api.traceUrl(s.id)}" download title="Chrome trace JSON for Perfetto (ui.perfetto.dev) or chrome://tracing">⤓ trace</a>` : ""}
@@ -110,6 +91,7 @@ function renderRunBar() {
     ${s.result ? `<details class="result"><summary>result${counts ? ` <span class="muted">(${counts})</span>` : ""}</summary><pre>${escapeHtml(JSON.stringify(s.result, null, 2))}</pre></details>` : ""}`;
   const running = s.status === "running" || s.status === "queued";
   $("stop-button").disabled = !running || s.id === "live";
+  renderRerun(s);
 }
 
 // ---------------------------------------------------------------- runs
@@ -132,6 +114,10 @@ async function openRun(id, { keepReconnects = false } = {}) {
   } catch (error) {
     $("run-bar").innerHTML = `<span class="error">Cannot open run ${escapeHtml(id)}: ${escapeHtml(describeError(error))}</span>`;
     return;
+  }
+  // The form shows the open run's scenario and parameters, ready to be run again or changed.
+  if (app.mode !== "attach" && app.scenarios.some((s) => s.name === summary.scenario)) {
+    selectScenario(summary.scenario, summary.params);
   }
   const model = new RunModel(summary);
   model.nextSeq = 0;
@@ -164,7 +150,8 @@ async function openRun(id, { keepReconnects = false } = {}) {
       scheduleRender();
     },
     onClose: (event) => {
-      if (app.model !== model) return;
+      // A socket the page closed itself (another run was opened) is not a lost connection.
+      if (app.model !== model || app.socket !== socket) return;
       app.socket = null;
       if (event.code === 1000 || model.finished) {
         // The server closes after the final status; fetch the summary once more for the result.
@@ -190,19 +177,20 @@ async function openRun(id, { keepReconnects = false } = {}) {
   app.socket = socket;
 }
 
+/** Redraw the run list from the server; returns the runs (null when the server could not be asked). */
 async function refreshRunList() {
   let runs;
   try {
     runs = await api.runs();
   } catch (error) {
     $("run-list").innerHTML = `<li class="error">${escapeHtml(describeError(error))}</li>`;
-    return;
+    return null;
   }
   const list = $("run-list");
   list.replaceChildren();
   if (!runs.length) {
-    list.innerHTML = '<li class="muted">No runs yet. Press Run above.</li>';
-    return;
+    list.innerHTML = '<li class="muted">No runs yet. Press <b>Start a new run</b> above.</li>';
+    return runs;
   }
   for (const run of runs.slice(0, 20)) {
     const item = document.createElement("li");
@@ -215,19 +203,49 @@ async function refreshRunList() {
     item.append(button);
     list.append(item);
   }
+  return runs;
 }
 
 // ---------------------------------------------------------------- picker
-function selectScenario(name) {
+/** Show `name`'s form, filled with `params` (a run's) or the scenario's defaults. */
+function selectScenario(name, params = null) {
   const scenario = app.scenarios.find((s) => s.name === name) ?? app.scenarios[0];
   if (!scenario) return;
   $("scenario-select").value = scenario.name;
   $("scenario-description").textContent = scenario.description ?? "";
   $("scenario-tutorial").innerHTML = scenario.tutorial ? tutorialHtml(scenario.tutorial) : "";
-  app.readParams = buildForm($("scenario-form"), scenario.schema, scenario.defaults);
+  app.readParams = buildForm($("scenario-form"), scenario.schema, params ?? scenario.defaults);
   if (app.mode === "attach") return;
   $("form-error").textContent = "";
   $("run-button").disabled = false;
+}
+
+/** Offer to re-run the open run when it has finished (its scenario and parameters are known). */
+function renderRerun(summary) {
+  const known = app.mode !== "attach" && app.scenarios.some((s) => s.name === summary.scenario);
+  const finished = ["done", "failed", "cancelled", "timeout"].includes(summary.status);
+  $("rerun").hidden = !(known && finished);
+  if (!$("rerun").hidden) $("rerun-text").textContent = `Run ${summary.id} (${summary.scenario}) ended: ${summary.status}.`;
+}
+
+async function rerun() {
+  const summary = app.model?.summary;
+  if (!summary) return;
+  selectScenario(summary.scenario, summary.params);
+  setUrl({ scenario: summary.scenario });
+  await startRun();
+}
+
+/** Stop the open run if it repeats until stopped (the default run): another run replaces it. */
+async function stopLoopingRun() {
+  const s = app.model?.summary;
+  if (s?.params?.loop && (s.status === "running" || s.status === "queued")) {
+    try {
+      await api.cancel(s.id);
+    } catch {
+      // Already finished or evicted: nothing to stop.
+    }
+  }
 }
 
 async function startRun() {
@@ -242,6 +260,7 @@ async function startRun() {
   }
   $("run-button").disabled = true;
   try {
+    await stopLoopingRun();
     const summary = await api.start(name, params);
     await openRun(summary.id);
     refreshRunList();
@@ -293,12 +312,6 @@ function setUrl(changes) {
 
 // ---------------------------------------------------------------- start-up
 async function init() {
-  for (const el of document.querySelectorAll(".tutorial-links[data-tutorials]")) {
-    el.innerHTML = el.dataset.tutorials
-      .split(",")
-      .map((n) => tutorialHtml(TUTORIALS[n]))
-      .join(" ");
-  }
   for (const button of document.querySelectorAll("[role=tab]")) button.addEventListener("click", () => selectTab(button.dataset.tab));
   document.addEventListener("keydown", (event) => {
     if (event.target.closest?.("input, select, textarea") || event.ctrlKey || event.metaKey || event.altKey) return;
@@ -310,6 +323,7 @@ async function init() {
     setUrl({ scenario: event.target.value });
   });
   $("run-button").addEventListener("click", startRun);
+  $("rerun-button").addEventListener("click", rerun);
   $("stop-button").addEventListener("click", stopRun);
   $("trace-file").addEventListener("change", () => ($("replay-button").disabled = !$("trace-file").files?.length));
   $("replay-button").addEventListener("click", replayTrace);
@@ -330,23 +344,39 @@ async function init() {
     $("server-status").dataset.state = "error";
     return;
   }
+  let tutorials = [];
   try {
-    app.scenarios = await api.scenarios();
+    [app.scenarios, tutorials] = await Promise.all([api.scenarios(), api.tutorials()]);
   } catch (error) {
     $("form-error").textContent = `Could not list scenarios: ${describeError(error)}`;
+  }
+  setCatalogue({ scenarios: app.scenarios, tutorials });
+  for (const el of document.querySelectorAll(".tutorial-links[data-tutorials]")) {
+    el.innerHTML = el.dataset.tutorials
+      .split(",")
+      .map((n) => tutorialHtml(n))
+      .join(" ");
   }
   $("scenario-select").replaceChildren(...app.scenarios.map((s) => new Option(`${s.title} (${s.name})`, s.name)));
   selectScenario(query.get("scenario") ?? app.scenarios[0]?.name);
   if (app.mode === "attach") {
-    // The server runs inside the user's script: it streams that process and starts no scenario.
+    // The server runs inside the user's script: it streams that process and starts no scenario,
+    // so the scenario form does not apply and is not shown.
+    $("scenario-card").hidden = true;
     $("run-button").disabled = true;
-    $("form-error").textContent = "Attached to your script: scenarios run only under `python -m server`.";
-    $("form-error").className = "muted";
   }
-  refreshRunList();
-  const runId = query.get("run") ?? (app.mode === "attach" ? "live" : null);
+  const runs = await refreshRunList();
+  // Without ?run=, open the newest run still in progress (the run `mxlab` started at launch).
+  const inProgress = runs?.find((r) => r.status === "running" || r.status === "queued");
+  const runId = query.get("run") ?? (app.mode === "attach" ? "live" : inProgress?.id);
   if (runId) await openRun(runId);
-  else setUrl({});
+  settle();
+  scheduleRender();
+  if (!runId) {
+    setUrl({});
+    $("run-bar").innerHTML =
+      '<span class="muted">No run open. Pick a scenario and press <b>Start a new run</b>, or open a run from the list.</span>';
+  }
   selectTab("timeline");
   document.body.dataset.ready = "true";
 }

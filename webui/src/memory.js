@@ -3,7 +3,9 @@
 import d3 from "d3";
 import uPlot from "uplot";
 import { LineChart } from "./charts.js";
+import { HUE } from "./colors.js";
 import { escapeHtml, formatBytes, formatMs } from "./format.js";
+import { noRunText, suggestion } from "./catalogue.js";
 
 export class MemoryView {
   constructor({ stats, chartHost, planHost, planBytes, planPicker, planPickerLabel }) {
@@ -21,8 +23,8 @@ export class MemoryView {
       xFormat: formatMs,
       yFormat: formatBytes,
       series: [
-        { label: "in use", stroke: "#1f77b4", fill: "rgba(31,119,180,0.12)", paths: stepped() },
-        { label: "pooled (free, kept for reuse)", stroke: "#ff7f0e", paths: stepped() },
+        { label: "in use", stroke: HUE.blue, fill: `${HUE.blue}1f`, paths: stepped() },
+        { label: "pooled (free, kept for reuse)", stroke: HUE.orange, paths: stepped() },
       ],
     });
     this.empty = document.createElement("div");
@@ -45,9 +47,9 @@ export class MemoryView {
     const samples = m ? m.t.length : 0;
     this.empty.style.display = samples ? "none" : "";
     this.empty.innerHTML = !model
-      ? "No run open. Run <b>memory_planning</b> or <b>train_mlp</b> to watch the storage pool."
+      ? noRunText("memory", "to watch the storage pool")
       : model.finished
-        ? "This run allocated no storage (engine_basics and rw_hazards only sleep). Try <b>memory_planning</b>."
+        ? `This run allocated no storage. ${suggestion("memory", "to watch the storage pool")}`
         : "No allocation yet…";
     this.chartHost.style.display = samples ? "" : "none";
     if (samples) this.chart.setData([m.t, m.inUse, m.pooled]);
@@ -74,8 +76,8 @@ export class MemoryView {
       this.planBytes.innerHTML = "";
       this.planHost.innerHTML = `<div class="empty-state">${
         this.model
-          ? "No executor plan in this run. <b>memory_planning</b> (and <b>train_mlp</b>) bind an executor, which plans its memory."
-          : "No run open."
+          ? `No executor plan in this run. ${suggestion("plan", "to bind an executor, which plans its memory")}`
+          : noRunText("plan", "to bind an executor, which plans its memory")
       }</div>`;
       this.planShown = null;
       return;

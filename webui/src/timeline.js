@@ -2,14 +2,18 @@
 // d3 provides the scales, the axis and the zoom behaviour; bars are SVG rects carrying
 // data-op / data-worker so that tests (and curious users in devtools) can find them.
 import d3 from "d3";
-import { colorFor, operatorKind, renderLegend } from "./colors.js";
+import { colorFor, colorsFor, operatorKind, renderLegend } from "./colors.js";
 import { escapeHtml, formatMs } from "./format.js";
+import { noRunText, suggestion } from "./catalogue.js";
 
 const LANE_HEIGHT = 26;
 const AXIS_HEIGHT = 28;
 const LABEL_WIDTH = 170;
 const MARGIN_RIGHT = 16;
 const MAX_LABELLED_BARS = 1500;
+// While a run is in progress the timeline follows its latest seconds (a run that repeats until
+// stopped would otherwise shrink into a smear); once it has finished the whole run is shown.
+export const LIVE_WINDOW_MS = 3000;
 
 /** Workers sorted by device, then pool, then index: cpu(0)/normal/0, cpu(0)/normal/1, cpu(0)/copy/0, ... */
 function sortWorkers(workers) {
@@ -134,9 +138,9 @@ export class Timeline {
     const pending = model ? model.order.length - ops.length : 0;
     this.empty.style("display", ops.length ? "none" : null).html(
       !model
-        ? "No run open. Pick <b>engine_basics</b> on the left and press <b>Run</b> to watch two engine workers."
+        ? noRunText("timeline", "to watch the engine's workers")
         : model.finished
-          ? "This run pushed no engine operations. Try <b>engine_basics</b> or <b>rw_hazards</b>."
+          ? `This run pushed no engine operations. ${suggestion("timeline", "to watch the engine's workers")}`
           : `Waiting for the first operation to start… (${pending} pushed)`,
     );
     const height = AXIS_HEIGHT + Math.max(workers.length, 1) * LANE_HEIGHT + 8;
@@ -147,7 +151,12 @@ export class Timeline {
     this.axisG.attr("transform", `translate(${LABEL_WIDTH},${AXIS_HEIGHT - 2})`);
     let end = Math.max(model?.now ?? 0, 1e-3);
     for (const op of ops) if (op.tEnd !== null && op.tEnd > end) end = op.tEnd;
-    this.baseX = d3.scaleLinear().domain([0, end]).range([0, this.plotWidth]);
+    const following = Boolean(model && !model.finished && end > LIVE_WINDOW_MS);
+    this.svg.attr("data-following", String(following));
+    this.baseX = d3
+      .scaleLinear()
+      .domain([following ? end - LIVE_WINDOW_MS : 0, end])
+      .range([0, this.plotWidth]);
     this.laneIndex = new Map(workers.map((w, i) => [w, i]));
     this.zoom.extent([[0, 0], [this.plotWidth, height]]).translateExtent([[0, 0], [this.plotWidth, height]]);
 
@@ -171,7 +180,8 @@ export class Timeline {
     const kinds = [...new Set(ops.map((op) => operatorKind(op.name)))];
     if (kinds.join("\n") !== this.legendKinds) {
       this.legendKinds = kinds.join("\n");
-      renderLegend(this.legend, kinds);
+      this.colors = colorsFor(kinds);
+      renderLegend(this.legend, kinds, "Operators", this.colors);
     }
     this.layoutBars();
     if (this.pinned) this.focus(this.pinned);
@@ -207,7 +217,7 @@ export class Timeline {
       .attr("data-op", (op) => op.id)
       .attr("data-worker", (op) => op.worker)
       .attr("data-name", (op) => op.name)
-      .attr("fill", (op) => colorFor(operatorKind(op.name)))
+      .attr("fill", (op) => this.colors?.get(operatorKind(op.name)) ?? colorFor(operatorKind(op.name)))
       .attr("x", (op) => x(op.tStart))
       .attr("y", (op) => laneY(op) + 3)
       .attr("height", LANE_HEIGHT - 6)

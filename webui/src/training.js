@@ -1,8 +1,9 @@
 // Training curves: train.metric events grouped by metric name into a loss chart and an
 // accuracy (and other metrics) chart, both with training batches on the x axis.
 import { LineChart } from "./charts.js";
-import { colorFor } from "./colors.js";
+import { colorsFor } from "./colors.js";
 import { escapeHtml } from "./format.js";
+import { noRunText, suggestion } from "./catalogue.js";
 
 const LOSS = /loss|entropy|ce$|mse|mae|nll|perplexity/i;
 
@@ -30,10 +31,12 @@ export class TrainingView {
     const series = model ? [...model.metrics.values()] : [];
     this.empty.style.display = series.length ? "none" : "";
     this.empty.innerHTML = !model
-      ? "No run open. Run <b>train_mlp</b> to watch loss and accuracy."
+      ? noRunText("training", "to watch loss and accuracy")
       : model.finished
-        ? "This run reported no training metrics. <b>train_mlp</b> and <b>kvstore_parallel</b> train a network."
+        ? `This run reported no training metrics. ${suggestion("training", "to train a network")}`
         : "No metric reported yet…";
+    // One colour per metric name across both charts (train and validation never share one).
+    this.colors = colorsFor(series.map((s) => s.name));
     const [lossGroup, otherGroup] = this.groups;
     const split = [series.filter((s) => LOSS.test(s.name)), series.filter((s) => !LOSS.test(s.name))];
     [lossGroup, otherGroup].forEach((group, i) => this.renderGroup(group, split[i]));
@@ -51,7 +54,7 @@ export class TrainingView {
       group.host.dataset.points = "0";
       return;
     }
-    const names = series.map((s) => s.name).join("|");
+    const names = series.map((s) => `${s.name}=${this.colors.get(s.name)}`).join("|");
     if (!group.chart || group.names !== names) {
       // The set of metrics changed (a validation metric arrived): rebuild the chart with the new series.
       group.host.replaceChildren();
@@ -64,8 +67,8 @@ export class TrainingView {
         yFormat: (v) => (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(3)),
         series: series.map((s) =>
           s.phase === "validation"
-            ? { label: s.name, stroke: colorFor(`metric:${s.name}`), width: 2, dash: [6, 4], points: { show: true, size: 7 } }
-            : { label: s.name, stroke: colorFor(`metric:${s.name}`), width: 1.5 },
+            ? { label: s.name, stroke: this.colors.get(s.name), width: 2, dash: [6, 4], points: { show: true, size: 7 } }
+            : { label: s.name, stroke: this.colors.get(s.name), width: 1.5 },
         ),
       });
     }
