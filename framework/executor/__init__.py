@@ -1,14 +1,15 @@
 """Graph passes and the graph executor.
 
 Bottom up: the passes (``graph``, ``infer``, ``gradient``, ``mirror``, ``plan_memory``),
-then ``arguments`` and ``segments``, the ``Executor`` (``executor``), and ``binding``
-(``bind`` / ``simple_bind``) on top. This package re-exports the public names.
+then ``arguments`` and ``segments``, the ``Executor`` (``executor``), ``binding``
+(``bind`` / ``simple_bind``) and the ``CachedOp`` (``cached_op``) on top. This package re-exports the public names.
 """
 
 from __future__ import annotations
 
 from .arguments import ExecutorError, UnknownArgumentError
 from .binding import bind, simple_bind
+from .cached_op import CachedOp, CachedOpError
 from .executor import Executor
 from .gradient import GradientError, build_gradient
 from .graph import IndexedGraph
@@ -16,6 +17,8 @@ from .infer import infer_shapes, infer_types  # noqa: F401 - the inference pass,
 from .plan_memory import MemoryPlan, PlanOptions, plan_memory
 
 __all__ = [
+    "CachedOp",
+    "CachedOpError",
     "Executor",
     "ExecutorError",
     "GradientError",
