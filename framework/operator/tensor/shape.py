@@ -1,5 +1,5 @@
 """Shape changes that keep every element in order: ``Reshape`` (alias ``reshape``),
-``Flatten`` (alias ``flatten``), ``expand_dims`` and ``squeeze``.
+``Flatten`` (alias ``flatten``), ``expand_dims``, ``squeeze`` and ``reshape_like``.
 
 None of them moves data: the output is the input's elements in the same (row-major) order
 with other dimensions, so each gradient is the output gradient reshaped back to the input's
@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...base import MXLabError
+from .. import registry
 from ..grad import elemwise_grad_use_in
 from ..infer import (
     InferenceError,
@@ -37,6 +38,7 @@ from ..infer import (
     shape_known,
 )
 from ..kernel import assign
+from ..node import Entry, Node, NodeAttrs
 from ..params import REQUIRED, Param, ParamSet, Shape
 from ..registry import alias, register
 from .common import (
@@ -259,3 +261,40 @@ def _squeeze_shape(attrs: Any, in_shapes: list[ShapeT], out_shapes: list[ShapeT]
     .set_gradient(elemwise_grad_use_in("_backward_squeeze"))
 )
 _register_reshape_backward("_backward_squeeze", SqueezeParam)
+
+
+def _reshape_like_shape(attrs: Any, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
+    lhs, rhs = in_shapes
+    if shape_known(lhs) and shape_known(rhs) and math.prod(lhs) != math.prod(rhs):  # type: ignore[arg-type]
+        raise InferenceError(
+            f"{attrs.name}: reshape_like cannot give lhs of shape {tuple(lhs)} ({math.prod(lhs)} elements) "  # type: ignore[arg-type]
+            f"the shape {tuple(rhs)} of rhs ({math.prod(rhs)} elements)"  # type: ignore[arg-type]
+        )
+    if rhs is not None:
+        shape_assign(out_shapes, 0, tuple(rhs), attrs.name, "output")
+    return shape_known(lhs) and shape_known(out_shapes[0])
+
+
+def _reshape_like_gradient(node: Any, out_grads: list) -> list:
+    """lhs gets the output gradient reshaped back to its shape; rhs only gave a shape (zeros)."""
+    op, zeros = registry.get("reshape_like"), registry.get("zeros_like")
+    back = Node(
+        op, NodeAttrs(f"{node.name}_backward", op, op.params.parse(op.name, {})), [out_grads[0], node.inputs[0]]
+    )
+    rhs = Node(
+        zeros, NodeAttrs(f"{node.name}_rhs_zero_grad", zeros, zeros.params.parse(zeros.name, {})), [node.inputs[1]]
+    )
+    return [Entry(back, 0), Entry(rhs, 0)]
+
+
+(
+    register("reshape_like")
+    .describe("Reshapes lhs to the shape of rhs (same number of elements); rhs gives only its shape.")
+    .set_num_inputs(2)
+    .set_input_names(["lhs", "rhs"])
+    .set_infer_shape(_reshape_like_shape)
+    .set_infer_type(same_type)
+    .set_compute(_reshape_to_output)
+    .set_inplace_option(lambda attrs: [(0, 0)])
+    .set_gradient(_reshape_like_gradient)
+)
