@@ -83,11 +83,9 @@ class _Conv(HybridBlock):
 
     def hybrid_forward(self, F: Any, x: Any, weight: Any, bias: Any = None) -> Any:
         op = getattr(F, self._op_name)
-        out = (
-            op(x, weight, name="fwd", **self._kwargs)
-            if bias is None
-            else op(x, weight, bias, name="fwd", **self._kwargs)
-        )
+        # inputs by name: how many inputs Deconvolution takes depends on no_bias
+        inputs = {"data": x, "weight": weight} if bias is None else {"data": x, "weight": weight, "bias": bias}
+        out = op(name="fwd", **inputs, **self._kwargs)
         return self.act(out) if self.act is not None else out
 
     def _alias(self) -> str:
