@@ -220,7 +220,7 @@ class Parameter:
     def _init_impl(self, data: NDArray, contexts: list[Context]) -> None:
         self._ctx_list = list(contexts)
         with autograd.pause():
-            self._data = [data.copyto(c) if data.context != c or len(contexts) > 1 else data.copy() for c in contexts]
+            self._data = [data.copyto(c) for c in contexts]  # a replica per context, never the caller's array
         self._init_grad()
 
     def _init_grad(self) -> None:
