@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import framework as mx
-from framework import autograd, gluon
+from framework import autograd, events, gluon
 from framework.gluon import nn
 from framework.gluon.block import BlockError
 
@@ -228,3 +228,41 @@ def test_summary_prints_layers_and_counts(capsys):
     text = capsys.readouterr().out
     assert "Dense-1" in text and "BatchNorm-1" in text and "(2, 3)" in text
     assert "Total params: 107" in text  # 5*8+8 + 4*8 + 8*3+3
+
+
+def test_hybridized_call_pushes_the_cached_graph_segments_not_one_push_per_operator():
+    net = nn.HybridSequential()
+    net.add(nn.Dense(16, activation="relu"), nn.Dense(16, activation="relu"), nn.Dense(4))
+    net.initialize()
+    x = _x((8, 5))
+    net(x).wait_to_read()  # deferred initialization done
+    with events.record(["engine.push"]) as imperative:
+        net(x).wait_to_read()
+    net.hybridize()
+    net(x).wait_to_read()  # the trace and the bind happen here
+    with events.record(["engine.push"]) as hybrid:
+        net(x).wait_to_read()
+    names = [e["name"] for e in imperative.events]
+    assert names.count("FullyConnected") == 3 and names.count("Activation") == 2  # one push per operator
+    (executor,) = net._cached_op.executors()
+    segments = len(executor._forward_segments)
+    # copy the input in, the graph's segments (a chain: bulked), copy the output out
+    assert len(hybrid.events) == 1 + segments + 1
+    assert segments < 5
+
+
+def test_shared_parameters_and_deduplicated_save(tmp_path):
+    first = nn.Dense(3, in_units=2)
+    second = nn.Dense(3, in_units=2, params=first.collect_params())
+    assert second.weight is first.weight
+    net = nn.HybridSequential()
+    net.add(first, second)
+    net.initialize()
+    path = str(tmp_path / "shared.params")
+    net.save_parameters(path, deduplicate=True)
+    assert sorted(mx.nd.load(path)) == ["1.bias", "1.weight"]  # one copy, under its last name
+    other = nn.HybridSequential()
+    a = nn.Dense(3, in_units=2)
+    other.add(a, nn.Dense(3, in_units=2, params=a.collect_params()))
+    other.load_parameters(path)  # found under either of its names
+    np.testing.assert_array_equal(a.weight.data().asnumpy(), first.weight.data().asnumpy())
