@@ -55,6 +55,7 @@ LAYERS = [
     (nn.GlobalAvgPool1D, (2, 3, 8), (2, 3, 1)),
     (nn.GlobalAvgPool2D, (2, 3, 4, 4), (2, 3, 1, 1)),
     (nn.GlobalAvgPool3D, (1, 2, 2, 2, 2), (1, 2, 1, 1, 1)),
+    (lambda: nn.ReflectionPad2D(2), (1, 2, 4, 5), (1, 2, 8, 9)),
 ]
 
 
@@ -203,3 +204,11 @@ def test_sequential_containers_and_bad_layouts():
         nn.Conv2D(2, 3, layout="NHWC")
     with pytest.raises(BlockError, match="kernel_size must be an int or a tuple of 2"):
         nn.Conv2D(2, (3, 3, 3))
+
+
+def test_reflection_pad_matches_numpy():
+    x = _x((1, 2, 4, 5))
+    expected = np.pad(x.asnumpy(), [(0, 0), (0, 0), (1, 1), (1, 1)], mode="reflect")
+    np.testing.assert_array_equal(nn.ReflectionPad2D(1)(x).asnumpy(), expected)
+    with pytest.raises(BlockError, match="8 numbers"):
+        nn.ReflectionPad2D((1, 1))

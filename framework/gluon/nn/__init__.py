@@ -1,7 +1,7 @@
 """``mx.gluon.nn``: neural network layers as (Hybrid)Blocks.
 
-Not here (their operators do not exist in MXLab yet): ``InstanceNorm``, ``LayerNorm``,
-``GroupNorm`` and ``ReflectionPad2D`` (which needs the ``pad`` operator).
+Not here (their operators do not exist in MXLab yet): ``InstanceNorm``, ``LayerNorm`` and
+``GroupNorm``.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from .conv_layers import (
     MaxPool1D,
     MaxPool2D,
     MaxPool3D,
+    ReflectionPad2D,
 )
 
 __all__ = [
@@ -77,6 +78,7 @@ __all__ = [
     "MaxPool2D",
     "MaxPool3D",
     "PReLU",
+    "ReflectionPad2D",
     "Sequential",
     "Swish",
     "SymbolBlock",

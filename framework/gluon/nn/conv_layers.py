@@ -5,11 +5,13 @@ defaults and weight layouts: a convolution's weight is ``(channels, in_channels 
 *kernel)``, a transposed convolution's ``(in_channels, channels / groups, *kernel)``. With
 ``in_channels=0`` the input-channel dimension is found at the first forward pass.
 Layouts are channel-first (``NCW``, ``NCHW``, ``NCDHW``), the ones MXLab's operators take.
+``ReflectionPad2D`` pads the spatial axes (the ``pad`` operator).
 """
 
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 from typing import Any
 
 from ..block import BlockError, HybridBlock
@@ -253,3 +255,22 @@ GlobalMaxPool3D = _global_pool_class(3, "max")
 GlobalAvgPool1D = _global_pool_class(1, "avg")
 GlobalAvgPool2D = _global_pool_class(2, "avg")
 GlobalAvgPool3D = _global_pool_class(3, "avg")
+
+
+class ReflectionPad2D(HybridBlock):
+    """Pads the two spatial axes of an NCHW input by reflection (the ``pad`` operator, mode ``reflect``).
+
+    ``padding`` is one int (every side) or the operator's 8-number ``pad_width``.
+    """
+
+    def __init__(self, padding: int | Sequence[int] = 0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if isinstance(padding, numbers.Integral):
+            padding = (0, 0, 0, 0, int(padding), int(padding), int(padding), int(padding))
+        padding = tuple(int(p) for p in padding)
+        if len(padding) != 8:
+            raise BlockError(f"ReflectionPad2D: padding must be an int or 8 numbers (pad_width), got {padding}")
+        self._padding = padding
+
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        return F.pad(x, mode="reflect", pad_width=self._padding)

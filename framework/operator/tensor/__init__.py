@@ -12,6 +12,7 @@ from . import (  # noqa: F401
     join_split,
     optimizer_ops,
     ordering,
+    pad,
     random_ops,
     reduce,
     shape,
