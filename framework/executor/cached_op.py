@@ -37,6 +37,11 @@ Flags (MXNet's ``flags=[("static_alloc", True), ...]``; values may be strings):
   of shapes still works by binding again, the slow path).
 * ``data_indices`` / ``param_indices``: which inputs are data and which are parameters
   (bound in place, see above). Given together they must cover every input once.
+* ``forward_bulk_size`` / ``backward_bulk_size``: nodes per bulk segment (the executor
+  takes one size for both passes, so two different values are an error).
+* ``inline_limit``: accepted for MXNet's code; it has nothing to do here. MXNet uses it to
+  decide whether a hybridized child's own CachedOp is inlined into its parent's graph;
+  MXLab traces children into the parent's graph always, so there is never a nested one.
 
 Where MXLab differs from MXNet 1.x: MXNet's default (not static) CachedOp allocates each
 call's memory from the storage pool; here the executor's planned blocks stay with the
@@ -67,6 +72,7 @@ class CachedOpError(MXLabError, ValueError):
 
 _BOOL_FLAGS = ("static_alloc", "static_shape")
 _INDEX_FLAGS = ("data_indices", "param_indices")
+_INT_FLAGS = ("forward_bulk_size", "backward_bulk_size", "inline_limit")
 
 
 def _parse_bool(name: str, value: Any) -> bool:
@@ -77,6 +83,16 @@ def _parse_bool(name: str, value: Any) -> bool:
     if isinstance(value, str) and value.strip().lower() in ("true", "1", "false", "0"):
         return value.strip().lower() in ("true", "1")
     raise CachedOpError(f"CachedOp: flag {name!r} expects a boolean, got {value!r}")
+
+
+def _parse_int(name: str, value: Any) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise CachedOpError(f"CachedOp: flag {name!r} expects a non-negative integer, got {value!r}") from None
+    if number < 0 or isinstance(value, bool):
+        raise CachedOpError(f"CachedOp: flag {name!r} expects a non-negative integer, got {value!r}")
+    return number
 
 
 def _parse_indices(name: str, value: Any, count: int) -> list[int]:
@@ -149,6 +165,7 @@ class CachedOp:
         self.static_alloc = False
         self.static_shape = False
         indices: dict[str, list[int]] = {}
+        sizes: dict[str, int] = {}
         for item in items:
             if not (isinstance(item, tuple | list) and len(item) == 2):
                 raise CachedOpError(f"CachedOp: flags must be (name, value) pairs, got {item!r}")
@@ -157,14 +174,24 @@ class CachedOp:
                 setattr(self, name, _parse_bool(name, value))
             elif name in _INDEX_FLAGS:
                 indices[name] = _parse_indices(name, value, count)
+            elif name in _INT_FLAGS:
+                sizes[name] = _parse_int(name, value)
             else:
-                allowed = ", ".join(_BOOL_FLAGS + _INDEX_FLAGS)
+                allowed = ", ".join(_BOOL_FLAGS + _INDEX_FLAGS + _INT_FLAGS)
                 raise CachedOpError(f"CachedOp: unknown flag {name!r}; MXLab's CachedOp accepts {allowed}")
         if len(indices) == 2 and sorted(indices["data_indices"] + indices["param_indices"]) != list(range(count)):
             raise CachedOpError(
                 f"CachedOp: data_indices {indices['data_indices']} and param_indices {indices['param_indices']} "
                 f"must together list each of the {count} inputs {self._input_names} exactly once"
             )
+        bulk = {sizes[k] for k in ("forward_bulk_size", "backward_bulk_size") if k in sizes}
+        if len(bulk) > 1:
+            raise CachedOpError(
+                f"CachedOp: forward_bulk_size {sizes['forward_bulk_size']} and backward_bulk_size "
+                f"{sizes['backward_bulk_size']} differ; MXLab's executor takes one bulk size for both passes"
+            )
+        #: Nodes per bulk segment (None: the executor's default, MXLAB_EXEC_BULK_EXEC_MAX_NODE_TRAIN).
+        self.bulk_size: int | None = bulk.pop() if bulk else None
         aux = set(self._aux_names)
         self._aux_indices = frozenset(i for i, n in enumerate(self._input_names) if n in aux)
         #: Inputs bound in place: parameters and auxiliary states (which the graph updates).
@@ -268,6 +295,7 @@ class CachedOp:
             args_grad=grads,
             grad_req={n: "write" for n in grads},
             aux_states={n: by_name[n] for n in self._aux_names},
+            bulk_size=self.bulk_size,
         )
         return _Bound(executor, arrays)
 

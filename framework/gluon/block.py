@@ -431,7 +431,10 @@ class Block:
 
 
 # ----------------------------------------------------------------------------- HybridBlock
-_HYBRIDIZE_OPTIONS = ("static_alloc", "static_shape", "clear")
+#: hybridize() options handed to the CachedOp as flags
+_CACHED_OP_OPTIONS = ("static_alloc", "static_shape", "inline_limit", "forward_bulk_size", "backward_bulk_size")
+#: every option hybridize() accepts (backend partitioning only in its "no backend" form)
+_HYBRIDIZE_OPTIONS = (*_CACHED_OP_OPTIONS, "clear", "backend", "backend_opts", "partition_if_dynamic")
 
 
 class HybridBlock(Block):
@@ -474,10 +477,15 @@ class HybridBlock(Block):
                 f"{self.name}: hybridize() got unsupported option(s) {unknown}; MXLab supports "
                 f"{list(_HYBRIDIZE_OPTIONS)}"
             )
+        if kwargs.get("backend") is not None or kwargs.get("backend_opts"):
+            raise BlockError(
+                f"{self.name}: hybridize(backend={kwargs.get('backend')!r}): MXLab has no subgraph backends "
+                "(partitioning for TensorRT, oneDNN, ...); call hybridize() without a backend"
+            )
         self._active = bool(active)
         if kwargs.get("static_shape") and not kwargs.get("static_alloc"):
             warnings.warn(f"{self.name}: static_shape=True is meant to be used with static_alloc=True", stacklevel=2)
-        self._flags = [(k, v) for k, v in kwargs.items() if k in ("static_alloc", "static_shape")]
+        self._flags = [(k, v) for k, v in kwargs.items() if k in _CACHED_OP_OPTIONS]
         if kwargs.get("clear", True):
             self._clear_cached_op()
         super().hybridize(active, **kwargs)

@@ -104,8 +104,14 @@ def test_hybridize_static_alloc_and_unknown_option():
     b = net(_x((4, 5), seed=1))
     assert not np.allclose(a.asnumpy(), b.asnumpy())  # outputs are not overwritten by the next call
     assert net._cached_op.static_alloc and net._cached_op.static_shape
-    with pytest.raises(BlockError, match="unsupported option"):
+    with pytest.raises(BlockError, match="no subgraph backends"):
         net.hybridize(backend="tensorrt")
+    with pytest.raises(BlockError, match=r"unsupported option\(s\) \['fast'\]"):
+        net.hybridize(fast=True)
+    net.hybridize(backend=None, forward_bulk_size=1, backward_bulk_size=1, inline_limit=4)
+    net(_x((4, 5)))
+    (executor,) = net._cached_op.executors()
+    assert len(executor._forward_segments) == 4  # bulk size 1: a segment per node (FC, relu, BatchNorm, FC)
 
 
 def test_forward_hooks_and_detach():

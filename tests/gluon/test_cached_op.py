@@ -124,6 +124,10 @@ def test_bad_flags_and_inputs_are_named():
         mx.nd.CachedOp(sym, flags=[("inline_everything", True)])
     with pytest.raises(CachedOpError, match="static_alloc"):
         mx.nd.CachedOp(sym, flags=[("static_alloc", "maybe")])
+    with pytest.raises(CachedOpError, match="one bulk size for both passes"):
+        mx.nd.CachedOp(sym, flags=[("forward_bulk_size", 2), ("backward_bulk_size", 3)])
+    with pytest.raises(CachedOpError, match="non-negative integer"):
+        mx.nd.CachedOp(sym, flags=[("inline_limit", -1)])
     with pytest.raises(CachedOpError, match="exactly once"):
         mx.nd.CachedOp(sym, flags=[("data_indices", [0]), ("param_indices", [1])])
     op = mx.nd.CachedOp(sym)
