@@ -133,7 +133,9 @@ class HookHandle:
 
 # ----------------------------------------------------------------------------- nested inputs
 def _flatten(args: Any, what: str) -> tuple[list, Any]:
-    """Nested lists of arrays/symbols -> a flat list and the format to rebuild them."""
+    """Nested lists of arrays/symbols (or None) -> a flat list and the format to rebuild them."""
+    if args is None:  # an optional input left out: kept in place, never a graph input
+        return [None], -1
     if isinstance(args, NDArray):
         return [args], 0
     if isinstance(args, Symbol):
@@ -155,7 +157,7 @@ def _flatten(args: Any, what: str) -> tuple[list, Any]:
 def _regroup(args: list, fmt: Any) -> tuple[Any, list]:
     """Inverse of :func:`_flatten`: (nested structure, the arguments left over)."""
     if isinstance(fmt, int):
-        if fmt == 0:
+        if fmt in (0, -1):
             return args[0], args[1:]
         return args[:fmt], args[fmt:]
     result = []
@@ -513,11 +515,13 @@ class HybridBlock(Block):
     def _get_graph(self, *args: Any) -> tuple[list[Symbol], Symbol]:
         if not self._cached_graph:
             flat, self._in_format = _flatten(list(args), "input")
-            if len(flat) > 1:
-                inputs = [sym.var(f"data{i}") for i in range(len(flat))]
-            else:
-                inputs = [sym.var("data")]
-            grouped, _ = _regroup(list(inputs), self._in_format)
+            count = sum(a is not None for a in flat)
+            if count == 0:
+                raise BlockError(f"{self.name}: a hybridized block needs at least one input that is not None")
+            names = iter([f"data{i}" for i in range(count)] if count > 1 else ["data"])
+            placed = [None if a is None else sym.var(next(names)) for a in flat]
+            inputs = [v for v in placed if v is not None]
+            grouped, _ = _regroup(placed, self._in_format)
             out = self._trace(grouped)
             outputs, self._out_format = _flatten(out, "output")
             self._cached_graph = inputs, (sym.Group(outputs) if len(outputs) > 1 else outputs[0])
@@ -534,7 +538,8 @@ class HybridBlock(Block):
     def _infer_attrs(self, method: str, attr: str, *args: Any) -> None:
         inputs, out = self._get_graph(*args)
         flat, _ = _flatten(list(args), "input")
-        given = {i.name: getattr(a, attr) for i, a in zip(inputs, flat, strict=True)}
+        real = [a for a in flat if a is not None]
+        given = {i.name: getattr(a, attr) for i, a in zip(inputs, real, strict=True)}
         arg_attrs, _, aux_attrs = getattr(out, method)(**given)
         if arg_attrs is None:
             raise BlockError(f"{self.name}: cannot infer the {attr} of the parameters from inputs {given}")
@@ -592,6 +597,7 @@ class HybridBlock(Block):
         flat, fmt = _flatten(list(args), "input")
         if fmt != self._in_format:
             raise BlockError(f"{self.name}: invalid input format {fmt}, the block was traced with {self._in_format}")
+        flat = [a for a in flat if a is not None]  # the graph's inputs, in order
         ctx = flat[0].context
         try:
             cargs = [flat[i] if is_arg else i.data(ctx) for is_arg, i in self._cached_op_args]
@@ -611,7 +617,7 @@ class HybridBlock(Block):
 
     def forward(self, x: Any, *args: Any) -> Any:
         """NDArrays: run (imperatively, or the cached graph when hybridized); Symbols: trace."""
-        flat, _ = _flatten([x, *args], "input")
+        flat = [a for a in _flatten([x, *args], "input")[0] if a is not None]
         has_symbol = any(isinstance(a, Symbol) for a in flat)
         has_ndarray = any(isinstance(a, NDArray) for a in flat)
         if has_symbol and has_ndarray:

@@ -272,3 +272,25 @@ def test_shared_parameters_and_deduplicated_save(tmp_path):
     other.add(a, nn.Dense(3, in_units=2, params=a.collect_params()))
     other.load_parameters(path)  # found under either of its names
     np.testing.assert_array_equal(a.weight.data().asnumpy(), first.weight.data().asnumpy())
+
+
+def test_optional_none_inputs_and_nested_outputs_hybridize():
+    class Scaled(gluon.HybridBlock):
+        def hybrid_forward(self, F, x, scale=None):
+            y = x * 2 if scale is None else F.broadcast_mul(x, scale)
+            return y, [y + 1, F.relu(x)]
+
+    block = Scaled()
+    x, scale = _x((2, 3)), mx.nd.array([[3.0], [4.0]])
+    results = []
+    for hybridize in (False, True):
+        block.hybridize(hybridize)
+        first, (second, third) = block(x, None)
+        with_scale = block(x, scale)[0] if not hybridize else None
+        results.append((first.asnumpy(), second.asnumpy(), third.asnumpy()))
+        if with_scale is not None:
+            np.testing.assert_allclose(with_scale.asnumpy(), x.asnumpy() * [[3.0], [4.0]], rtol=1e-6)
+    for a, b in zip(*results, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    with pytest.raises(BlockError, match="invalid input format"):
+        block(x, scale)  # traced with scale=None: a different call pattern
