@@ -433,10 +433,6 @@ class Block:
 
 
 # ----------------------------------------------------------------------------- HybridBlock
-#: hybridize() options handed to the CachedOp as flags
-_CACHED_OP_OPTIONS = ("static_alloc", "static_shape", "inline_limit", "forward_bulk_size", "backward_bulk_size")
-#: every option hybridize() accepts (backend partitioning only in its "no backend" form)
-_HYBRIDIZE_OPTIONS = (*_CACHED_OP_OPTIONS, "clear", "backend", "backend_opts", "partition_if_dynamic")
 
 
 class HybridBlock(Block):
@@ -471,26 +467,43 @@ class HybridBlock(Block):
         self._cached_op = None
         self._cached_op_args = []
 
-    def hybridize(self, active: bool = True, **kwargs: Any) -> None:
-        """Run this block as a cached graph from the next call on (``static_alloc``, ``static_shape``)."""
-        unknown = sorted(set(kwargs) - set(_HYBRIDIZE_OPTIONS))
-        if unknown:
+    def hybridize(
+        self,
+        active: bool = True,
+        backend: str | None = None,
+        clear: bool = True,
+        static_alloc: bool = False,
+        static_shape: bool = False,
+        inline_limit: int = 2,
+        forward_bulk_size: int | None = None,
+        backward_bulk_size: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Run this block (and its children) as a cached graph from the next call on.
+
+        MXNet 1.9.1's signature: ``static_alloc``/``static_shape``/``inline_limit`` and the bulk
+        sizes become the CachedOp's flags (see :mod:`framework.executor.cached_op`); ``clear``
+        drops the graph traced so far. ``backend`` and its options (``**kwargs``) partition
+        the graph for an accelerator library in MXNet; MXLab has none, so they must be absent.
+        """
+        if backend is not None or kwargs:
             raise BlockError(
-                f"{self.name}: hybridize() got unsupported option(s) {unknown}; MXLab supports "
-                f"{list(_HYBRIDIZE_OPTIONS)}"
-            )
-        if kwargs.get("backend") is not None or kwargs.get("backend_opts"):
-            raise BlockError(
-                f"{self.name}: hybridize(backend={kwargs.get('backend')!r}): MXLab has no subgraph backends "
-                "(partitioning for TensorRT, oneDNN, ...); call hybridize() without a backend"
+                f"{self.name}: hybridize(backend={backend!r}, {sorted(kwargs)}): MXLab has no subgraph backends "
+                "(partitioning for TensorRT, oneDNN, ...); call hybridize() without a backend or its options"
             )
         self._active = bool(active)
-        if kwargs.get("static_shape") and not kwargs.get("static_alloc"):
+        if static_shape and not static_alloc:
             warnings.warn(f"{self.name}: static_shape=True is meant to be used with static_alloc=True", stacklevel=2)
-        self._flags = [(k, v) for k, v in kwargs.items() if k in _CACHED_OP_OPTIONS]
-        if kwargs.get("clear", True):
+        self._flags = [("static_alloc", static_alloc), ("static_shape", static_shape), ("inline_limit", inline_limit)]
+        if forward_bulk_size is not None:
+            self._flags.append(("forward_bulk_size", forward_bulk_size))
+        if backward_bulk_size is not None:
+            self._flags.append(("backward_bulk_size", backward_bulk_size))
+        if clear:
             self._clear_cached_op()
-        super().hybridize(active, **kwargs)
+        options = dict(static_alloc=static_alloc, static_shape=static_shape, inline_limit=inline_limit)
+        options.update(forward_bulk_size=forward_bulk_size, backward_bulk_size=backward_bulk_size, clear=clear)
+        super().hybridize(active, **options)
 
     def cast(self, dtype: Any) -> None:
         self._clear_cached_op()

@@ -212,3 +212,19 @@ def test_reflection_pad_matches_numpy():
     np.testing.assert_array_equal(nn.ReflectionPad2D(1)(x).asnumpy(), expected)
     with pytest.raises(BlockError, match="8 numbers"):
         nn.ReflectionPad2D((1, 1))
+
+
+def test_pooling_positional_arguments_follow_mxnet():
+    x = _x((1, 1, 5, 5))
+    # AvgPool2D(pool_size, strides, padding, ceil_mode, ...): ceil_mode is the 4th argument
+    assert nn.AvgPool2D(2, 2, 0, True)(x).shape == (1, 1, 3, 3)
+    # MaxPool2D(pool_size, strides, padding, layout, ceil_mode)
+    assert nn.MaxPool2D(2, 2, 0, "NCHW", True)(x).shape == (1, 1, 3, 3)
+    # AvgPool1D(pool_size, strides, padding, layout, ceil_mode, count_include_pad)
+    assert nn.AvgPool1D(2, 2, 0, "NCW", True)(_x((1, 1, 5))).shape == (1, 1, 3)
+    padded = nn.AvgPool1D(3, 1, 1, count_include_pad=False)(mx.nd.ones((1, 1, 4)))
+    np.testing.assert_allclose(padded.asnumpy(), np.ones((1, 1, 4)))  # the zero padding is not averaged
+    with pytest.raises(TypeError, match="multiple values"):
+        nn.MaxPool2D(2, pool_size=3)
+    with pytest.raises(TypeError, match="count_include_pad"):
+        nn.MaxPool2D(count_include_pad=False)

@@ -201,35 +201,50 @@ class _Pooling(HybridBlock):
 
 
 def _pool_class(n: int, pool_type: str) -> type[_Pooling]:
-    name = f"{'Max' if pool_type == 'max' else 'Avg'}Pool{n}D"
+    """MaxPoolND / AvgPoolND with MXNet 1.9.1's positional order.
 
-    def __init__(
-        self: _Pooling,
-        pool_size: Any = 2,
-        strides: Any = None,
-        padding: Any = 0,
-        layout: str = _LAYOUTS[n],
-        ceil_mode: bool = False,
-        count_include_pad: bool = True,
-        **kwargs: Any,
-    ) -> None:
-        _check_layout(layout, n, name)
+    That order differs between them: ``(pool_size, strides, padding, layout, ceil_mode)`` for
+    max pooling and 1-d average pooling (which adds ``count_include_pad``), but
+    ``(pool_size, strides, padding, ceil_mode, layout, count_include_pad)`` for 2-d and 3-d
+    average pooling.
+    """
+    name = f"{'Max' if pool_type == 'max' else 'Avg'}Pool{n}D"
+    names = ["pool_size", "strides", "padding"]
+    if pool_type == "avg" and n > 1:
+        names += ["ceil_mode", "layout", "count_include_pad"]
+    else:
+        names += ["layout", "ceil_mode"] + (["count_include_pad"] if pool_type == "avg" else [])
+    defaults: dict[str, Any] = {"pool_size": 2, "strides": None, "padding": 0, "layout": _LAYOUTS[n]}
+    defaults.update(ceil_mode=False, count_include_pad=True)
+
+    def __init__(self: _Pooling, *args: Any, **kwargs: Any) -> None:
+        if len(args) > len(names):
+            raise TypeError(f"{name}: takes at most {len(names)} positional arguments ({', '.join(names)})")
+        options = dict(zip(names, args, strict=False))
+        duplicated = sorted(set(options) & set(kwargs))
+        if duplicated:
+            raise TypeError(f"{name}: got multiple values for {duplicated}")
+        for key in names:
+            options[key] = kwargs.pop(key, options.get(key, defaults[key]))
+        if "count_include_pad" in kwargs:
+            raise TypeError(f"{name}: max pooling has no count_include_pad")
+        _check_layout(options["layout"], n, name)
+        strides = options["strides"]
         _Pooling.__init__(
             self,
-            _tuple(pool_size, n, f"{name} pool_size"),
+            _tuple(options["pool_size"], n, f"{name} pool_size"),
             None if strides is None else _tuple(strides, n, f"{name} strides"),
-            _tuple(padding, n, f"{name} padding"),
-            ceil_mode,
+            _tuple(options["padding"], n, f"{name} padding"),
+            options["ceil_mode"],
             False,
             pool_type,
-            layout,
-            count_include_pad if pool_type == "avg" else None,
+            options["layout"],
+            options.get("count_include_pad"),
             **kwargs,
         )
 
-    return type(
-        name, (_Pooling,), {"__init__": __init__, "__doc__": f"{n}-d {pool_type} pooling.", "__module__": __name__}
-    )
+    doc = f"{n}-d {pool_type} pooling; arguments ({', '.join(names)})."
+    return type(name, (_Pooling,), {"__init__": __init__, "__doc__": doc, "__module__": __name__})
 
 
 def _global_pool_class(n: int, pool_type: str) -> type[_Pooling]:
