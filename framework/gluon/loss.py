@@ -219,12 +219,12 @@ class TripletLoss(Loss):
         super().__init__(weight, batch_axis, **kwargs)
         self._margin = margin
 
-    def hybrid_forward(self, F: Any, pred: Any, positive: Any, negative: Any, sample_weight: Any = None) -> Any:
+    def hybrid_forward(self, F: Any, pred: Any, positive: Any, negative: Any) -> Any:
         positive = _reshape_like(F, positive, pred)
         negative = _reshape_like(F, negative, pred)
         loss = F.sum(F.square(positive - pred) - F.square(negative - pred), axis=self._batch_axis, exclude=True)
         loss = F.relu(loss + self._margin)
-        return _apply_weighting(F, loss, self._weight, sample_weight)
+        return _apply_weighting(F, loss, self._weight)
 
 
 class PoissonNLLLoss(Loss):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
@@ -228,3 +229,12 @@ def test_pooling_positional_arguments_follow_mxnet():
         nn.MaxPool2D(2, pool_size=3)
     with pytest.raises(TypeError, match="count_include_pad"):
         nn.MaxPool2D(count_include_pad=False)
+
+
+def test_generated_layers_show_mxnets_signatures():
+    conv = inspect.signature(nn.Conv2DTranspose.__init__)
+    assert list(conv.parameters)[:6] == ["self", "channels", "kernel_size", "strides", "padding", "output_padding"]
+    assert conv.parameters["dilation"].default == (1, 1)
+    assert list(inspect.signature(nn.MaxPool3D.__init__).parameters)[4:6] == ["ceil_mode", "layout"]
+    assert list(inspect.signature(nn.MaxPool2D.__init__).parameters)[4:6] == ["layout", "ceil_mode"]
+    assert nn.MaxPool3D(2, 2, 0, True)(_x((1, 1, 3, 3, 3))).shape == (1, 1, 2, 2, 2)  # ceil_mode 4th

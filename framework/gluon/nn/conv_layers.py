@@ -10,6 +10,7 @@ Layouts are channel-first (``NCW``, ``NCHW``, ``NCDHW``), the ones MXLab's opera
 
 from __future__ import annotations
 
+import inspect
 import numbers
 from collections.abc import Sequence
 from typing import Any
@@ -27,6 +28,16 @@ def _tuple(value: Any, n: int, what: str) -> tuple[int, ...]:
     if len(value) != n:
         raise BlockError(f"{what} must be an int or a tuple of {n} ints, got {value}")
     return value
+
+
+def _signature(names: list[str], defaults: dict[str, Any], required: tuple[str, ...] = ()) -> inspect.Signature:
+    """The signature ``help()`` shows for a generated ``__init__`` (MXNet's argument order)."""
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    params = [inspect.Parameter("self", kind)]
+    params += [inspect.Parameter(n, kind) for n in required]
+    params += [inspect.Parameter(n, kind, default=defaults[n]) for n in names]
+    params.append(inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD))
+    return inspect.Signature(params)
 
 
 def _check_layout(layout: str, n: int, what: str) -> None:
@@ -143,6 +154,24 @@ def _conv_class(n: int, transpose: bool) -> type[_Conv]:
         )
 
     name = f"Conv{n}D" + ("Transpose" if transpose else "")
+    tuple_default = (0,) * n if n > 1 else 0
+    names = ["strides", "padding"] + (["output_padding"] if transpose else [])
+    names += ["dilation", "groups", "layout", "activation", "use_bias", "weight_initializer", "bias_initializer"]
+    names += ["in_channels"]
+    defaults = {
+        "strides": (1,) * n if n > 1 else 1,
+        "padding": tuple_default,
+        "output_padding": tuple_default,
+        "dilation": (1,) * n if n > 1 else 1,
+        "groups": 1,
+        "layout": _LAYOUTS[n],
+        "activation": None,
+        "use_bias": True,
+        "weight_initializer": None,
+        "bias_initializer": "zeros",
+        "in_channels": 0,
+    }
+    __init__.__signature__ = _signature(names, defaults, ("channels", "kernel_size"))  # type: ignore[attr-defined]
     op_name = "Deconvolution" if transpose else "Convolution"
     doc = f"{n}-d {'transposed ' if transpose else ''}convolution (the ``{op_name}`` operator)."
     return type(name, (_Conv,), {"__init__": __init__, "__doc__": doc, "__module__": __name__})
@@ -203,19 +232,20 @@ class _Pooling(HybridBlock):
 def _pool_class(n: int, pool_type: str) -> type[_Pooling]:
     """MaxPoolND / AvgPoolND with MXNet 1.9.1's positional order.
 
-    That order differs between them: ``(pool_size, strides, padding, layout, ceil_mode)`` for
-    max pooling and 1-d average pooling (which adds ``count_include_pad``), but
-    ``(pool_size, strides, padding, ceil_mode, layout, count_include_pad)`` for 2-d and 3-d
-    average pooling.
+    That order differs between them: ``layout`` comes before ``ceil_mode`` in the 1-d layers
+    and in MaxPool2D, after it in AvgPool2D and the 3-d layers; average pooling adds
+    ``count_include_pad`` at the end.
     """
     name = f"{'Max' if pool_type == 'max' else 'Avg'}Pool{n}D"
     names = ["pool_size", "strides", "padding"]
-    if pool_type == "avg" and n > 1:
-        names += ["ceil_mode", "layout", "count_include_pad"]
+    if n == 1 or (n == 2 and pool_type == "max"):
+        names += ["layout", "ceil_mode"]
     else:
-        names += ["layout", "ceil_mode"] + (["count_include_pad"] if pool_type == "avg" else [])
-    defaults: dict[str, Any] = {"pool_size": 2, "strides": None, "padding": 0, "layout": _LAYOUTS[n]}
-    defaults.update(ceil_mode=False, count_include_pad=True)
+        names += ["ceil_mode", "layout"]
+    if pool_type == "avg":
+        names.append("count_include_pad")
+    defaults: dict[str, Any] = {"pool_size": (2,) * n if n > 1 else 2, "strides": None, "padding": 0}
+    defaults.update(layout=_LAYOUTS[n], ceil_mode=False, count_include_pad=True)
 
     def __init__(self: _Pooling, *args: Any, **kwargs: Any) -> None:
         if len(args) > len(names):
@@ -243,7 +273,8 @@ def _pool_class(n: int, pool_type: str) -> type[_Pooling]:
             **kwargs,
         )
 
-    doc = f"{n}-d {pool_type} pooling; arguments ({', '.join(names)})."
+    __init__.__signature__ = _signature(names, defaults)  # type: ignore[attr-defined]
+    doc = f"{n}-d {pool_type} pooling."
     return type(name, (_Pooling,), {"__init__": __init__, "__doc__": doc, "__module__": __name__})
 
 
