@@ -501,8 +501,9 @@ class HybridBlock(Block):
             self._flags.append(("backward_bulk_size", backward_bulk_size))
         if clear:
             self._clear_cached_op()
-        options = dict(static_alloc=static_alloc, static_shape=static_shape, inline_limit=inline_limit)
-        options.update(forward_bulk_size=forward_bulk_size, backward_bulk_size=backward_bulk_size, clear=clear)
+        options: dict[str, Any] = {"static_alloc": static_alloc, "static_shape": static_shape, "clear": clear}
+        options.update(inline_limit=inline_limit, forward_bulk_size=forward_bulk_size)
+        options.update(backward_bulk_size=backward_bulk_size)
         super().hybridize(active, **options)
 
     def cast(self, dtype: Any) -> None:
@@ -552,7 +553,7 @@ class HybridBlock(Block):
         inputs, out = self._get_graph(*args)
         flat, _ = _flatten(list(args), "input")
         real = [a for a in flat if a is not None]
-        given = {i.name: getattr(a, attr) for i, a in zip(inputs, real, strict=True)}
+        given = {str(i.name): getattr(a, attr) for i, a in zip(inputs, real, strict=True)}
         arg_attrs, _, aux_attrs = getattr(out, method)(**given)
         if arg_attrs is None:
             raise BlockError(f"{self.name}: cannot infer the {attr} of the parameters from inputs {given}")
@@ -707,8 +708,8 @@ class SymbolBlock(HybridBlock):
         if isinstance(outputs, list | tuple) and len(outputs) == 1:
             outputs = outputs[0]
         syms, self._in_format = _flatten(inputs, "input")
-        out, self._out_format = _flatten(outputs, "output")
-        out = sym.Group(out) if len(out) > 1 else out[0]
+        flat_outputs, self._out_format = _flatten(outputs, "output")
+        out = sym.Group(flat_outputs) if len(flat_outputs) > 1 else flat_outputs[0]
         input_names = set()
         for s in syms:
             if len(s.get_internals().list_outputs()) != 1:

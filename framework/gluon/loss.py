@@ -59,7 +59,8 @@ class L2Loss(Loss):
     def hybrid_forward(self, F: Any, pred: Any, label: Any, sample_weight: Any = None) -> Any:
         label = _reshape_like(F, label, pred)
         loss = F.square(label - pred)
-        return self._mean(F, _apply_weighting(F, loss, self._weight / 2, sample_weight))
+        half = None if self._weight is None else self._weight / 2
+        return self._mean(F, _apply_weighting(F, loss, half, sample_weight))
 
 
 class L1Loss(Loss):

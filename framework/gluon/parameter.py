@@ -31,7 +31,6 @@ from ..base import MXLabError
 from ..context import Context, cpu, current_context
 from ..ndarray import io as nd_io
 from ..ndarray.ndarray import NDArray, array, zeros
-from ..ndarray.op import add_n
 from ..symbol.symbol import Symbol, var
 
 GRAD_REQS = ("write", "add", "null")
@@ -365,7 +364,10 @@ class Parameter:
         with autograd.pause():
             if len(block) == 1:
                 return block[0].copyto(cpu())
-            return add_n(*[w.copyto(cpu()) for w in block]) / len(block)
+            total = block[0].copyto(cpu())
+            for replica in block[1:]:
+                total += replica.copyto(cpu())
+            return total / len(block)
 
     def cast(self, dtype: Any) -> None:
         """Change the dtype of the data and gradients."""

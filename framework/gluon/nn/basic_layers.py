@@ -15,6 +15,7 @@ import numpy as np
 
 from ... import ndarray as nd
 from ..block import Block, BlockError, HybridBlock
+from ..parameter import Parameter
 from .activations import Activation
 
 
@@ -113,6 +114,7 @@ class Dense(HybridBlock):
             self.weight = self.params.get(
                 "weight", shape=(units, in_units), init=weight_initializer, dtype=dtype, allow_deferred_init=True
             )
+            self.bias: Parameter | None
             if use_bias:
                 self.bias = self.params.get(
                     "bias", shape=(units,), init=bias_initializer, dtype=dtype, allow_deferred_init=True

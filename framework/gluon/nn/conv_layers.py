@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..block import BlockError, HybridBlock
+from ..parameter import Parameter
 from .activations import Activation
 
 _LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
@@ -88,6 +89,7 @@ class _Conv(HybridBlock):
             else:
                 wshape = (in_channels, channels // groups, *kernel_size)
             self.weight = self.params.get("weight", shape=wshape, init=weight_initializer, allow_deferred_init=True)
+            self.bias: Parameter | None
             if use_bias:
                 self.bias = self.params.get("bias", shape=(channels,), init=bias_initializer, allow_deferred_init=True)
             else:
@@ -311,12 +313,14 @@ class ReflectionPad2D(HybridBlock):
 
     def __init__(self, padding: int | Sequence[int] = 0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        width: tuple[int, ...]
         if isinstance(padding, numbers.Integral):
-            padding = (0, 0, 0, 0, int(padding), int(padding), int(padding), int(padding))
-        padding = tuple(int(p) for p in padding)
-        if len(padding) != 8:
-            raise BlockError(f"ReflectionPad2D: padding must be an int or 8 numbers (pad_width), got {padding}")
-        self._padding = padding
+            width = (0, 0, 0, 0, int(padding), int(padding), int(padding), int(padding))
+        else:
+            width = tuple(int(p) for p in padding)  # type: ignore[union-attr]
+        if len(width) != 8:
+            raise BlockError(f"ReflectionPad2D: padding must be an int or 8 numbers (pad_width), got {width}")
+        self._padding = width
 
     def hybrid_forward(self, F: Any, x: Any) -> Any:
         return F.pad(x, mode="reflect", pad_width=self._padding)
