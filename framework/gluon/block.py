@@ -31,7 +31,7 @@ import threading
 import warnings
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -175,6 +175,9 @@ def _indent(text: str, spaces: int) -> str:
 # ----------------------------------------------------------------------------- Block
 class Block:
     """The base class of layers and models (MXNet's ``gluon.Block``): implement ``forward``."""
+
+    #: Containers (Sequential) only run their children: ``summary`` lists the children instead.
+    _is_container: ClassVar[bool] = False
 
     def __init__(self, prefix: str | None = None, params: ParameterDict | None = None) -> None:
         self._empty_prefix = prefix == ""
@@ -380,7 +383,10 @@ class Block:
         raise NotImplementedError(f"{type(self).__name__} must implement forward")
 
     def summary(self, *inputs: Any) -> None:
-        """Print each layer's output shape and parameter count for one forward pass on ``inputs``."""
+        """Print each layer's output shape and parameter count for one forward pass on ``inputs``.
+
+        The network must be initialized and not hybridized (a cached graph runs no child blocks).
+        """
         rows: list[tuple[str, str, int]] = []
         seen: set[int] = set()
         counts = {"total": 0, "trainable": 0, "shared": 0}
@@ -408,8 +414,19 @@ class Block:
                 seen.add(id(p))
             rows.append((f"{kind}-{kinds[kind]}", str(shape_of(outputs)), params))
 
+        def check_and_attach(block: Block) -> None:
+            if isinstance(block, HybridBlock) and block._active:
+                raise BlockError(f'"{block.name}" must not be hybridized to print summary.')
+            if not block._is_container:  # a Sequential's row would repeat its children's
+                handles.append(block.register_forward_hook(hook))
+
         handles: list[HookHandle] = []
-        self.apply(lambda b: handles.append(b.register_forward_hook(hook)))
+        try:
+            self.apply(check_and_attach)
+        except BlockError:
+            for handle in handles:
+                handle.detach()
+            raise
         try:
             self(*inputs)
         finally:

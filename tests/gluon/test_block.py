@@ -234,6 +234,11 @@ def test_summary_prints_layers_and_counts(capsys):
     text = capsys.readouterr().out
     assert "Dense-1" in text and "BatchNorm-1" in text and "(2, 3)" in text
     assert "Total params: 107" in text  # 5*8+8 + 4*8 + 8*3+3
+    assert "HybridSequential" not in text  # the container is not a row of its own
+    net.hybridize()
+    with pytest.raises(BlockError, match="must not be hybridized to print summary"):
+        net.summary(_x((2, 5)))
+    assert not net._forward_hooks and not net[0]._forward_hooks  # nothing left attached
 
 
 def test_hybridized_call_pushes_the_cached_graph_segments_not_one_push_per_operator():

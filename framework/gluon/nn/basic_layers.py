@@ -22,6 +22,8 @@ from .activations import Activation
 class Sequential(Block):
     """Stacks Blocks; ``forward`` runs them in order."""
 
+    _is_container = True
+
     def __init__(self, prefix: str | None = None, params: Any = None) -> None:
         super().__init__(prefix=prefix, params=params)
 
@@ -68,6 +70,8 @@ class Sequential(Block):
 
 class HybridSequential(HybridBlock):
     """Stacks HybridBlocks; hybridized, the whole stack is one traced graph."""
+
+    _is_container = True
 
     def __init__(self, prefix: str | None = None, params: Any = None) -> None:
         super().__init__(prefix=prefix, params=params)
