@@ -44,7 +44,7 @@ def _train(net, digits, contexts, epochs, hybridize, kvstore="device"):
     net.initialize(mx.init.Xavier(), ctx=contexts)
     if hybridize:
         net.hybridize()
-    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.5, "momentum": 0.9}, kvstore=kvstore)
+    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1, "momentum": 0.9}, kvstore=kvstore)
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
     batch = 60
     for _ in range(epochs):
@@ -62,7 +62,7 @@ def _train(net, digits, contexts, epochs, hybridize, kvstore="device"):
 @pytest.mark.parametrize("hybridize", [False, True])
 def test_mlp_learns_digits(digits, hybridize):
     _, accuracy = _train(_mlp(), digits, [mx.cpu()], epochs=4, hybridize=hybridize)
-    assert accuracy > 0.85  # a trained MLP gets ~0.97; chance is 0.1
+    assert accuracy > 0.85  # this run reaches ~0.97; chance is 0.1
 
 
 def test_two_contexts_keep_replicas_identical_and_learn(digits):
