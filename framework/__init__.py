@@ -41,7 +41,7 @@ from . import symbol as sym
 from . import visualization as viz
 from .base import MXLabError
 from .context import Context, cpu, current_context, gpu, num_gpus
-from .executor.cached_op import CachedOp
+from .executor import cached_op as _cached_op
 from .symbol import naming as name
 
 # The Python CustomOp front door lives above NDArray (it hands NDArrays to user code) but is
@@ -53,7 +53,7 @@ operator.CustomOpError = custom_op.CustomOpError
 operator.register_custom = custom_op.register
 operator.get_all_registered_operators = custom_op.get_all_registered_operators
 # The CachedOp is an executor mechanism (above ndarray), reached as mx.nd.CachedOp as in MXNet.
-ndarray.CachedOp = CachedOp
+ndarray.CachedOp = _cached_op.CachedOp
 
 __version__ = "0.1.0"
 
