@@ -642,7 +642,8 @@ class HybridBlock(Block):
         try:
             out = self._cached_op(*cargs)
         except MXLabError as err:
-            raise BlockError(f"{self.name} ({type(self).__name__}, hybridized): {err}") from err
+            hint = self._dtype_hint(flat)
+            raise BlockError(f"{self.name} ({type(self).__name__}, hybridized): {err}{hint}") from err
         outputs = [out] if isinstance(out, NDArray) else out
         return _regroup(outputs, self._out_format)[0]
 
@@ -673,10 +674,22 @@ class HybridBlock(Block):
         except MXLabError as err:
             if isinstance(err, BlockError):
                 raise
-            raise BlockError(f"{self.name} ({type(self).__name__}): {err}") from err
+            hint = self._dtype_hint(flat)
+            raise BlockError(f"{self.name} ({type(self).__name__}): {err}{hint}") from err
 
     def hybrid_forward(self, F: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement hybrid_forward")
+
+    def _dtype_hint(self, inputs: list[Any]) -> str:
+        """A hint when floating-point inputs and parameters differ in dtype (a float64 NumPy batch)."""
+        given = {a.dtype.name for a in inputs if isinstance(a, NDArray) and a.dtype.kind == "f"}
+        params = {np.dtype(p.dtype).name for p in self.collect_params().values()}
+        if not given or given <= params:
+            return ""
+        return (
+            f" (the inputs are {sorted(given)} but the parameters {sorted(params)}: mx.nd.array keeps a NumPy "
+            "array's dtype, so pass dtype='float32' when making the batch, or cast the block with net.cast())"
+        )
 
     # ------------------------------------------------------------------ export
     def export(self, path: str, epoch: int = 0, remove_amp_cast: bool = True) -> tuple[str, str]:

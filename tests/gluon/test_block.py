@@ -299,3 +299,12 @@ def test_optional_none_inputs_and_nested_outputs_hybridize():
         np.testing.assert_allclose(a, b, rtol=1e-6)
     with pytest.raises(BlockError, match="invalid input format"):
         block(x, scale)  # traced with scale=None: a different call pattern
+
+
+def test_a_float64_batch_gets_a_dtype_hint():
+    for hybridize in (False, True):
+        net = nn.Dense(2, in_units=3)
+        net.initialize()
+        net.hybridize(hybridize)
+        with pytest.raises(BlockError, match=r"inputs are \['float64'\] but the parameters \['float32'\]"):
+            net(mx.nd.array(np.ones((2, 3))))  # a NumPy float64 array keeps its dtype
