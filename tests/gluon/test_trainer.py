@@ -75,26 +75,34 @@ def test_two_contexts_keep_replicas_identical_and_learn(digits):
     assert accuracy > 0.85
 
 
-def test_two_contexts_with_local_updates_match_one_context():
+@pytest.mark.parametrize("kvstore", ["device", "local"])
+@pytest.mark.parametrize("update_on_kvstore", [False, True])
+def test_two_contexts_match_one_context(kvstore, update_on_kvstore):
     """The same batch split over two contexts gives the update of the whole batch on one."""
     x = mx.nd.array(np.random.default_rng(1).standard_normal((8, 5)).astype(np.float32))
     y = mx.nd.array(np.arange(8) % 3)
     results = []
-    for contexts, update_on_kvstore in (([mx.cpu(0)], None), ([mx.cpu(0), mx.cpu(1)], False)):
+    for contexts, on_kvstore in (([mx.cpu(0)], None), ([mx.cpu(0), mx.cpu(1)], update_on_kvstore)):
         with mx.name.NameManager():
             net = nn.Dense(3, in_units=5)
         net.initialize(mx.init.Constant(0.1), ctx=contexts)
         trainer = gluon.Trainer(
-            net.collect_params(), "sgd", {"learning_rate": 0.1}, update_on_kvstore=update_on_kvstore
+            net.collect_params(),
+            "sgd",
+            {"learning_rate": 0.1, "momentum": 0.9},
+            kvstore=kvstore,
+            update_on_kvstore=on_kvstore,
         )
         loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
         xs, ys = gluon.utils.split_and_load(x, contexts), gluon.utils.split_and_load(y, contexts)
-        with autograd.record():
-            losses = [loss_fn(net(a), b) for a, b in zip(xs, ys, strict=True)]
-        autograd.backward(losses)
-        trainer.step(8)
-        results.append(net.weight.data(mx.cpu(0)).asnumpy())
-    np.testing.assert_allclose(results[0], results[1], rtol=1e-5, atol=1e-6)
+        for _ in range(3):  # several steps: the momentum state matters too
+            with autograd.record():
+                losses = [loss_fn(net(a), b) for a, b in zip(xs, ys, strict=True)]
+            autograd.backward(losses)
+            trainer.step(8)
+        results.append([w.asnumpy() for w in net.weight.list_data()])
+    for replica in results[1]:
+        np.testing.assert_allclose(replica, results[0][0], rtol=1e-5, atol=1e-6)
 
 
 def test_learning_rate_states_and_stale_gradients(tmp_path):
