@@ -12,6 +12,7 @@ from . import (
     custom_op,
     engine,
     events,
+    gluon,
     initializer,
     io,
     kvstore,
@@ -44,6 +45,7 @@ from . import visualization as viz
 from .backend import num_gpus
 from .base import MXLabError
 from .context import Context, cpu, current_context, gpu
+from .executor import cached_op as _cached_op
 from .symbol import naming as name
 from .util import is_np_array, is_np_shape, np_shape, set_np_shape, use_np_shape
 
@@ -55,6 +57,8 @@ operator.CustomOpProp = custom_op.CustomOpProp
 operator.CustomOpError = custom_op.CustomOpError
 operator.register_custom = custom_op.register
 operator.get_all_registered_operators = custom_op.get_all_registered_operators
+# The CachedOp is an executor mechanism (above ndarray), reached as mx.nd.CachedOp as in MXNet.
+ndarray.CachedOp = _cached_op.CachedOp
 
 # The MXNet API version MXLab reproduces (scripts compare it); MXLab's own is __mxlab_version__.
 __version__ = libinfo.__version__
@@ -71,6 +75,7 @@ __all__ = [
     "current_context",
     "engine",
     "events",
+    "gluon",
     "gpu",
     "init",
     "io",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -25,6 +26,9 @@ from .operator.node import Entry, Node, NodeAttrs, topo_sort, variable
 from .operator.registry import OpDef
 
 _names = itertools.count()
+#: Gradient buffers written by ``backward`` and not yet consumed (MXNet's ``NDArray._fresh_grad``,
+#: which Gluon's Trainer checks to find parameters that backward did not reach), by id.
+_fresh_grads: weakref.WeakValueDictionary[int, NDArray] = weakref.WeakValueDictionary()
 #: Left in a tape node's ``info`` once backward() has released its arrays.
 _FREED = object()
 
@@ -239,8 +243,14 @@ def backward(heads: Any, head_grads: Any = None, retain_graph: bool = False, tra
             op.broadcast_add(array._grad, grad, out=array._grad)
         else:
             _push_copy(grad, array._grad)
+        _fresh_grads[id(array._grad)] = array._grad
     if not retain_graph:
         _free_graph(heads)
+
+
+def take_fresh_grad(gradient: NDArray) -> bool:
+    """Whether ``backward`` wrote ``gradient`` since the last call for it (the mark is consumed)."""
+    return _fresh_grads.pop(id(gradient), None) is gradient
 
 
 def grad(

@@ -2,8 +2,8 @@
 
 Bottom up: the passes (``graph``, ``infer``, ``mirror``, ``plan_memory``; the gradient pass they
 share with autograd is :mod:`framework.operator.gradient_pass`, re-exported here),
-then ``arguments`` and ``segments``, the ``Executor`` (``executor``), and ``binding``
-(``bind`` / ``simple_bind``) on top. This package re-exports the public names.
+then ``arguments`` and ``segments``, the ``Executor`` (``executor``), ``binding``
+(``bind`` / ``simple_bind``) and the ``CachedOp`` (``cached_op``) on top. This package re-exports the public names.
 """
 
 from __future__ import annotations
@@ -11,12 +11,15 @@ from __future__ import annotations
 from ..operator.gradient_pass import GradientError, build_gradient
 from .arguments import ExecutorError, UnknownArgumentError
 from .binding import bind, simple_bind
+from .cached_op import CachedOp, CachedOpError
 from .executor import Executor
 from .graph import IndexedGraph
 from .infer import infer_shapes, infer_types  # noqa: F401 - the inference pass, re-exported
 from .plan_memory import MemoryPlan, PlanOptions, plan_memory
 
 __all__ = [
+    "CachedOp",
+    "CachedOpError",
     "Executor",
     "ExecutorError",
     "GradientError",

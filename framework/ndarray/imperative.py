@@ -10,6 +10,9 @@
    asynchronous operators (``OpDef.is_async``) are pushed with ``push_async``;
 5. if autograd is recording, remember the call on the tape.
 
+An operator that is a whole graph (``OpDef.subgraph_exec``, the CachedOp) skips steps 2-4:
+it runs on the calling thread and pushes its graph's own operations.
+
 It returns as soon as the push is done: the computation happens on an engine worker.
 """
 
@@ -135,6 +138,11 @@ def invoke(
                 )
     elif ctx is None:
         ctx = current_context()
+    if op.subgraph_exec is not None:  # a whole graph: it pushes its own operations
+        outputs = op.subgraph_exec(attrs, inputs, out)
+        if STATE.recording and tape_hook is not None:
+            tape_hook(op, attrs, inputs, outputs)
+        return outputs
 
     # 2. infer output shapes and types (from out= too)
     outs: list[NDArray] = []

@@ -88,6 +88,8 @@ class OpDef:
         self.front_door = "registry"
         #: The stateful operator factory of adapters, if any: ``create_state(attrs, ctx)``.
         self.create_state: Callable[..., Any] | None = None
+        #: MXNet's ``ExecType::kSubgraphExec``: see :meth:`set_subgraph_exec`.
+        self.subgraph_exec: Callable[..., list] | None = None
 
     # ---------------------------------------------------------------- chained setters
     def describe(self, text: str) -> OpDef:
@@ -168,6 +170,17 @@ class OpDef:
         before returning).
         """
         self.is_async = bool(flag)
+        return self
+
+    def set_subgraph_exec(self, fn: Callable[..., list]) -> OpDef:
+        """Run the operator on the calling thread instead of pushing it (MXNet's ``kSubgraphExec``).
+
+        For operators that are whole graphs (the CachedOp): ``fn(attrs, inputs, out)`` gets
+        the input NDArrays (and ``out=`` or None), pushes the graph's own operations to the
+        engine, and returns the output NDArrays. The imperative path calls it in place of
+        inference, allocation and the single push, then records the call on the tape as usual.
+        """
+        self.subgraph_exec = fn
         return self
 
     def set_key_var_num_args(self, name: str) -> OpDef:

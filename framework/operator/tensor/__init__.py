@@ -24,6 +24,7 @@ from . import (  # noqa: F401
     moments,
     optimizer_ops,
     ordering,
+    pad,
     random_ops,
     ravel,
     reduce,

@@ -1,0 +1,364 @@
+"""The CachedOp: a symbol run like one imperative operator, on the graph executor.
+
+``op = mx.nd.CachedOp(sym)`` makes a graph callable on NDArrays: ``op(x, w, b)`` takes the
+symbol's inputs in ``sym.list_inputs()`` order and returns its outputs (one NDArray, or a
+list when the symbol has several). Gluon's ``hybridize`` is built on it. What it caches:
+
+* **One bound executor per call signature** (input shapes, dtypes, context and which
+  inputs need a gradient). Binding is the expensive part: shape/type inference, the
+  gradient pass, the memory plan, the allocation of the planned blocks and the steps.
+  Later calls with the same signature reuse all of it; each call only copies its data
+  inputs into the bound arrays and pushes the executor's steps (one engine operation per
+  node, or per bulk segment), exactly as ``Executor.forward`` does.
+* **Inference versus training.** A call made while autograd is not recording binds a
+  forward-only executor (its plan frees activations as soon as they are read). A call made
+  while recording, with inputs that carry gradients, binds an executor that also holds the
+  backward graph, and is recorded on the autograd tape as ONE node of the operator
+  ``_CachedOp``. Its gradient is one ``_backward_CachedOp`` node whose run pushes the
+  executor's planned backward steps and returns the input gradients. ``is_training()``
+  is passed to the executor's forward (Dropout, BatchNorm).
+* **Which arrays are bound in place.** Inputs listed in the ``param_indices`` flag (Gluon
+  passes its parameters there) and auxiliary states (BatchNorm's running statistics,
+  which the graph updates) are bound directly: no copy, and updates land in the caller's
+  arrays. Every other input is copied into an array the executor owns, so the caller's
+  arrays are never written. Outputs and input gradients are copied out into fresh
+  arrays, because the executor's blocks are overwritten by the next call.
+* **Executors per recorded call.** A recorded call keeps its executor (its activations)
+  until its backward has run or its part of the tape is dropped; a second recorded call
+  before that (the same block applied twice) binds a second executor of the same
+  signature.
+
+Flags (MXNet's ``flags=[("static_alloc", True), ...]``; values may be strings):
+
+* ``static_alloc``: keep the executors (and their planned memory) of every signature
+  seen. Without it, only the latest signature's executors are kept: a call with new
+  shapes releases the old ones' blocks to the storage pool.
+* ``static_shape``: the inputs keep their shapes; only one signature is kept (a change
+  of shapes still works by binding again, the slow path).
+* ``data_indices`` / ``param_indices``: which inputs are data and which are parameters
+  (bound in place, see above). Given together they must cover every input once.
+* ``forward_bulk_size`` / ``backward_bulk_size``: nodes per bulk segment (the executor
+  takes one size for both passes, so two different values are an error).
+* ``inline_limit``: accepted for MXNet's code; it has nothing to do here. MXNet uses it to
+  decide whether a hybridized child's own CachedOp is inlined into its parent's graph;
+  MXLab traces children into the parent's graph always, so there is never a nested one.
+
+Where MXLab differs from MXNet 1.x: MXNet's default (not static) CachedOp allocates each
+call's memory from the storage pool; here the executor's planned blocks stay with the
+executor between calls of the same signature in both modes. See docs/gluon.md.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..base import MXLabError
+from ..context import Context
+from ..ndarray import imperative
+from ..ndarray.creation import zeros
+from ..ndarray.ndarray import NDArray
+from ..operator import registry
+from ..operator.grad import make_backward_node
+from ..operator.node import Entry, Node, NodeAttrs
+from ..operator.params import ParamSet
+from .binding import bind
+from .executor import Executor
+
+
+class CachedOpError(MXLabError, ValueError):
+    """Bad flags or inputs for a CachedOp (the message names what was wrong)."""
+
+
+_BOOL_FLAGS = ("static_alloc", "static_shape")
+_INDEX_FLAGS = ("data_indices", "param_indices")
+_INT_FLAGS = ("forward_bulk_size", "backward_bulk_size", "inline_limit")
+
+
+def _parse_bool(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "1", "false", "0"):
+        return value.strip().lower() in ("true", "1")
+    raise CachedOpError(f"CachedOp: flag {name!r} expects a boolean, got {value!r}")
+
+
+def _parse_int(name: str, value: Any) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise CachedOpError(f"CachedOp: flag {name!r} expects a non-negative integer, got {value!r}") from None
+    if number < 0 or isinstance(value, bool):
+        raise CachedOpError(f"CachedOp: flag {name!r} expects a non-negative integer, got {value!r}")
+    return number
+
+
+def _parse_indices(name: str, value: Any, count: int) -> list[int]:
+    if isinstance(value, str):  # MXNet passes "[0, 1]" strings through the C API
+        text = value.strip().strip("[]()")
+        value = [int(v) for v in text.split(",") if v.strip()]
+    try:
+        indices = [int(v) for v in value]
+    except (TypeError, ValueError):
+        raise CachedOpError(f"CachedOp: flag {name!r} expects a list of input indices, got {value!r}") from None
+    bad = [i for i in indices if not 0 <= i < count]
+    if bad:
+        raise CachedOpError(f"CachedOp: flag {name!r} has indices {bad} out of range for {count} inputs")
+    return indices
+
+
+class _Bound:
+    """One executor of the graph and the input arrays it is bound to."""
+
+    __slots__ = ("executor", "inputs", "busy", "generation")
+
+    def __init__(self, executor: Executor, inputs: list[NDArray]) -> None:
+        self.executor = executor
+        self.inputs = inputs
+        #: True while a recorded call still needs this executor's activations for backward.
+        self.busy = False
+        #: Counts the calls that used this executor; a call's backward checks it is still its own.
+        self.generation = 0
+
+
+class _Call:
+    """One call of a CachedOp: the executor it ran on and the inputs that get gradients."""
+
+    __slots__ = ("cached_op", "bound", "generation", "grad_inputs", "__weakref__")
+
+    def __init__(self, cached_op: CachedOp) -> None:
+        self.cached_op = cached_op
+        self.bound: _Bound | None = None
+        self.generation = 0
+        self.grad_inputs: tuple[int, ...] = ()
+
+
+class CachedOpCall(ParamSet):
+    """The parameters of a ``_CachedOp`` node: the call it stands for (not a user parameter)."""
+
+    def to_strings(self) -> dict[str, str]:
+        return {}  # nothing of a call is stored in symbol JSON
+
+
+def _release(bound: _Bound, generation: int) -> None:
+    """Hand the executor back once a recorded call no longer needs it."""
+    if bound.generation == generation:
+        bound.busy = False
+
+
+class CachedOp:
+    """A symbol bound lazily, per input signature, and run like an operator (MXNet's ``CachedOp``)."""
+
+    def __init__(self, sym: Any, flags: Sequence[tuple[str, Any]] | Mapping[str, Any] = ()) -> None:
+        lister = getattr(sym, "list_inputs", None)
+        if not callable(lister):
+            raise CachedOpError(f"CachedOp: expected a Symbol, got {type(sym).__name__}")
+        self._symbol = sym
+        self._input_names: list[str] = list(lister())
+        self._arg_names: list[str] = list(sym.list_arguments())
+        self._aux_names: list[str] = list(sym.list_auxiliary_states())
+        self._num_outputs = len(sym.list_outputs())
+        count = len(self._input_names)
+        items = list(flags.items()) if isinstance(flags, Mapping) else list(flags)
+        self.static_alloc = False
+        self.static_shape = False
+        indices: dict[str, list[int]] = {}
+        sizes: dict[str, int] = {}
+        for item in items:
+            if not (isinstance(item, tuple | list) and len(item) == 2):
+                raise CachedOpError(f"CachedOp: flags must be (name, value) pairs, got {item!r}")
+            name, value = item
+            if name in _BOOL_FLAGS:
+                setattr(self, name, _parse_bool(name, value))
+            elif name in _INDEX_FLAGS:
+                indices[name] = _parse_indices(name, value, count)
+            elif name in _INT_FLAGS:
+                sizes[name] = _parse_int(name, value)
+            else:
+                allowed = ", ".join(_BOOL_FLAGS + _INDEX_FLAGS + _INT_FLAGS)
+                raise CachedOpError(f"CachedOp: unknown flag {name!r}; MXLab's CachedOp accepts {allowed}")
+        if len(indices) == 2 and sorted(indices["data_indices"] + indices["param_indices"]) != list(range(count)):
+            raise CachedOpError(
+                f"CachedOp: data_indices {indices['data_indices']} and param_indices {indices['param_indices']} "
+                f"must together list each of the {count} inputs {self._input_names} exactly once"
+            )
+        bulk = {sizes[k] for k in ("forward_bulk_size", "backward_bulk_size") if k in sizes}
+        if len(bulk) > 1:
+            raise CachedOpError(
+                f"CachedOp: forward_bulk_size {sizes['forward_bulk_size']} and backward_bulk_size "
+                f"{sizes['backward_bulk_size']} differ; MXLab's executor takes one bulk size for both passes"
+            )
+        #: Nodes per bulk segment (None: the executor's default, MXLAB_EXEC_BULK_EXEC_MAX_NODE_TRAIN).
+        self.bulk_size: int | None = bulk.pop() if bulk else None
+        aux = set(self._aux_names)
+        self._aux_indices = frozenset(i for i, n in enumerate(self._input_names) if n in aux)
+        #: Inputs bound in place: parameters and auxiliary states (which the graph updates).
+        self._direct = frozenset(indices.get("param_indices", [])) | self._aux_indices
+        self._pools: dict[tuple, list[_Bound]] = {}
+
+    # ------------------------------------------------------------------ calling
+    def __call__(self, *args: NDArray, out: NDArray | Sequence[NDArray] | None = None, **kwargs: Any) -> Any:
+        """Run the graph on ``args`` (in ``list_inputs()`` order); one NDArray or a list of them."""
+        kwargs.pop("default_ctx", None)  # MXNet's context for graphs without inputs; the inputs' context decides
+        if kwargs:
+            raise CachedOpError(f"CachedOp: unknown keyword argument(s) {sorted(kwargs)}; only out= is accepted")
+        if not self._input_names:
+            raise CachedOpError("CachedOp: the symbol has no inputs; MXLab's CachedOp runs graphs with inputs")
+        if len(args) != len(self._input_names):
+            raise CachedOpError(
+                f"CachedOp: expected {len(self._input_names)} inputs {self._input_names}, got {len(args)}"
+            )
+        call = _Call(self)
+        attrs = NodeAttrs("_cachedop", CACHED_OP, CachedOpCall({"call": call}))
+        given = out if out is None or isinstance(out, NDArray) else list(out)
+        outputs = imperative.invoke(CACHED_OP, list(args), out=given, attrs=attrs)
+        return outputs[0] if len(outputs) == 1 else list(outputs)
+
+    def _forward(self, call: _Call, inputs: list[NDArray], out: NDArray | Sequence[NDArray] | None) -> list[NDArray]:
+        """Pick (or bind) the executor for this signature, copy data in, push the forward steps."""
+        ctx = inputs[0].context
+        recording = imperative.STATE.recording
+        grad_inputs = tuple(
+            i for i, a in enumerate(inputs) if recording and a._entry is not None and i not in self._aux_indices
+        )
+        bound = self._acquire(inputs, grad_inputs, ctx)
+        for i, array in enumerate(inputs):
+            if array is not bound.inputs[i]:
+                array.copyto(bound.inputs[i])
+        results = bound.executor.forward(is_train=imperative.STATE.training)
+        if out is None:
+            outputs = [r.copy() for r in results]
+        else:
+            outputs = [out] if isinstance(out, NDArray) else list(out)
+            if len(outputs) != len(results):
+                raise CachedOpError(f"CachedOp: out= must hold {len(results)} arrays, got {len(outputs)}")
+            for result, target in zip(results, outputs, strict=True):
+                result.copyto(target)
+        bound.generation += 1
+        call.bound, call.generation, call.grad_inputs = bound, bound.generation, grad_inputs
+        if grad_inputs:  # the backward needs this executor's activations: keep it until then
+            bound.busy = True
+            weakref.finalize(call, _release, bound, bound.generation)
+        return outputs
+
+    def _backward(self, call: _Call, out_grads: list[NDArray]) -> list[NDArray]:
+        """Push the planned backward steps of the call's executor; the input gradients, copied out."""
+        bound = call.bound
+        if bound is None or bound.generation != call.generation:
+            raise CachedOpError(
+                "CachedOp: the executor of this recorded call has since run another call, so its forward "
+                "state is gone; differentiate before calling the CachedOp again (or record the calls together)"
+            )
+        executor = bound.executor
+        executor.backward(list(out_grads), is_train=imperative.STATE.training)
+        grads = []
+        for i in call.grad_inputs:
+            grad = executor.grad_dict[self._input_names[i]]
+            assert grad is not None, "every input with a gradient was bound with a gradient array"
+            grads.append(grad.copy())
+        # Free for the next call; a second backward (retain_graph) works until another call runs on it.
+        bound.busy = False
+        return grads
+
+    def _acquire(self, inputs: list[NDArray], grad_inputs: tuple[int, ...], ctx: Context) -> _Bound:
+        """A free executor of this signature whose in-place inputs are these arrays, or a new one."""
+        key = (tuple((a.shape, a.dtype.name) for a in inputs), ctx, grad_inputs)
+        pool = self._pools.get(key)
+        if pool is None:
+            if not self.static_alloc or self.static_shape:
+                # one signature per kind of call and context: the executors (and blocks) of other
+                # shapes go, unless a recorded call still holds them
+                for other, executors in list(self._pools.items()):
+                    if other[1] == ctx and other[2] == grad_inputs:
+                        executors[:] = [b for b in executors if b.busy]
+                        if not executors:
+                            del self._pools[other]
+            pool = self._pools[key] = []
+        for bound in pool:
+            if not bound.busy and all(bound.inputs[i] is inputs[i] for i in self._direct):
+                return bound
+        pool[:] = [b for b in pool if b.busy]  # the free ones are bound to arrays no longer passed
+        bound = self._bind(inputs, grad_inputs, ctx)
+        pool.append(bound)
+        return bound
+
+    def _bind(self, inputs: list[NDArray], grad_inputs: tuple[int, ...], ctx: Context) -> _Bound:
+        arrays = [a if i in self._direct else zeros(a.shape, ctx, a.dtype) for i, a in enumerate(inputs)]
+        by_name = dict(zip(self._input_names, arrays, strict=True))
+        grads = {self._input_names[i]: zeros(inputs[i].shape, ctx, inputs[i].dtype) for i in grad_inputs}
+        executor = bind(
+            self._symbol,
+            ctx,
+            {n: by_name[n] for n in self._arg_names},
+            args_grad=grads,
+            grad_req={n: "write" for n in grads},
+            aux_states={n: by_name[n] for n in self._aux_names},
+            bulk_size=self.bulk_size,
+        )
+        return _Bound(executor, arrays)
+
+    # ------------------------------------------------------------------ views
+    @property
+    def symbol(self) -> Any:
+        return self._symbol
+
+    def executors(self) -> list[Executor]:
+        """The executors bound so far (one per signature, more while recorded calls hold theirs)."""
+        return [b.executor for pool in self._pools.values() for b in pool]
+
+    def __repr__(self) -> str:
+        return f"<CachedOp {self._input_names} -> {self._num_outputs} output(s), {len(self.executors())} executor(s)>"
+
+
+# ---------------------------------------------------------------------- the operators on the tape
+def _call_of(attrs: NodeAttrs) -> _Call:
+    return attrs.parsed.call  # type: ignore[union-attr]
+
+
+def _run_forward(attrs: NodeAttrs, inputs: list[NDArray], out: Any) -> list[NDArray]:
+    call = _call_of(attrs)
+    return call.cached_op._forward(call, inputs, out)
+
+
+def _run_backward(attrs: NodeAttrs, inputs: list[NDArray], out: Any) -> list[NDArray]:
+    if out is not None:
+        raise CachedOpError("_backward_CachedOp: out= is not supported")
+    call = _call_of(attrs)
+    return call.cached_op._backward(call, inputs)
+
+
+def _gradient(node: Node, out_grads: list[Entry]) -> list[Entry | None]:
+    """One backward node for the whole graph; it yields the gradients of the inputs that need them."""
+    call = _call_of(node.attrs)
+    backward = make_backward_node(node, "_backward_CachedOp", list(out_grads))
+    grads: list[Entry | None] = [None] * len(node.inputs)
+    for k, i in enumerate(call.grad_inputs):
+        grads[i] = Entry(backward, k)
+    return grads
+
+
+def _register() -> registry.OpDef:
+    forward = (
+        registry.register("_CachedOp", override=True)
+        .describe("A whole graph run by the CachedOp's executor (recorded by autograd as one node).")
+        .set_num_inputs(lambda attrs: len(_call_of(attrs).cached_op._input_names))
+        .set_num_outputs(lambda attrs: _call_of(attrs).cached_op._num_outputs)
+        .set_subgraph_exec(_run_forward)
+        .set_gradient(_gradient)
+    )
+    (
+        registry.register("_backward_CachedOp", override=True)
+        .describe("The planned backward graph of one CachedOp call.")
+        .set_num_inputs(lambda attrs: _call_of(attrs).cached_op._num_outputs)
+        .set_num_outputs(lambda attrs: len(_call_of(attrs).grad_inputs))
+        .set_subgraph_exec(_run_backward)
+        .set_is_backward()
+    )
+    return forward
+
+
+#: The ``_CachedOp`` operator record every call is invoked (and recorded) as.
+CACHED_OP = _register()
