@@ -71,6 +71,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "framework/tools/",
         ),
     ),
+    ("gluon", ("framework/gluon/",)),
     ("visualization and profiler", ("framework/visualization", "framework/profiler")),
     ("the framework package", ("framework/__init__",)),
     ("server", ("server/",)),

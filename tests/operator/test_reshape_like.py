@@ -31,5 +31,5 @@ def test_reshape_like_infers_and_rejects_element_count_mismatch():
     s = mx.sym.reshape_like(mx.sym.var("a"), mx.sym.var("b"))
     _, out_shapes, _ = s.infer_shape(a=(6,), b=(3, 2))
     assert out_shapes == [(3, 2)]
-    with pytest.raises(InferenceError, match=r"lhs of shape \(6,\) \(6 elements\)"):
+    with pytest.raises(InferenceError, match=r"cannot reshape lhs of shape \(6,\) to \(4,\)"):
         mx.nd.reshape_like(mx.nd.zeros(6), mx.nd.zeros(4))
