@@ -28,6 +28,7 @@ from . import (
     random,
     recordio,
     resource,
+    rnn,
     runtime,
     storage,
     symbol,
@@ -55,6 +56,10 @@ operator.CustomOpProp = custom_op.CustomOpProp
 operator.CustomOpError = custom_op.CustomOpError
 operator.register_custom = custom_op.register
 operator.get_all_registered_operators = custom_op.get_all_registered_operators
+
+# MXNet's FusedRNN initializer unpacks a FusedRNNCell's weights, so it lives with the cell (above the
+# initializer module) and is reached as mx.init.FusedRNN, as in MXNet.
+initializer.FusedRNN = rnn.FusedRNN
 
 # The MXNet API version MXLab reproduces (scripts compare it); MXLab's own is __mxlab_version__.
 __version__ = libinfo.__version__
@@ -92,6 +97,7 @@ __all__ = [
     "random",
     "recordio",
     "resource",
+    "rnn",
     "sym",
     "test_utils",
     "visualization",

@@ -56,6 +56,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "framework/module/",
             "framework/kvstore/",
             "framework/io/",
+            "framework/rnn/",
             "framework/model",
             "framework/optimizer",
             "framework/initializer",
