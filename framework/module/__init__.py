@@ -3,6 +3,8 @@
 * :mod:`.base_module`: ``BaseModule``, the training loop (``fit``, ``score``, ``predict``);
 * :mod:`.module`: ``Module``, a symbol bound on one or more devices;
 * :mod:`.bucketing_module`: ``BucketingModule``, one Module per input length sharing parameters;
+* :mod:`.sequential_module`: ``SequentialModule``, modules chained output to input;
+* :mod:`.python_module`: ``PythonModule`` / ``PythonLossModule``, modules written in Python;
 * :mod:`.executor_group`: one executor per device, each given a slice of the batch;
 * :mod:`.aggregation`: how a Module sums gradients across devices through a KVStore (``mx.kv``).
 
@@ -17,6 +19,8 @@ from .base_module import BaseModule, TrainingDivergedError
 from .bucketing_module import BucketingModule
 from .executor_group import DataParallelExecutorGroup, ModuleError
 from .module import Module
+from .python_module import PythonLossModule, PythonModule
+from .sequential_module import SequentialModule
 
 __all__ = [
     "AggregationError",
@@ -25,5 +29,8 @@ __all__ = [
     "DataParallelExecutorGroup",
     "Module",
     "ModuleError",
+    "PythonLossModule",
+    "PythonModule",
+    "SequentialModule",
     "TrainingDivergedError",
 ]
