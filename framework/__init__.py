@@ -12,6 +12,7 @@ from . import (
     custom_op,
     engine,
     events,
+    feedforward,
     initializer,
     io,
     kvstore,
@@ -60,6 +61,10 @@ operator.get_all_registered_operators = custom_op.get_all_registered_operators
 # MXNet's FusedRNN initializer unpacks a FusedRNNCell's weights, so it lives with the cell (above the
 # initializer module) and is reached as mx.init.FusedRNN, as in MXNet.
 initializer.FusedRNN = rnn.FusedRNN
+
+# FeedForward trains through mx.mod, which itself uses mx.model's checkpoint functions: it has its own
+# file above both and is reached as mx.model.FeedForward, as in MXNet.
+model.FeedForward = feedforward.FeedForward
 
 # The MXNet API version MXLab reproduces (scripts compare it); MXLab's own is __mxlab_version__.
 __version__ = libinfo.__version__

@@ -58,6 +58,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "framework/io/",
             "framework/rnn/",
             "framework/model",
+            "framework/feedforward",
             "framework/optimizer",
             "framework/initializer",
             "framework/metric",
