@@ -2,6 +2,7 @@
 
 * :mod:`.rnn_cell`: the cells (``RNNCell``, ``LSTMCell``, ``GRUCell``, stacking, bidirectional, modifiers)
   and ``unroll``, which repeats a cell's step into an ordinary symbol graph;
+* :mod:`.conv_rnn_cell`: the convolutional cells (``ConvRNNCell``, ``ConvLSTMCell``, ``ConvGRUCell``);
 * :mod:`.fused_rnn_cell`: ``FusedRNNCell`` (the fused ``RNN`` operator, its packed weight layout) and the
   ``FusedRNN`` initializer;
 * :mod:`.io`: ``encode_sentences`` and ``BucketSentenceIter`` for ``mx.mod.BucketingModule``;
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from ..model import load_checkpoint, save_checkpoint
 from . import io, rnn, rnn_cell
+from .conv_rnn_cell import BaseConvRNNCell, ConvGRUCell, ConvLSTMCell, ConvRNNCell
 from .fused_rnn_cell import FusedRNN, FusedRNNCell
 from .io import BucketSentenceIter, encode_sentences
 from .rnn import do_rnn_checkpoint, load_rnn_checkpoint, rnn_unroll, save_rnn_checkpoint
@@ -32,13 +34,21 @@ from .rnn_cell import (
     ZoneoutCell,
 )
 
-# MXNet's rnn_cell module also holds FusedRNNCell; here it has its own file (the packed layout is its idea)
+# MXNet's rnn_cell module also holds FusedRNNCell and the convolutional cells; here they have files of their own
 rnn_cell.FusedRNNCell = FusedRNNCell
+rnn_cell.BaseConvRNNCell = BaseConvRNNCell
+rnn_cell.ConvRNNCell = ConvRNNCell
+rnn_cell.ConvLSTMCell = ConvLSTMCell
+rnn_cell.ConvGRUCell = ConvGRUCell
 
 __all__ = [
+    "BaseConvRNNCell",
     "BaseRNNCell",
     "BidirectionalCell",
     "BucketSentenceIter",
+    "ConvGRUCell",
+    "ConvLSTMCell",
+    "ConvRNNCell",
     "DropoutCell",
     "FusedRNN",
     "FusedRNNCell",

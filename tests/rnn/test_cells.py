@@ -75,6 +75,33 @@ def test_unrolled_cells_match_mxnet(case):
         np.testing.assert_allclose(got, np.array(want), rtol=1e-5, atol=1e-6)
 
 
+CONV_CELLS = {
+    "conv_rnn": lambda: mx.rnn.ConvRNNCell((2, 2, 5, 5), 3, prefix="crnn_"),
+    "conv_lstm": lambda: mx.rnn.ConvLSTMCell((2, 2, 5, 5), 2, i2h_kernel=(3, 3), i2h_pad=(1, 1), prefix="clstm_"),
+    "conv_gru": lambda: mx.rnn.ConvGRUCell((2, 2, 5, 5), 2, h2h_kernel=(5, 5), activation="tanh", prefix="cgru_"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONV_CELLS))
+def test_unrolled_convolutional_cells_match_mxnet(case):
+    reference = _reference()
+    expected = reference["conv_cases"][case]
+    cell = CONV_CELLS[case]()
+    assert cell.state_info[0]["shape"][0] == 0 and cell.state_info[0]["__layout__"] == "NCHW"
+    outputs, states = cell.unroll(3, mx.sym.Variable("data"), layout="NTC", merge_outputs=False)
+    group = mx.sym.Group(list(outputs) + _flat(states))
+    assert group.list_arguments() == expected["arguments"]
+    assert group.list_outputs() == expected["outputs"]
+    values, _ = _forward(group, reference["conv_shape"])
+    for got, want in zip(values, expected["values"], strict=True):
+        np.testing.assert_allclose(got, np.array(want), rtol=1e-5, atol=1e-6)
+
+
+def test_convolutional_cell_rejects_an_even_h2h_kernel():
+    with pytest.raises(RNNCellError, match="h2h_kernel sizes must be odd"):
+        mx.rnn.ConvRNNCell((1, 2, 5, 5), 3, h2h_kernel=(2, 3))
+
+
 @pytest.mark.parametrize("index", [0, 1, 2])
 def test_fused_packed_layout_matches_mxnet(index):
     layout = _reference()["fused_layouts"][index]

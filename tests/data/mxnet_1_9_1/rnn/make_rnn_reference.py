@@ -9,6 +9,7 @@ For each case (a cell built by the code in ``CASES``, unrolled 3 steps over ``da
 ``Group(outputs + states)`` (BidirectionalCell's states
 ``[l_states, r_states]`` flattened), and the forward values for weights drawn from a fixed seed
 (``np.random.RandomState(7)``, uniform in [-0.5, 0.5] as float32, in ``list_arguments()`` order, data first).
+The convolutional cells (``CONV_CASES``) are recorded the same way over ``CONV_SHAPE``.
 It also records ``FusedRNNCell.unpack_weights`` of a packed ``arange`` vector: the names, shapes and
 first values of each slice, which pins MXNet's packed layout. tests/rnn/ reads the JSON; it never
 imports MXNet.
@@ -38,6 +39,14 @@ CASES = {
     "fused_unfused": "mx.rnn.FusedRNNCell(3, num_layers=2, mode='gru', bidirectional=True, prefix='f_').unfuse()",
 }
 
+# convolutional cells: one step's input is (2, 2, 5, 5); the sequence (N, T, C, H, W) = (2, 3, 2, 5, 5)
+CONV_SHAPE = (2, 3, 2, 5, 5)
+CONV_CASES = {
+    "conv_rnn": "mx.rnn.ConvRNNCell((2, 2, 5, 5), 3, prefix='crnn_')",
+    "conv_lstm": "mx.rnn.ConvLSTMCell((2, 2, 5, 5), 2, i2h_kernel=(3, 3), i2h_pad=(1, 1), prefix='clstm_')",
+    "conv_gru": "mx.rnn.ConvGRUCell((2, 2, 5, 5), 2, h2h_kernel=(5, 5), activation='tanh', prefix='cgru_')",
+}
+
 
 def stack_cell():
     stack = mx.rnn.SequentialRNNCell()
@@ -47,12 +56,12 @@ def stack_cell():
     return stack
 
 
-def run_case(code):
+def run_case(code, shape=SHAPE):
     cell = eval(code)  # the fixed strings of CASES
     outputs, states = cell.unroll(3, mx.sym.Variable("data"), layout="NTC", merge_outputs=False)
     flat_states = [s for state in states for s in (state if isinstance(state, list) else [state])]
     group = mx.sym.Group(list(outputs) + flat_states)
-    arg_shapes, _, _ = group.infer_shape(data=SHAPE)
+    arg_shapes, _, _ = group.infer_shape(data=shape)
     rng = np.random.RandomState(7)
     args = {
         name: mx.nd.array(rng.uniform(-0.5, 0.5, shape).astype(np.float32))
@@ -89,6 +98,8 @@ def fused_layout(mode, num_layers, bidirectional, num_input, num_hidden):
 
 def main():
     reference = {"shape": SHAPE, "cases": {name: run_case(code) for name, code in CASES.items()}}
+    reference["conv_shape"] = CONV_SHAPE
+    reference["conv_cases"] = {name: run_case(code, CONV_SHAPE) for name, code in CONV_CASES.items()}
     reference["fused_layouts"] = [
         fused_layout("lstm", 2, True, 5, 3),
         fused_layout("gru", 1, False, 4, 2),
