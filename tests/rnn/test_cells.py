@@ -310,3 +310,24 @@ def test_shared_params_tie_two_cells():
     with pytest.raises(RNNCellError, match="not both"):
         stack = mx.rnn.SequentialRNNCell(params=mx.rnn.RNNParams("s_"))
         stack.add(mx.rnn.LSTMCell(3, params=params))
+
+
+@pytest.mark.skipif(not mx.operator.registry.exists("RNN"), reason="needs the fused RNN operator")
+@pytest.mark.parametrize(
+    ("mode", "bidirectional", "num_layers"),
+    [("lstm", False, 2), ("gru", True, 1), ("rnn_tanh", True, 2), ("rnn_relu", False, 1)],
+)
+@pytest.mark.filterwarnings("ignore:NTC layout detected")
+def test_fused_cell_computes_what_its_unfused_stack_computes(mode, bidirectional, num_layers):
+    fused = mx.rnn.FusedRNNCell(
+        3, num_layers=num_layers, mode=mode, bidirectional=bidirectional, prefix="f_", get_next_state=True
+    )
+    fused_out, fused_states = fused.unroll(4, mx.sym.Variable("data"), layout="NTC", merge_outputs=True)
+    assert len(fused_states) == (2 if mode == "lstm" else 1)
+    values, args = _forward(fused_out, (2, 4, 5))
+    stack = fused.unfuse()
+    stack_out, _ = stack.unroll(4, mx.sym.Variable("data"), layout="NTC", merge_outputs=True)
+    per_cell = stack.pack_weights(fused.unpack_weights({"f_parameters": mx.nd.array(args["f_parameters"])}))
+    per_cell["data"] = mx.nd.array(args["data"])
+    exe = stack_out.bind(mx.cpu(), {name: per_cell[name] for name in stack_out.list_arguments()})
+    np.testing.assert_allclose(exe.forward()[0].asnumpy(), values[0], rtol=1e-5, atol=1e-6)
