@@ -260,9 +260,14 @@ class FeedForward:
         self._pred_exec = executor
         self._pred_shapes = shapes
 
-    def _bind_for(self, X: DataIter) -> list[NDArray]:
-        type_dict = {desc[0]: getattr(desc, "dtype", np.float32) for desc in X.provide_data}
-        self._init_predictor(X.provide_data, type_dict)
+    def _bind_for(self, X: DataIter, with_labels: bool = False) -> list[NDArray]:
+        """Bind for ``X``'s data shapes (and label shapes, which help inference when scoring)."""
+        inputs = list(X.provide_data)
+        if with_labels:
+            known = set(self.symbol.list_arguments())
+            inputs += [desc for desc in (getattr(X, "provide_label", None) or []) if desc[0] in known]
+        type_dict = {desc[0]: getattr(desc, "dtype", np.float32) for desc in inputs}
+        self._init_predictor(inputs, type_dict)
         return [self._pred_exec.arg_dict[desc[0]] for desc in X.provide_data]
 
     def predict(self, X: Any, num_batch: int | None = None, return_data: bool = False, reset: bool = True) -> Any:
@@ -313,7 +318,7 @@ class FeedForward:
         X = self._init_iter(X, None, is_train=False)
         if reset:
             X.reset()
-        data_arrays = self._bind_for(X)
+        data_arrays = self._bind_for(X, with_labels=True)
         for i, batch in enumerate(X):
             if num_batch is not None and i == num_batch:
                 break
