@@ -331,3 +331,16 @@ def test_fused_cell_computes_what_its_unfused_stack_computes(mode, bidirectional
     per_cell["data"] = mx.nd.array(args["data"])
     exe = stack_out.bind(mx.cpu(), {name: per_cell[name] for name in stack_out.list_arguments()})
     np.testing.assert_allclose(exe.forward()[0].asnumpy(), values[0], rtol=1e-5, atol=1e-6)
+
+
+def test_begin_state_as_variables_and_the_deprecated_rnn_unroll():
+    cell = mx.rnn.LSTMCell(3, prefix="lstm_")
+    assert cell.state_shape == [(0, 3), (0, 3)]
+    states = cell.begin_state(func=mx.sym.Variable)
+    assert [s.name for s in states] == ["lstm_begin_state_0", "lstm_begin_state_1"]
+    assert states[0].attr("__layout__") == "NC"
+    outputs, _ = cell.unroll(2, mx.sym.Variable("data"), begin_state=states, merge_outputs=True)
+    assert "lstm_begin_state_1" in outputs.list_arguments()
+    with pytest.warns(DeprecationWarning, match="rnn_unroll is deprecated"):
+        outputs, _ = mx.rnn.rnn_unroll(mx.rnn.GRUCell(2, prefix="g_"), 2, mx.sym.Variable("data"))
+    assert len(outputs) == 2
