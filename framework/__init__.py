@@ -12,6 +12,7 @@ from . import (
     custom_op,
     engine,
     events,
+    feedforward,
     gluon,
     initializer,
     io,
@@ -29,6 +30,7 @@ from . import (
     random,
     recordio,
     resource,
+    rnn,
     runtime,
     storage,
     symbol,
@@ -59,6 +61,14 @@ operator.register_custom = custom_op.register
 operator.get_all_registered_operators = custom_op.get_all_registered_operators
 # The CachedOp is an executor mechanism (above ndarray), reached as mx.nd.CachedOp as in MXNet.
 ndarray.CachedOp = _cached_op.CachedOp
+
+# MXNet's FusedRNN initializer unpacks a FusedRNNCell's weights, so it lives with the cell (above the
+# initializer module) and is reached as mx.init.FusedRNN, as in MXNet.
+initializer.FusedRNN = rnn.FusedRNN
+
+# FeedForward trains through mx.mod, which itself uses mx.model's checkpoint functions: it has its own
+# file above both and is reached as mx.model.FeedForward, as in MXNet.
+model.FeedForward = feedforward.FeedForward
 
 # The MXNet API version MXLab reproduces (scripts compare it); MXLab's own is __mxlab_version__.
 __version__ = libinfo.__version__
@@ -97,6 +107,7 @@ __all__ = [
     "random",
     "recordio",
     "resource",
+    "rnn",
     "sym",
     "test_utils",
     "visualization",

@@ -1,0 +1,291 @@
+"""Convolutional recurrent cells: the step cells with every FullyConnected replaced by a Convolution.
+
+For sequences of images (video frames, radar maps) the state is itself an image: ``(batch, num_hidden,
+height, width)``. The input-to-hidden transform is a convolution with the given kernel/stride/pad, and the
+hidden-to-hidden one a convolution with an odd kernel padded to keep the state's size, so the state can
+be fed back step after step. The state's spatial size is found once, by shape inference on the i2h
+convolution for ``input_shape``. Gates are split along the channel axis of ``conv_layout``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+from .. import symbol
+from ..symbol import Symbol
+from .rnn_cell import BaseRNNCell, RNNCellError, RNNParams
+
+# MXNet's default activation for the convolutional cells
+_LEAKY = functools.partial(symbol.LeakyReLU, act_type="leaky", slope=0.2)
+
+
+class BaseConvRNNCell(BaseRNNCell):
+    """The shared part of the convolutional cells: parameters, state shape and the two convolutions.
+
+    Args:
+        input_shape: the shape of one step's input, batch included (``(N, C, H, W)`` for NCHW).
+        num_hidden: channels of the state.
+        h2h_kernel: odd sizes, so the padding ``dilate * (kernel - 1) // 2`` keeps the state's size.
+        i2h_*: the input convolution's kernel, stride, pad and dilation.
+        *_initializer: initializers of the four parameters (None: the global one).
+        activation: an ``act_type`` name or a symbol function.
+        conv_layout: ``NCHW`` (or another layout Convolution takes); its ``C`` is where the gates split.
+    """
+
+    def __init__(
+        self,
+        input_shape: Sequence[int],
+        num_hidden: int,
+        h2h_kernel: Sequence[int],
+        h2h_dilate: Sequence[int],
+        i2h_kernel: Sequence[int],
+        i2h_stride: Sequence[int],
+        i2h_pad: Sequence[int],
+        i2h_dilate: Sequence[int],
+        i2h_weight_initializer: Any,
+        h2h_weight_initializer: Any,
+        i2h_bias_initializer: Any,
+        h2h_bias_initializer: Any,
+        activation: Any,
+        prefix: str = "",
+        params: RNNParams | None = None,
+        conv_layout: str = "NCHW",
+    ) -> None:
+        super().__init__(prefix=prefix, params=params)
+        h2h_kernel, h2h_dilate = tuple(h2h_kernel), tuple(h2h_dilate)
+        if any(k % 2 == 0 for k in h2h_kernel):
+            raise RNNCellError(f"{type(self).__name__}: h2h_kernel sizes must be odd, got {h2h_kernel}")
+        self._h2h_kernel = h2h_kernel
+        self._h2h_dilate = h2h_dilate
+        self._h2h_pad = tuple(d * (k - 1) // 2 for k, d in zip(h2h_kernel, h2h_dilate, strict=True))
+        self._i2h_kernel = tuple(i2h_kernel)
+        self._i2h_stride = tuple(i2h_stride)
+        self._i2h_pad = tuple(i2h_pad)
+        self._i2h_dilate = tuple(i2h_dilate)
+        self._num_hidden = num_hidden
+        self._input_shape = tuple(input_shape)
+        self._conv_layout = conv_layout
+        self._activation = activation
+        probe = symbol.Convolution(
+            data=symbol.Variable("data"),
+            num_filter=num_hidden,
+            kernel=self._i2h_kernel,
+            stride=self._i2h_stride,
+            pad=self._i2h_pad,
+            dilate=self._i2h_dilate,
+            layout=conv_layout,
+        )
+        state_shape = probe.infer_shape(data=self._input_shape)[1][0]
+        self._state_shape = (0, *state_shape[1:])  # 0: the batch size, inferred when unrolled
+        self._iW = self.params.get("i2h_weight", init=i2h_weight_initializer)
+        self._hW = self.params.get("h2h_weight", init=h2h_weight_initializer)
+        self._iB = self.params.get("i2h_bias", init=i2h_bias_initializer)
+        self._hB = self.params.get("h2h_bias", init=h2h_bias_initializer)
+
+    # how many states the cell carries (two, h and c, unless a subclass says otherwise)
+    _num_states = 2
+
+    @property
+    def state_info(self) -> list[dict[str, Any]]:
+        return [{"shape": self._state_shape, "__layout__": self._conv_layout} for _ in range(self._num_states)]
+
+    def _conv_forward(self, inputs: Symbol, states: list[Symbol], name: str) -> tuple[Symbol, Symbol]:
+        filters = self._num_hidden * self._gate_count
+        i2h = symbol.Convolution(
+            name=f"{name}i2h",
+            data=inputs,
+            num_filter=filters,
+            kernel=self._i2h_kernel,
+            stride=self._i2h_stride,
+            pad=self._i2h_pad,
+            dilate=self._i2h_dilate,
+            weight=self._iW,
+            bias=self._iB,
+            layout=self._conv_layout,
+        )
+        h2h = symbol.Convolution(
+            name=f"{name}h2h",
+            data=states[0],
+            num_filter=filters,
+            kernel=self._h2h_kernel,
+            dilate=self._h2h_dilate,
+            pad=self._h2h_pad,
+            stride=(1,) * len(self._h2h_kernel),
+            weight=self._hW,
+            bias=self._hB,
+            layout=self._conv_layout,
+        )
+        return i2h, h2h
+
+    def _channel_axis(self) -> int:
+        return self._conv_layout.find("C")
+
+
+class ConvRNNCell(BaseConvRNNCell):
+    """Convolutional Elman step: ``h' = activation(conv_i(x) + conv_h(h))``."""
+
+    _gate_names = ("",)
+    _num_states = 1
+
+    def __init__(
+        self,
+        input_shape: Sequence[int],
+        num_hidden: int,
+        h2h_kernel: Sequence[int] = (3, 3),
+        h2h_dilate: Sequence[int] = (1, 1),
+        i2h_kernel: Sequence[int] = (3, 3),
+        i2h_stride: Sequence[int] = (1, 1),
+        i2h_pad: Sequence[int] = (1, 1),
+        i2h_dilate: Sequence[int] = (1, 1),
+        i2h_weight_initializer: Any = None,
+        h2h_weight_initializer: Any = None,
+        i2h_bias_initializer: Any = "zeros",
+        h2h_bias_initializer: Any = "zeros",
+        activation: Any = _LEAKY,
+        prefix: str = "ConvRNN_",
+        params: RNNParams | None = None,
+        conv_layout: str = "NCHW",
+    ) -> None:
+        super().__init__(
+            input_shape,
+            num_hidden,
+            h2h_kernel,
+            h2h_dilate,
+            i2h_kernel,
+            i2h_stride,
+            i2h_pad,
+            i2h_dilate,
+            i2h_weight_initializer,
+            h2h_weight_initializer,
+            i2h_bias_initializer,
+            h2h_bias_initializer,
+            activation,
+            prefix=prefix,
+            params=params,
+            conv_layout=conv_layout,
+        )
+
+    def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
+        self._counter += 1
+        name = f"{self._prefix}t{self._counter}_"
+        i2h, h2h = self._conv_forward(inputs, states, name)
+        output = self._get_activation(i2h + h2h, self._activation, name=f"{name}out")
+        return output, [output]
+
+
+class ConvLSTMCell(BaseConvRNNCell):
+    """Convolutional LSTM step (gates i, f, c, o along the channel axis); states ``[h, c]``."""
+
+    _gate_names = ("_i", "_f", "_c", "_o")
+    _num_states = 2
+
+    def __init__(
+        self,
+        input_shape: Sequence[int],
+        num_hidden: int,
+        h2h_kernel: Sequence[int] = (3, 3),
+        h2h_dilate: Sequence[int] = (1, 1),
+        i2h_kernel: Sequence[int] = (3, 3),
+        i2h_stride: Sequence[int] = (1, 1),
+        i2h_pad: Sequence[int] = (1, 1),
+        i2h_dilate: Sequence[int] = (1, 1),
+        i2h_weight_initializer: Any = None,
+        h2h_weight_initializer: Any = None,
+        i2h_bias_initializer: Any = "zeros",
+        h2h_bias_initializer: Any = "zeros",
+        activation: Any = _LEAKY,
+        prefix: str = "ConvLSTM_",
+        params: RNNParams | None = None,
+        conv_layout: str = "NCHW",
+    ) -> None:
+        super().__init__(
+            input_shape,
+            num_hidden,
+            h2h_kernel,
+            h2h_dilate,
+            i2h_kernel,
+            i2h_stride,
+            i2h_pad,
+            i2h_dilate,
+            i2h_weight_initializer,
+            h2h_weight_initializer,
+            i2h_bias_initializer,
+            h2h_bias_initializer,
+            activation,
+            prefix=prefix,
+            params=params,
+            conv_layout=conv_layout,
+        )
+
+    def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
+        self._counter += 1
+        name = f"{self._prefix}t{self._counter}_"
+        i2h, h2h = self._conv_forward(inputs, states, name)
+        gates = symbol.SliceChannel(i2h + h2h, num_outputs=4, axis=self._channel_axis(), name=f"{name}slice")
+        in_gate = symbol.Activation(gates[0], act_type="sigmoid", name=f"{name}i")
+        forget_gate = symbol.Activation(gates[1], act_type="sigmoid", name=f"{name}f")
+        in_transform = self._get_activation(gates[2], self._activation, name=f"{name}c")
+        out_gate = symbol.Activation(gates[3], act_type="sigmoid", name=f"{name}o")
+        next_c = symbol._internal._plus(forget_gate * states[1], in_gate * in_transform, name=f"{name}state")
+        next_h = symbol._internal._mul(out_gate, self._get_activation(next_c, self._activation), name=f"{name}out")
+        return next_h, [next_h, next_c]
+
+
+class ConvGRUCell(BaseConvRNNCell):
+    """Convolutional GRU step (gates r, z, candidate along the channel axis)."""
+
+    _gate_names = ("_r", "_z", "_o")
+    _num_states = 1
+
+    def __init__(
+        self,
+        input_shape: Sequence[int],
+        num_hidden: int,
+        h2h_kernel: Sequence[int] = (3, 3),
+        h2h_dilate: Sequence[int] = (1, 1),
+        i2h_kernel: Sequence[int] = (3, 3),
+        i2h_stride: Sequence[int] = (1, 1),
+        i2h_pad: Sequence[int] = (1, 1),
+        i2h_dilate: Sequence[int] = (1, 1),
+        i2h_weight_initializer: Any = None,
+        h2h_weight_initializer: Any = None,
+        i2h_bias_initializer: Any = "zeros",
+        h2h_bias_initializer: Any = "zeros",
+        activation: Any = _LEAKY,
+        prefix: str = "ConvGRU_",
+        params: RNNParams | None = None,
+        conv_layout: str = "NCHW",
+    ) -> None:
+        super().__init__(
+            input_shape,
+            num_hidden,
+            h2h_kernel,
+            h2h_dilate,
+            i2h_kernel,
+            i2h_stride,
+            i2h_pad,
+            i2h_dilate,
+            i2h_weight_initializer,
+            h2h_weight_initializer,
+            i2h_bias_initializer,
+            h2h_bias_initializer,
+            activation,
+            prefix=prefix,
+            params=params,
+            conv_layout=conv_layout,
+        )
+
+    def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
+        self._counter += 1
+        name = f"{self._prefix}t{self._counter}_"
+        i2h, h2h = self._conv_forward(inputs, states, name)
+        axis = self._channel_axis()
+        i2h_r, i2h_z, i2h_n = symbol.SliceChannel(i2h, num_outputs=3, axis=axis, name=f"{name}_i2h_slice")
+        h2h_r, h2h_z, h2h_n = symbol.SliceChannel(h2h, num_outputs=3, axis=axis, name=f"{name}_h2h_slice")
+        reset_gate = symbol.Activation(i2h_r + h2h_r, act_type="sigmoid", name=f"{name}_r_act")
+        update_gate = symbol.Activation(i2h_z + h2h_z, act_type="sigmoid", name=f"{name}_z_act")
+        candidate = self._get_activation(i2h_n + reset_gate * h2h_n, self._activation, name=f"{name}_h_act")
+        next_h = symbol._internal._plus((1.0 - update_gate) * candidate, update_gate * states[0], name=f"{name}out")
+        return next_h, [next_h]
