@@ -7,8 +7,11 @@ from __future__ import annotations
 
 from . import (
     autograd,
+    backend,
     base,
     callback,
+    context,
+    contrib,
     custom_op,
     engine,
     events,
@@ -43,7 +46,9 @@ from . import symbol as sym
 from . import visualization as viz
 from .backend import num_gpus
 from .base import MXLabError
-from .context import Context, cpu, current_context, gpu
+from .context import Context, cpu, cpu_pinned, current_context, gpu
+from .symbol import AttrScope
+from .symbol import attribute as attribute
 from .symbol import naming as name
 from .util import is_np_array, is_np_shape, np_shape, set_np_shape, use_np_shape
 
@@ -56,12 +61,26 @@ operator.CustomOpError = custom_op.CustomOpError
 operator.register_custom = custom_op.register
 operator.get_all_registered_operators = custom_op.get_all_registered_operators
 
+# mx.random is, in MXNet, the seed plus the samplers of mx.nd.random (a star import). The
+# samplers live above framework.random (they build NDArrays), so they are attached here.
+for _sampler in ndarray.random.SAMPLERS:
+    setattr(random, _sampler, getattr(ndarray.random, _sampler))
+random.__all__ = ["seed", *ndarray.random.SAMPLERS]
+
+# mx.context.num_gpus / gpu_memory_info ask CUDA through the backend, which builds on contexts.
+context.num_gpus = num_gpus
+context.gpu_memory_info = backend.gpu_memory_info
+
 # The MXNet API version MXLab reproduces (scripts compare it); MXLab's own is __mxlab_version__.
 __version__ = libinfo.__version__
 __mxlab_version__ = libinfo.MXLAB_VERSION
 
 __all__ = [
+    "AttrScope",
     "Context",
+    "attribute",
+    "contrib",
+    "cpu_pinned",
     "MXLabError",
     "autograd",
     "base",

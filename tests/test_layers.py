@@ -69,6 +69,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "framework/imperative_test_utils",
             "framework/symbol_test_utils",
             "framework/tools/",
+            "framework/contrib/",
         ),
     ),
     ("visualization and profiler", ("framework/visualization", "framework/profiler")),
