@@ -24,6 +24,7 @@ from . import (
     metric,
     model,
     module,
+    monitor,
     ndarray,
     operator,
     optimizer,
@@ -41,6 +42,7 @@ from . import (
 from . import initializer as init
 from . import kvstore as kv
 from . import module as mod
+from . import monitor as mon
 from . import ndarray as nd
 from . import symbol as sym
 from . import visualization as viz
@@ -101,6 +103,8 @@ __all__ = [
     "metric",
     "mod",
     "model",
+    "mon",
+    "monitor",
     "module",
     "num_gpus",
     "nd",

@@ -70,6 +70,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "framework/symbol_test_utils",
             "framework/tools/",
             "framework/contrib/",
+            "framework/monitor",
         ),
     ),
     ("visualization and profiler", ("framework/visualization", "framework/profiler")),
