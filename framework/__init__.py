@@ -55,11 +55,13 @@ from .symbol import naming as name
 from .util import is_np_array, is_np_shape, np_shape, set_np_shape, use_np_shape
 
 # The Python CustomOp front door lives above NDArray (it hands NDArrays to user code) but is
-# reached as mx.operator.CustomOp, as in MXNet. mx.operator.register stays the registry API of
-# seed 004; CustomOpProp classes register with mx.operator.register_custom (docs/differences.md).
+# reached as mx.operator.CustomOp, and its class decorator as mx.operator.register, as in
+# MXNet. The native registry API of seed 004 is mx.operator.register_op (docs/differences.md);
+# register_custom is the decorator's former MXLab name.
 operator.CustomOp = custom_op.CustomOp
 operator.CustomOpProp = custom_op.CustomOpProp
 operator.CustomOpError = custom_op.CustomOpError
+operator.register = custom_op.register
 operator.register_custom = custom_op.register
 operator.get_all_registered_operators = custom_op.get_all_registered_operators
 

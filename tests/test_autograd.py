@@ -8,7 +8,7 @@ import pytest
 import framework as mx
 from framework import autograd
 from framework.autograd import AutogradError
-from framework.operator import elemwise_shape, elemwise_type, register
+from framework.operator import elemwise_shape, elemwise_type, register_op
 from framework.test_utils import check_imperative_gradient, check_req
 
 
@@ -115,7 +115,7 @@ def test_check_req_catches_an_operator_that_ignores_add():
     def sloppy(attrs, op_ctx, inputs, req, outputs):
         outputs[0][...] = inputs[0]  # ignores req
 
-    register("_test_sloppy_copy", override=True).set_num_inputs(1).set_infer_shape(elemwise_shape).set_infer_type(
+    register_op("_test_sloppy_copy", override=True).set_num_inputs(1).set_infer_shape(elemwise_shape).set_infer_type(
         elemwise_type
     ).set_compute(sloppy)
     with pytest.raises(AssertionError, match="_test_sloppy_copy output 0 does not honour req='add'"):

@@ -16,7 +16,7 @@ class Cube(mx.operator.CustomOp):
         self.assign(in_grad[0], req[0], out_grad[0] * 3 * in_data[0] * in_data[0])
 
 
-@mx.operator.register_custom("test_req_cube")
+@mx.operator.register("test_req_cube")
 class CubeProp(mx.operator.CustomOpProp):
     def __init__(self) -> None:
         super().__init__(need_top_grad=True)

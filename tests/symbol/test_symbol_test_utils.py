@@ -11,7 +11,7 @@ import pytest
 
 import framework as mx
 import framework.symbol
-from framework.operator import assign, elemwise_grad_use_in, elemwise_shape, elemwise_type, register
+from framework.operator import assign, elemwise_grad_use_in, elemwise_shape, elemwise_type, register_op
 from framework.operator.params import Param, ParamSet
 from framework.symbol_test_utils import (
     SymbolCheckError,
@@ -100,7 +100,7 @@ def _ignores_req(attrs, op_ctx, inputs, req, outputs):
 
 def _register_pair(name: str, backward) -> None:
     (
-        register(name, override=True)
+        register_op(name, override=True)
         .set_params(_BadParam)
         .set_num_inputs(1)
         .set_num_outputs(1)
@@ -111,7 +111,7 @@ def _register_pair(name: str, backward) -> None:
         .set_gradient(elemwise_grad_use_in(f"_backward{name}"))
     )
     (
-        register(f"_backward{name}", override=True)
+        register_op(f"_backward{name}", override=True)
         .set_params(_BadParam)
         .set_num_inputs(2)
         .set_num_outputs(1)
