@@ -188,6 +188,42 @@ def assert_almost_equal_ignore_nan(
     assert_almost_equal(a, b, rtol, atol, names)
 
 
+def checkShapes(a: Any, b: Any) -> None:
+    """Raise AssertionError unless ``a`` and ``b`` have the same shape."""
+    if np.shape(a) != np.shape(b):
+        raise AssertionError(f"a.shape = {np.shape(a)} and b.shape = {np.shape(b)} are not equal")
+
+
+def locationError(
+    a: np.ndarray,
+    b: np.ndarray,
+    index: tuple[int, ...],
+    names: Sequence[str],
+    maxError: bool = False,
+) -> str:
+    """MXNet's line naming one mismatch: ``Location of [maximum ]error: (i, j), a=..., b=...``."""
+    return _location(np.asarray(a), np.asarray(b), tuple(index), names, worst=maxError)
+
+
+def assign_each(the_input: np.ndarray, function: Callable[[Any], Any] | None) -> np.ndarray:
+    """``function`` applied to every element (a float64 array of the same shape); a copy if None."""
+    if function is None:
+        return np.array(the_input)
+    values = np.asarray(the_input)
+    return np.array([function(v) for v in values.reshape(-1)], dtype=np.float64).reshape(values.shape)
+
+
+def assign_each2(input1: np.ndarray, input2: np.ndarray, function: Callable[[Any, Any], Any] | None) -> np.ndarray:
+    """``function`` applied to every pair of elements of two same-shaped arrays; a copy of ``input1`` if None."""
+    if function is None:
+        return np.array(input1)
+    first, second = np.asarray(input1), np.asarray(input2)
+    if first.shape != second.shape:
+        raise AssertionError(f"assign_each2: shapes differ: {first.shape} and {second.shape}")
+    pairs = zip(first.reshape(-1), second.reshape(-1), strict=True)
+    return np.array([function(x, y) for x, y in pairs], dtype=np.float64).reshape(first.shape)
+
+
 def same(a: Any, b: Any) -> bool:
     """Whether ``a`` and ``b`` have the same shape and exactly the same elements."""
     return bool(np.array_equal(as_numpy(a), as_numpy(b)))
@@ -256,6 +292,10 @@ def compare_ndarray_tuple(t1: Any, t2: Any, rtol: float | None = None, atol: flo
 
 __all__ = [
     "almost_equal",
+    "assign_each",
+    "assign_each2",
+    "checkShapes",
+    "locationError",
     "as_numpy",
     "assert_allclose",
     "assert_almost_equal",

@@ -8,9 +8,12 @@ instead of an AttributeError.
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import os
+import shutil
 import struct
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +45,41 @@ def download(
     if target.is_file() and not overwrite:
         return str(target)
     raise DatasetMissingError(f"download: MXLab does not download files; fetch {url} yourself and save it as {target}")
+
+
+def get_zip_data(data_dir: str, url: str, data_origin_name: str) -> None:
+    """Extract ``data_dir/data_origin_name`` (a zip) into ``data_dir`` unless already extracted;
+    the zip must be there already (MXLab does not download ``url``)."""
+    archive = Path(data_dir) / data_origin_name
+    if not archive.is_file():
+        raise DatasetMissingError(f"get_zip_data: {archive} is missing (MXLab does not download); fetch {url} there")
+    with zipfile.ZipFile(archive) as zipped:
+        zipped.extractall(path=data_dir)
+
+
+def get_bz2_data(data_dir: str, data_name: str, url: str, data_origin_name: str) -> None:
+    """Decompress ``data_dir/data_origin_name`` (bz2) into ``data_dir/data_name`` unless that exists;
+    the archive must be there already (MXLab does not download ``url``)."""
+    target = Path(data_dir) / data_name
+    if target.exists():
+        return
+    archive = Path(data_dir) / data_origin_name
+    if not archive.is_file():
+        raise DatasetMissingError(f"get_bz2_data: {archive} is missing (MXLab does not download); fetch {url} there")
+    with bz2.open(archive, "rb") as source, open(target, "wb") as sink:
+        shutil.copyfileobj(source, sink)
+    archive.unlink()
+
+
+def download_model(model_name: str, dst_dir: str = "./", meta_info: dict | None = None) -> tuple[str, str]:
+    """The paths of ``<model_name>-symbol.json`` and ``<model_name>-0000.params`` in ``dst_dir``,
+    which must exist already (MXLab does not download models)."""
+    symbol = Path(dst_dir) / f"{model_name}-symbol.json"
+    params = Path(dst_dir) / f"{model_name}-0000.params"
+    missing = [str(p) for p in (symbol, params) if not p.is_file()]
+    if missing:
+        raise DatasetMissingError(f"download_model: {', '.join(missing)} missing (MXLab does not download models)")
+    return str(symbol), str(params)
 
 
 def _find(name: str, directories: tuple[str, ...]) -> Path:
@@ -158,9 +196,12 @@ __all__ = [
     "DatasetMissingError",
     "DummyIter",
     "download",
+    "download_model",
+    "get_bz2_data",
     "get_cifar10",
     "get_mnist",
     "get_mnist_iterator",
     "get_mnist_pkl",
     "get_mnist_ubyte",
+    "get_zip_data",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import platform
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -124,6 +125,21 @@ def list_gpus() -> range:
     return range(num_gpus())
 
 
+def is_cd_run() -> bool:
+    """Whether the tests run in MXNet's continuous-delivery pipeline (``CD_JOB=1``)."""
+    return os.environ.get("CD_JOB", "0") == "1"
+
+
+def is_aarch64_run() -> bool:
+    """Whether this machine is 64-bit ARM."""
+    return platform.machine() == "aarch64"
+
+
+def has_tvm_ops() -> bool:
+    """Whether TVM-generated operators exist: never in MXLab (``mx.runtime.Features()["TVM_OP"]`` is off)."""
+    return False
+
+
 def is_op_runnable() -> bool:
     """Whether operators can run on the current context. MXNet asks about its TVM operators on
     GPUs; MXLab has none, so every context that exists can run every operator."""
@@ -150,6 +166,9 @@ __all__ = [
     "discard_stderr",
     "environment",
     "get_im2rec_path",
+    "has_tvm_ops",
+    "is_aarch64_run",
+    "is_cd_run",
     "is_op_runnable",
     "list_gpus",
     "retry",

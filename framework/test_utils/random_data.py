@@ -70,11 +70,13 @@ def random_arrays(*shapes: Sequence[int]) -> np.ndarray | list[np.ndarray]:
     return arrays[0] if len(arrays) == 1 else arrays
 
 
-def random_uniform_arrays(
-    *shapes: Sequence[int], low: float = 0.0, high: float = 1.0, dtype: Any = None
-) -> list[np.ndarray]:
-    """Uniform arrays in [low, high), one per shape (always a list)."""
-    dtype = default_dtype() if dtype is None else dtype
+def random_uniform_arrays(*shapes: Sequence[int], **kwargs: Any) -> list[np.ndarray]:
+    """Uniform arrays in [low, high), one per shape (always a list); keywords ``low`` (0),
+    ``high`` (1) and ``dtype`` (float32)."""
+    low, high = kwargs.pop("low", 0.0), kwargs.pop("high", 1.0)
+    dtype = kwargs.pop("dtype", None) or default_dtype()
+    if kwargs:
+        raise TypeError(f"random_uniform_arrays: unexpected argument(s) {sorted(kwargs)}; accepted: low, high, dtype")
     return [np.random.uniform(low, high, size=s).astype(dtype) for s in shapes]
 
 

@@ -107,13 +107,19 @@ def test_profiler_instrumentation_becomes_timeline_tracks(page, server_url):
           model.addEvents([
             { kind: 'engine.push', t_ns: ms(0), op: 1, name: 'dot', ctx: 'cpu(0)', reads: [], writes: [5] },
             { kind: 'engine.start', t_ns: ms(1), op: 1, worker: 'cpu(0)/normal/0' },
-            { kind: 'profiler.task_begin', t_ns: ms(1), domain: 'train', name: 'step', range: 7, thread: 'MainThread' },
+            { kind: 'profiler.task_begin', t_ns: ms(1), domain: 'train', name: 'step', range: 7,
+              thread: 'MainThread' },
             { kind: 'engine.end', t_ns: ms(3), op: 1, worker: 'cpu(0)/normal/0' },
-            { kind: 'profiler.counter', t_ns: ms(3), domain: 'train', name: 'batches', value: 1, thread: 'MainThread' },
-            { kind: 'profiler.task_end', t_ns: ms(4), domain: 'train', name: 'step', range: 7, thread: 'MainThread' },
-            { kind: 'profiler.marker', t_ns: ms(4), domain: 'train', name: 'epoch', scope: 'process', thread: 'MainThread' },
-            { kind: 'profiler.counter', t_ns: ms(5), domain: 'train', name: 'batches', value: 2, thread: 'MainThread' },
-            { kind: 'profiler.event_begin', t_ns: ms(5), domain: null, name: 'eval', range: 8, thread: 'MainThread' },
+            { kind: 'profiler.counter', t_ns: ms(3), domain: 'train', name: 'batches', value: 1,
+              thread: 'MainThread' },
+            { kind: 'profiler.task_end', t_ns: ms(4), domain: 'train', name: 'step', range: 7,
+              thread: 'MainThread' },
+            { kind: 'profiler.marker', t_ns: ms(4), domain: 'train', name: 'epoch', scope: 'process',
+              thread: 'MainThread' },
+            { kind: 'profiler.counter', t_ns: ms(5), domain: 'train', name: 'batches', value: 2,
+              thread: 'MainThread' },
+            { kind: 'profiler.event_begin', t_ns: ms(5), domain: null, name: 'eval', range: 8,
+              thread: 'MainThread' },
           ]);
           const host = document.createElement('div');
           host.style.width = '900px';
@@ -129,9 +135,13 @@ def test_profiler_instrumentation_becomes_timeline_tracks(page, server_url):
             step: [step.tStart, step.tEnd],
             lanes: q('g.user-lane').map((g) => g.getAttribute('data-track')),
             workerLanes: q('g.lane').map((g) => g.getAttribute('data-worker')),
-            ranges: q('rect.user-range').map((r) => [r.getAttribute('data-track'), r.getAttribute('data-name'), r.classList.contains('running')]),
+            ranges: q('rect.user-range').map(
+              (r) => [r.getAttribute('data-track'), r.getAttribute('data-name'), r.classList.contains('running')],
+            ),
             markers: q('line.user-marker').map((l) => l.getAttribute('data-name')),
-            counters: q('path.user-counter').map((p) => [p.getAttribute('data-name'), p.querySelector('title').textContent]),
+            counters: q('path.user-counter').map(
+              (p) => [p.getAttribute('data-name'), p.querySelector('title').textContent],
+            ),
             bars: q('rect.bar').length,
           };
         }"""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from api_coverage import load_reference, module_report
+from test_api_names import documented_absences
 
 import framework as mx
 from framework import test_utils as tu
@@ -155,3 +157,27 @@ def test_default_context_follows_the_with_block_and_can_be_set():
         assert mx.nd.zeros(1).context == mx.cpu(1)
     finally:
         tu.set_default_context(mx.cpu(0))
+
+
+def test_mxnet_small_helpers():
+    np.testing.assert_array_equal(tu.assign_each(np.array([[1, 2], [3, 4]]), lambda v: v * 10), [[10, 20], [30, 40]])
+    np.testing.assert_array_equal(tu.assign_each(np.array([1, 2]), None), [1, 2])
+    np.testing.assert_array_equal(tu.assign_each2(np.array([1, 2]), np.array([3, 4]), lambda a, b: a * b), [3, 8])
+    with pytest.raises(AssertionError, match="shapes differ"):
+        tu.assign_each2(np.ones(2), np.ones(3), max)
+    tu.checkShapes(np.ones((2, 3)), np.zeros((2, 3)))
+    with pytest.raises(AssertionError, match=r"a.shape = \(2,\) and b.shape = \(3,\) are not equal"):
+        tu.checkShapes(np.ones(2), np.ones(3))
+    line = tu.locationError(np.array([1.0, 2.0]), np.array([1.0, 3.0]), (1,), ("x", "y"), maxError=True)
+    assert line == "Location of maximum error: (1,), x=2.00000000, y=3.00000000"
+    assert len(tu.random_uniform_arrays((2,), low=5, high=6)[0]) == 2
+    with pytest.raises(TypeError, match="unexpected argument"):
+        tu.random_uniform_arrays((2,), scale=3)
+
+
+def test_test_utils_has_mxnets_names_and_signatures():
+    """Every name MXNet 1.9.1 defines in mx.test_utils, with its signature, unless documented absent."""
+    report = module_report(load_reference(), mx, "test_utils")
+    absent = documented_absences()
+    assert [n for n in report.missing if f"mx.test_utils.{n}" not in absent] == []
+    assert report.signatures == {}

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import os
 import struct
 import subprocess
 import sys
+import zipfile
 
 import numpy as np
 import pytest
@@ -152,3 +154,31 @@ def test_dummy_iter_repeats_the_first_batch():
     assert all(b is batches[0] for b in batches)
     np.testing.assert_array_equal(batches[0].data[0].asnumpy(), [[0, 1], [2, 3]])
     assert dummy.provide_data == real.provide_data and dummy.batch_size == 2
+
+
+def test_platform_queries():
+    assert tu.has_tvm_ops() is False
+    assert isinstance(tu.is_aarch64_run(), bool)
+    with tu.environment("CD_JOB", "1"):
+        assert tu.is_cd_run()
+    with tu.environment("CD_JOB", None):
+        assert not tu.is_cd_run()
+
+
+def test_archives_are_extracted_from_local_files_only(tmp_path):
+    with pytest.raises(tu.DatasetMissingError, match="does not download.*http://x/a.zip"):
+        tu.get_zip_data(str(tmp_path), "http://x/a.zip", "a.zip")
+    with zipfile.ZipFile(tmp_path / "a.zip", "w") as zipped:
+        zipped.writestr("inner.txt", "hello")
+    tu.get_zip_data(str(tmp_path), "http://x/a.zip", "a.zip")
+    assert (tmp_path / "inner.txt").read_text() == "hello"
+    with pytest.raises(tu.DatasetMissingError, match="b.bz2 is missing"):
+        tu.get_bz2_data(str(tmp_path), "b.txt", "http://x/b.bz2", "b.bz2")
+    (tmp_path / "b.bz2").write_bytes(bz2.compress(b"data"))
+    tu.get_bz2_data(str(tmp_path), "b.txt", "http://x/b.bz2", "b.bz2")
+    assert (tmp_path / "b.txt").read_bytes() == b"data" and not (tmp_path / "b.bz2").exists()
+    with pytest.raises(tu.DatasetMissingError, match="net-symbol.json.*does not download models"):
+        tu.download_model("net", dst_dir=str(tmp_path))
+    (tmp_path / "net-symbol.json").write_text("{}")
+    (tmp_path / "net-0000.params").write_bytes(b"")
+    assert tu.download_model("net", dst_dir=str(tmp_path))[0].endswith("net-symbol.json")
