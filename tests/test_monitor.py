@@ -12,11 +12,11 @@ import pytest
 
 import framework as mx
 
-REFERENCE_DIR = Path(__file__).resolve().parent / "data" / "mxnet_1_9_1" / "monitor"
-_spec = importlib.util.spec_from_file_location("monitor_reference", REFERENCE_DIR / "make_reference.py")
+REFERENCE_DIR = Path(__file__).resolve().parent / "data" / "mxnet_1_9_1" / "module"
+_spec = importlib.util.spec_from_file_location("monitor_reference", REFERENCE_DIR / "make_monitor_reference.py")
 reference_script = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(reference_script)
-REFERENCE = json.loads((REFERENCE_DIR / "reference.json").read_text())
+REFERENCE = json.loads((REFERENCE_DIR / "monitor_reference.json").read_text())
 
 
 def test_outputs_match_mxnet_names_order_and_default_statistic():

@@ -450,9 +450,10 @@ class Executor:
         for segment in self._forward_segments:
             for step in segment.steps:
                 node = graph.nodes[step.nid]
-                if self._monitor_all:
-                    declared = node.op._input_names is not None
-                    input_names = node.op.list_input_names(node.attrs) if declared else []
+                op = node.op
+                if self._monitor_all and op is not None:  # steps are operator nodes; variables are not steps
+                    declared = op._input_names is not None
+                    input_names = op.list_input_names(node.attrs) if declared else []
                     for i, eid in enumerate(graph.input_entries[step.nid]):
                         source = graph.nodes[graph.entry_node(eid)]
                         if source.op is None:

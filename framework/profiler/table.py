@@ -138,7 +138,7 @@ def _counters(events: list[Event], since_ns: int | None) -> dict[str, dict[str, 
     for event in events:
         if event["kind"] == "profiler.counter" and (since_ns is None or event["t_ns"] >= since_ns):
             section = f"{event.get('domain')},counter"
-            values.setdefault(section, {}).setdefault(str(event.get("name")), []).append(event.get("value"))
+            values.setdefault(section, {}).setdefault(str(event.get("name")), []).append(int(event["value"]))
     return {
         section: {
             name: {"Count": len(v), "Min": min(v), "Max": max(v), "Last": v[-1]} for name, v in sorted(names.items())

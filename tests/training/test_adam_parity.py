@@ -1,8 +1,8 @@
 """Adam's trajectory stays within MXNet 1.9.1's own spread (issue 15, numerical parity).
 
-tests/data/mxnet_1_9_1/adam/reference.json holds the parameters of a small MLP after steps
+tests/data/mxnet_1_9_1/module/adam_reference.json holds the parameters of a small MLP after steps
 1..120 of Adam, trained by MXNet 1.9.1 on three CPU paths (oneDNN, plain kernels, plain on one
-thread) from the same parameters and batches; make_reference.py in the same folder made it
+thread) from the same parameters and batches; make_adam_reference.py in the same folder made it
 and is run here unchanged on MXLab. The paths differ only in the order of float32
 reductions: their largest distance is how far a faithful implementation may drift.
 """
@@ -18,11 +18,11 @@ import pytest
 
 import framework as mx
 
-REFERENCE_DIR = Path(__file__).resolve().parents[1] / "data" / "mxnet_1_9_1" / "adam"
-_spec = importlib.util.spec_from_file_location("adam_reference", REFERENCE_DIR / "make_reference.py")
+REFERENCE_DIR = Path(__file__).resolve().parents[1] / "data" / "mxnet_1_9_1" / "module"
+_spec = importlib.util.spec_from_file_location("adam_reference", REFERENCE_DIR / "make_adam_reference.py")
 reference_script = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(reference_script)
-REFERENCE = json.loads((REFERENCE_DIR / "reference.json").read_text())
+REFERENCE = json.loads((REFERENCE_DIR / "adam_reference.json").read_text())
 
 
 def _max_abs(a: dict, b: dict) -> float:

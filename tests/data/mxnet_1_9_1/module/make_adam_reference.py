@@ -2,7 +2,8 @@
 
 Run with an interpreter that has mxnet 1.9.1, from the repository root::
 
-    python tests/data/mxnet_1_9_1/adam/make_reference.py > tests/data/mxnet_1_9_1/adam/reference.json
+    python tests/data/mxnet_1_9_1/module/make_adam_reference.py \
+        > tests/data/mxnet_1_9_1/module/adam_reference.json
 
 It trains the same net from the same parameters on the same batches on each of MXNet's CPU
 paths (oneDNN, the default; its plain C++ kernels, ``MXNET_MKLDNN_ENABLED=0``; and those on

@@ -2,8 +2,8 @@
 
 Run with an interpreter that has mxnet 1.9.1, from the repository root::
 
-    MXNET_SUBGRAPH_BACKEND=NONE python tests/data/mxnet_1_9_1/monitor/make_reference.py \
-        > tests/data/mxnet_1_9_1/monitor/reference.json
+    MXNET_SUBGRAPH_BACKEND=NONE python tests/data/mxnet_1_9_1/module/make_monitor_reference.py \
+        > tests/data/mxnet_1_9_1/module/monitor_reference.json
 
 (``MXNET_SUBGRAPH_BACKEND=NONE``: otherwise MKL-DNN fuses fc1 and relu1 into one node and the
 monitor reports the fused node's name.)
