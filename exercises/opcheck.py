@@ -21,7 +21,7 @@ from framework.operator.kernel import OpContext, Req
 from framework.operator.node import Entry, Node, NodeAttrs, topo_sort, variable
 from framework.operator.params import OperatorParamError
 from framework.resource import ResourceManager
-from framework.test_utils import check_numeric_gradient
+from framework.test_utils import check_imperative_gradient
 
 from .checker import CheckFailure, fmt_shape, fmt_value, mismatch, note_call
 
@@ -211,14 +211,14 @@ def expect_param_error(op: Any, params: dict[str, Any], why: str) -> None:
 def numeric_gradient_via_autograd(
     fn: Any, location: Sequence[np.ndarray], call: str, grad_nodes: Sequence[int] | None = None
 ) -> None:
-    """Framework's check_numeric_gradient (mx.nd + autograd against finite differences), in float64."""
+    """Framework's check_imperative_gradient (mx.nd + autograd against finite differences), in float64."""
     try:
-        check_numeric_gradient(fn, list(location), grad_nodes=grad_nodes, dtype=np.float64, rtol=1e-3, atol=1e-5)
+        check_imperative_gradient(fn, list(location), grad_nodes=grad_nodes, dtype=np.float64, rtol=1e-3, atol=1e-5)
     except AssertionError as err:
         raise CheckFailure(
             call + " through mx.nd and autograd, projected onto random weights",
             "the gradient from your backward to match central finite differences of your forward",
-            str(err).removeprefix("check_numeric_gradient: "),
+            str(err).removeprefix("check_imperative_gradient: "),
             "if forward is right (its check passes), the derivative in backward is wrong: differentiate "
             "forward by hand, mind the sign, and multiply by the incoming output gradient (chain rule)",
         ) from None

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 from . import (
     autograd,
+    backend,
     base,
     callback,
+    context,
+    contrib,
     custom_op,
     engine,
     events,
@@ -23,6 +26,7 @@ from . import (
     metric,
     model,
     module,
+    monitor,
     ndarray,
     operator,
     optimizer,
@@ -41,22 +45,27 @@ from . import (
 from . import initializer as init
 from . import kvstore as kv
 from . import module as mod
+from . import monitor as mon
 from . import ndarray as nd
 from . import symbol as sym
 from . import visualization as viz
 from .backend import num_gpus
 from .base import MXLabError
-from .context import Context, cpu, current_context, gpu
+from .context import Context, cpu, cpu_pinned, current_context, gpu
 from .executor import cached_op as _cached_op
+from .symbol import AttrScope
+from .symbol import attribute as attribute
 from .symbol import naming as name
 from .util import is_np_array, is_np_shape, np_shape, set_np_shape, use_np_shape
 
 # The Python CustomOp front door lives above NDArray (it hands NDArrays to user code) but is
-# reached as mx.operator.CustomOp, as in MXNet. mx.operator.register stays the registry API of
-# seed 004; CustomOpProp classes register with mx.operator.register_custom (docs/differences.md).
+# reached as mx.operator.CustomOp, and its class decorator as mx.operator.register, as in
+# MXNet. The native registry API of seed 004 is mx.operator.register_op (docs/differences.md);
+# register_custom is the decorator's former MXLab name.
 operator.CustomOp = custom_op.CustomOp
 operator.CustomOpProp = custom_op.CustomOpProp
 operator.CustomOpError = custom_op.CustomOpError
+operator.register = custom_op.register
 operator.register_custom = custom_op.register
 operator.get_all_registered_operators = custom_op.get_all_registered_operators
 # The CachedOp is an executor mechanism (above ndarray), reached as mx.nd.CachedOp as in MXNet.
@@ -70,12 +79,26 @@ initializer.FusedRNN = rnn.FusedRNN
 # file above both and is reached as mx.model.FeedForward, as in MXNet.
 model.FeedForward = feedforward.FeedForward
 
+# mx.random is, in MXNet, the seed plus the samplers of mx.nd.random (a star import). The
+# samplers live above framework.random (they build NDArrays), so they are attached here.
+for _sampler in ndarray.random.SAMPLERS:
+    setattr(random, _sampler, getattr(ndarray.random, _sampler))
+random.__all__ = ["seed", *ndarray.random.SAMPLERS]
+
+# mx.context.num_gpus / gpu_memory_info ask CUDA through the backend, which builds on contexts.
+context.num_gpus = num_gpus
+context.gpu_memory_info = backend.gpu_memory_info
+
 # The MXNet API version MXLab reproduces (scripts compare it); MXLab's own is __mxlab_version__.
 __version__ = libinfo.__version__
 __mxlab_version__ = libinfo.MXLAB_VERSION
 
 __all__ = [
+    "AttrScope",
     "Context",
+    "attribute",
+    "contrib",
+    "cpu_pinned",
     "MXLabError",
     "autograd",
     "base",
@@ -97,6 +120,8 @@ __all__ = [
     "metric",
     "mod",
     "model",
+    "mon",
+    "monitor",
     "module",
     "num_gpus",
     "nd",

@@ -183,7 +183,7 @@ def random_generator(ctx: Context, seed: np.random.SeedSequence) -> Any:
         return array_module(ctx).random.default_rng(seed)
 
 
-def gpu_memory_info(device_id: int) -> tuple[int, int]:
+def gpu_memory_info(device_id: int = 0) -> tuple[int, int]:
     """``(free, total)`` bytes of GPU ``device_id`` from CUDA (``cudaMemGetInfo``)."""
     ctx = check_context(Context("gpu", device_id))
     with device(ctx):

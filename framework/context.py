@@ -14,7 +14,22 @@ from typing import ClassVar
 from .base import ContextError
 
 
-class Context:
+class _ContextType(type):
+    """Gives the class MXNet's ``Context.default_ctx`` (a class-level property)."""
+
+    @property
+    def default_ctx(cls) -> Context:
+        """The context arrays go to outside every ``with ctx:`` block (MXNet: deprecated, still used)."""
+        return getattr(_local, "base", None) or Context("cpu", 0)
+
+    @default_ctx.setter
+    def default_ctx(cls, ctx: Context) -> None:
+        if not isinstance(ctx, Context):
+            raise ContextError(f"Context.default_ctx must be a Context such as mx.cpu(0), got {ctx!r}")
+        _local.base = ctx
+
+
+class Context(metaclass=_ContextType):
     """A device: ``device_type`` is ``"cpu"`` or ``"gpu"``, ``device_id`` a non-negative int.
 
     Contexts compare and hash by value, print as MXNet does (``cpu(0)``), and work as
@@ -99,7 +114,20 @@ def gpu(device_id: int = 0) -> Context:
     return Context("gpu", device_id)
 
 
+def cpu_pinned(device_id: int = 0) -> Context:
+    """MXNet's page-locked host memory for fast GPU copies. MXLab has no pinned memory (NumPy
+    arrays are ordinary host memory), so this is ``cpu(device_id)`` (docs/differences.md)."""
+    return cpu(device_id)
+
+
+def cpu_shared(device_id: int = 0) -> Context:
+    """MXNet's shared-memory host context (for DataLoader workers). MXLab's processes share
+    no arrays through it, so this is ``cpu(device_id)`` (docs/differences.md)."""
+    return cpu(device_id)
+
+
 def current_context() -> Context:
-    """The innermost context of the ``with ctx:`` blocks of this thread, else ``cpu(0)``."""
+    """The innermost context of the ``with ctx:`` blocks of this thread, else
+    ``Context.default_ctx`` (``cpu(0)`` unless set)."""
     stack = _default_stack()
-    return stack[-1] if stack else Context("cpu", 0)
+    return stack[-1] if stack else Context.default_ctx

@@ -11,7 +11,7 @@ A custom operator is two classes and a registration, exactly as in MXNet::
             y = out_data[0]
             self.assign(in_grad[0], req[0], out_grad[0] * y * (1 - y))
 
-    @mx.operator.register_custom("sigmoid")
+    @mx.operator.register("sigmoid")
     class SigmoidProp(mx.operator.CustomOpProp):
         def __init__(self):
             super().__init__(need_top_grad=True)
@@ -163,18 +163,32 @@ class CustomOpProp:
 _registered: dict[str, type[CustomOpProp]] = {}
 
 
-def register(reg_name: str) -> Callable[[type[CustomOpProp]], type[CustomOpProp]]:
-    """Class decorator: make a CustomOpProp subclass available as ``Custom(op_type=reg_name)``."""
+class _Registration:
+    """What ``register(name)`` returns: the decorator, which also explains a seed-004 style chain."""
 
-    def do_register(prop_cls: type[CustomOpProp]) -> type[CustomOpProp]:
+    def __init__(self, reg_name: str) -> None:
+        self.reg_name = reg_name
+
+    def __call__(self, prop_cls: type[CustomOpProp]) -> type[CustomOpProp]:
         if not (isinstance(prop_cls, type) and issubclass(prop_cls, CustomOpProp)):
-            raise CustomOpError(f"register({reg_name!r}): expected a CustomOpProp subclass, got {prop_cls!r}")
-        _registered[reg_name] = prop_cls
+            raise CustomOpError(f"register({self.reg_name!r}): expected a CustomOpProp subclass, got {prop_cls!r}")
+        _registered[self.reg_name] = prop_cls
         return prop_cls
 
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("set_"):  # register("x").set_num_inputs(...): the native registry's chain
+            raise AttributeError(
+                f"mx.operator.register({self.reg_name!r}) is MXNet's decorator for CustomOpProp classes; "
+                f"the native registration chain is mx.operator.register_op({self.reg_name!r}).{name}(...)"
+            )
+        raise AttributeError(name)
+
+
+def register(reg_name: str) -> Callable[[type[CustomOpProp]], type[CustomOpProp]]:
+    """Class decorator: make a CustomOpProp subclass available as ``Custom(op_type=reg_name)``."""
     if not isinstance(reg_name, str) or not reg_name:
         raise CustomOpError(f"register: the name must be a non-empty string, got {reg_name!r}")
-    return do_register
+    return _Registration(reg_name)
 
 
 def get_all_registered_operators() -> list[str]:
@@ -186,7 +200,7 @@ def get_all_registered_operators() -> list[str]:
 class CustomParam(ParamSet):
     """``op_type`` plus any keywords, kept as strings for the property's constructor."""
 
-    op_type = Param(str, REQUIRED, "Name of the custom operator, as given to mx.operator.register_custom.")
+    op_type = Param(str, REQUIRED, "Name of the custom operator, as given to mx.operator.register.")
 
     @classmethod
     def parse(cls, op_name: str, kwargs: Mapping[str, Any]) -> ParamSet:
@@ -200,7 +214,7 @@ class CustomParam(ParamSet):
             known = ", ".join(sorted(_registered)) or "none"
             raise OperatorParamError(
                 f"Custom: op_type {op_type!r} is not registered (registered: {known}); "
-                "decorate its CustomOpProp with @mx.operator.register_custom"
+                "decorate its CustomOpProp with @mx.operator.register"
             )
         extra = {k: v for k, v in values.items() if k != "op_type"}
         try:

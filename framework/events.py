@@ -42,6 +42,16 @@ KINDS: dict[str, tuple[str, ...]] = {
     "kvstore.push": ("key", "nbytes", "ctx"),
     "kvstore.pull": ("key", "nbytes", "ctx"),
     "train.metric": ("epoch", "batch", "name", "value"),
+    # The user instrumentation of mx.profiler (Task, Frame, Event, Counter, Marker): ``range``
+    # ties a begin to its end, ``thread`` is the publishing thread's name.
+    "profiler.task_begin": ("domain", "name", "range", "thread"),
+    "profiler.task_end": ("domain", "name", "range", "thread"),
+    "profiler.frame_begin": ("domain", "name", "range", "thread"),
+    "profiler.frame_end": ("domain", "name", "range", "thread"),
+    "profiler.event_begin": ("domain", "name", "range", "thread"),
+    "profiler.event_end": ("domain", "name", "range", "thread"),
+    "profiler.counter": ("domain", "name", "value", "thread"),
+    "profiler.marker": ("domain", "name", "scope", "thread"),
 }
 
 _log = logging.getLogger(__name__)

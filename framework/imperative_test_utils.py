@@ -1,7 +1,7 @@
-"""Testing helpers for arrays and functions: tolerant comparison, numeric gradients, ``req`` checks.
+"""Testing helpers for operators called imperatively: numeric gradients of functions, ``req`` checks.
 
-``mx.test_utils`` (:mod:`framework.test_utils`) gathers these and the symbolic checkers of
-:mod:`framework.symbol_test_utils`, which build on this module.
+``mx.test_utils`` (:mod:`framework.test_utils`) gathers these, the comparisons and tolerances
+of its own modules, and the symbolic checkers of :mod:`framework.symbol_test_utils`.
 
 Messages speak the learner's language: which input, which index, what autograd said and
 what finite differences said, never a bare traceback from inside the checker.
@@ -23,74 +23,9 @@ from .operator import registry
 from .operator.kernel import ADD, NULL, WRITE, OpContext
 from .operator.node import Entry, Node, NodeAttrs, topo_sort, variable
 from .resource import ResourceManager, ResourceRequest
-
-# MXNet's default (rtol, atol) per dtype.
-DEFAULT_TOLERANCES = {
-    np.dtype(np.float16): (1e-2, 1e-1),
-    np.dtype(np.float32): (1e-4, 1e-3),
-    np.dtype(np.float64): (1e-5, 1e-20),
-}
-# MXNet's numeric-gradient step per dtype.
-NUMERIC_EPS = {np.dtype(np.float16): 2.0**-6, np.dtype(np.float32): 2.0**-9, np.dtype(np.float64): 2.0**-14}
-
-
-def default_context() -> Context:
-    return cpu(0)
-
-
-def _as_numpy(value: Any) -> np.ndarray:
-    return value.asnumpy() if isinstance(value, NDArray) else np.asarray(value)
-
-
-def default_tolerances(*arrays: np.ndarray) -> tuple[float, float]:
-    """The loosest default (rtol, atol) among the dtypes of ``arrays``."""
-    pairs = [DEFAULT_TOLERANCES.get(np.dtype(a.dtype), (1e-5, 1e-20)) for a in arrays]
-    return max(p[0] for p in pairs), max(p[1] for p in pairs)
-
-
-def assert_almost_equal(
-    a: Any,
-    b: Any,
-    rtol: float | None = None,
-    atol: float | None = None,
-    names: tuple[str, str] = ("a", "b"),
-    equal_nan: bool = False,
-) -> None:
-    """Assert ``|a - b| <= atol + rtol * |b|`` element-wise, with MXNet's default tolerances."""
-    a, b = _as_numpy(a), _as_numpy(b)
-    default_rtol, default_atol = default_tolerances(a, b)
-    rtol = default_rtol if rtol is None else rtol
-    atol = default_atol if atol is None else atol
-    if a.shape != b.shape:
-        raise AssertionError(f"shapes differ: {names[0]} has {a.shape}, {names[1]} has {b.shape}")
-    a64, b64 = a.astype(np.float64), b.astype(np.float64)
-    if np.allclose(a64, b64, rtol=rtol, atol=atol, equal_nan=equal_nan):
-        return
-    excess = np.abs(a64 - b64) - (atol + rtol * np.abs(b64))
-    excess = np.where(np.isnan(excess), np.inf, excess)
-    where = np.unravel_index(int(np.argmax(excess)), a.shape) if a.shape else ()
-    raise AssertionError(
-        f"{names[0]} and {names[1]} differ beyond rtol={rtol:g}, atol={atol:g}: "
-        f"worst at index {tuple(int(i) for i in where)}: {names[0]}={float(a64[where])!r}, "
-        f"{names[1]}={float(b64[where])!r} "
-        f"({int(np.sum(excess > 0))} of {a.size} elements out of tolerance)"
-    )
-
-
-def almost_equal(a: Any, b: Any, rtol: float | None = None, atol: float | None = None) -> bool:
-    try:
-        assert_almost_equal(a, b, rtol, atol)
-    except AssertionError:
-        return False
-    return True
-
-
-def rand_shape_nd(ndim: int, dim: int = 5, rng: np.random.Generator | None = None) -> tuple[int, ...]:
-    """A random shape of ``ndim`` dimensions, each in [1, dim] (NumPy's global generator by
-    default, so ``np.random.seed`` reproduces it, as in MXNet)."""
-    if rng is None:
-        return tuple(int(d) for d in np.random.randint(1, dim + 1, size=ndim))
-    return tuple(int(d) for d in rng.integers(1, dim + 1, size=ndim))
+from .symbol import Symbol
+from .test_utils.compare import assert_almost_equal
+from .test_utils.tolerances import default_context, default_numeric_eps
 
 
 def _outputs_list(result: Any, what: str) -> list[NDArray]:
@@ -100,7 +35,7 @@ def _outputs_list(result: Any, what: str) -> list[NDArray]:
     return outputs
 
 
-def check_numeric_gradient(
+def check_imperative_gradient(
     fn: Callable[..., Any] | Any,
     location: Sequence[np.ndarray] | Any,
     aux_states: Any = None,
@@ -118,17 +53,21 @@ def check_numeric_gradient(
 
     ``fn`` takes one NDArray per entry of ``location`` and returns an NDArray (or a list).
     The outputs are projected onto random weights in [0.1, 1.1) to make a scalar loss, as
-    MXNet does; then each input element is nudged by +/- eps. Given a Symbol instead (the
-    arguments follow MXNet's signature), :func:`framework.test_utils.check_numeric_gradient`
-    hands it to the symbolic checker of symbol_test_utils.
+    MXNet does; then each input element is nudged by +/- eps. MXNet's
+    ``check_numeric_gradient(sym, location, ...)`` is the same check on a Symbol through an
+    executor (:mod:`framework.symbol_test_utils`); the parameters here keep its names.
     """
+    if isinstance(fn, Symbol):
+        raise MXLabError(
+            "check_imperative_gradient: got a Symbol; use check_numeric_gradient(sym, location) for symbols"
+        )
     if not callable(fn):
-        raise MXLabError(f"check_numeric_gradient: expected a function of NDArrays, got {type(fn).__name__}")
+        raise MXLabError(f"check_imperative_gradient: expected a function of NDArrays, got {type(fn).__name__}")
     if aux_states is not None or grad_stype_dict is not None:
-        raise MXLabError("check_numeric_gradient: aux_states and grad_stype_dict apply to symbols only")
+        raise MXLabError("check_imperative_gradient: aux_states and grad_stype_dict apply to symbols only")
     dtype = np.dtype(dtype)
     ctx = ctx or default_context()
-    eps = numeric_eps or NUMERIC_EPS.get(dtype, 2.0**-14)
+    eps = numeric_eps or default_numeric_eps().get(dtype, 2.0**-14)
     rtol = 1e-2 if rtol is None else rtol
     atol = 1e-4 if atol is None else atol
     location = [np.asarray(loc, dtype=dtype) for loc in location]
@@ -139,7 +78,7 @@ def check_numeric_gradient(
     for i in grad_nodes:
         inputs[i].attach_grad()
     with autograd.record():
-        outputs = _outputs_list(fn(*inputs), "check_numeric_gradient")
+        outputs = _outputs_list(fn(*inputs), "check_imperative_gradient")
     projections = [rng.uniform(0.1, 1.1, size=o.shape).astype(o.dtype) for o in outputs]
     autograd.backward(outputs, [nd.array(p, ctx=ctx) for p in projections])
     analytic = {i: inputs[i].grad.asnumpy().astype(np.float64) for i in grad_nodes}
@@ -147,7 +86,7 @@ def check_numeric_gradient(
     def loss(values: list[np.ndarray]) -> float:
         arrays = [nd.array(v, ctx=ctx, dtype=dtype) for v in values]
         with autograd.train_mode():  # the same mode record() used for the analytic pass
-            outs = _outputs_list(fn(*arrays), "check_numeric_gradient")
+            outs = _outputs_list(fn(*arrays), "check_imperative_gradient")
         return float(sum(np.sum(o.asnumpy().astype(np.float64) * p) for o, p in zip(outs, projections, strict=True)))
 
     for i in grad_nodes:
@@ -163,7 +102,7 @@ def check_numeric_gradient(
         try:
             assert_almost_equal(analytic[i], numeric, rtol=rtol, atol=atol, names=("autograd", "finite differences"))
         except AssertionError as err:
-            raise AssertionError(f"check_numeric_gradient: gradient of input {i} is wrong: {err}") from None
+            raise AssertionError(f"check_imperative_gradient: gradient of input {i} is wrong: {err}") from None
 
 
 # ---------------------------------------------------------------------- req checks on raw compute

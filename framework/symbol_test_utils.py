@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 
-from . import imperative_test_utils as _tu
 from . import ndarray as nd
 from .base import MXLabError
 from .context import Context, current_context
@@ -39,10 +38,13 @@ from .executor import Executor, bind
 from .ndarray.ndarray import NDArray
 from .symbol import MakeLoss as _make_loss
 from .symbol import Symbol, Variable
+from .test_utils.compare import assert_almost_equal
+from .test_utils.tolerances import default_numeric_eps
 
 __all__ = [
     "SymbolCheckError",
     "check_numeric_gradient",
+    "numeric_grad",
     "check_symbolic_backward",
     "check_symbolic_forward",
     "simple_forward",
@@ -60,7 +62,7 @@ class SymbolCheckError(MXLabError, ValueError):
 def _check_symbol(sym: Any, who: str) -> None:
     if not isinstance(sym, Symbol):
         hint = (
-            " (to check a Python function of NDArrays, use framework.test_utils.check_numeric_gradient)"
+            " (to check a Python function of NDArrays, use mx.test_utils.check_imperative_gradient)"
             if callable(sym)
             else ""
         )
@@ -152,7 +154,7 @@ def _grad_req_dict(grad_req: Any, names: list[str], who: str) -> dict[str, str]:
 def _compare(expected: Any, got: Any, rtol: float | None, atol: float | None, equal_nan: bool, what: str) -> None:
     """assert_almost_equal with a first line that says what was being compared."""
     try:
-        _tu.assert_almost_equal(expected, got, rtol, atol, names=("expected", "got"), equal_nan=equal_nan)
+        assert_almost_equal(expected, got, rtol, atol, names=("expected", "got"), equal_nan=equal_nan)
     except AssertionError as err:
         raise AssertionError(f"{what}: {err}") from None
 
@@ -213,10 +215,11 @@ def check_symbolic_backward(
     aux_states: Sequence[Any] | Mapping[str, Any] | None = None,
     grad_req: str | Sequence[str] | Mapping[str, str] = "write",
     ctx: Context | None = None,
-    grad_stype_dict: Mapping[str, str] | None = None,
+    grad_stypes: Mapping[str, str] | None = None,
     equal_nan: bool = False,
     dtype: Any = np.float32,
-    grad_stypes: Mapping[str, str] | None = None,
+    *,
+    grad_stype_dict: Mapping[str, str] | None = None,
 ) -> dict[str, NDArray]:
     """Check the gradients of ``sym`` at ``location`` against ``expected``; returns the gradient arrays.
 
@@ -225,7 +228,8 @@ def check_symbolic_backward(
     or a dict by argument name; only those arguments get gradient buffers. Each buffer
     starts as noise, and ``grad_req`` decides what is compared: ``write`` the buffer,
     ``add`` the buffer minus the noise, ``null`` the untouched noise. ``grad_stypes`` is
-    MXNet's name for ``grad_stype_dict``.
+    MXNet 1.9.1's name for the gradients' storage types (only ``"default"`` exists
+    in MXLab); ``grad_stype_dict`` is the older name, by keyword.
     """
     who = "check_symbolic_backward"
     _check_symbol(sym, who)
@@ -324,6 +328,32 @@ def _numeric_grads(
     return results
 
 
+def numeric_grad(
+    executor: Executor,
+    location: Mapping[str, np.ndarray],
+    aux_states: Mapping[str, np.ndarray] | None = None,
+    eps: float = 1e-4,
+    use_forward_train: bool = True,
+    dtype: Any = np.float32,
+) -> dict[str, np.ndarray]:
+    """Finite-difference gradients of the sum of ``executor``'s first output, per argument in
+    ``location`` (a dict of NumPy arrays, every argument of the executor). Integer arguments
+    get zeros. The executor's arguments are left at ``location`` afterwards.
+    """
+    dtype = _check_dtype(dtype, "numeric_grad", allow_asnumpy=False)
+    if not isinstance(location, Mapping):
+        raise SymbolCheckError(f"numeric_grad: location must be a dict by argument name, got {type(location).__name__}")
+    values = {k: np.asarray(v, dtype=dtype if np.asarray(v).dtype.kind == "f" else None) for k, v in location.items()}
+    for name, value in values.items():
+        if name not in executor.arg_dict:
+            raise SymbolCheckError(f"numeric_grad: {name!r} is not an argument of the executor")
+        executor.arg_dict[name][:] = value
+    aux = None if aux_states is None else {k: np.asarray(v) for k, v in aux_states.items()}
+    floats = [k for k, v in values.items() if v.dtype.kind == "f"]
+    grads = _numeric_grads(executor, values, floats, aux, eps, use_forward_train)
+    return {k: grads[k].astype(dtype) if k in grads else np.zeros(v.shape, dtype=v.dtype) for k, v in values.items()}
+
+
 def check_numeric_gradient(
     sym: Symbol,
     location: Sequence[Any] | Mapping[str, Any],
@@ -384,7 +414,7 @@ def check_numeric_gradient(
 
     executor = bind(loss, ctx, args=args, args_grad=grads, grad_req=reqs, aux_states=aux)
     executor.forward(is_train=True)
-    eps = numeric_eps if numeric_eps is not None else _tu.NUMERIC_EPS[dtype]
+    eps = numeric_eps if numeric_eps is not None else default_numeric_eps()[dtype]
     if dtype != np.float64 and eps < 1e-5:
         raise SymbolCheckError(
             f"{who}: numeric_eps={eps:g} is too small for {dtype.name}; finite differences need >= 1e-5"
@@ -407,7 +437,7 @@ def check_numeric_gradient(
             continue
         got = symbolic[name] if req == "write" else symbolic[name] - initial[name]
         try:
-            _tu.assert_almost_equal(
+            assert_almost_equal(
                 numeric[name].astype(dtype), got, rtol, atol, names=("finite differences", "backward"), equal_nan=False
             )
         except AssertionError as err:

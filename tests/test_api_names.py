@@ -140,7 +140,24 @@ def test_module_report_names_what_is_missing(reference):
 # ---------------------------------------------------------------------- modules MXLab mirrors completely
 # Module paths whose every name MXNet defines there must exist in MXLab with MXNet's
 # signature, unless docs/differences.md lists it (with a reason) under "names MXLab does not have".
-MIRRORED = ("util", "runtime", "libinfo", "metric", "rnn", "module")
+MIRRORED = (
+    "util",
+    "runtime",
+    "libinfo",
+    "metric",
+    "profiler",
+    "random",
+    "context",
+    "attribute",
+    "name",
+    "engine",
+    "contrib",
+    "contrib.autograd",
+    "contrib.io",
+    "monitor",
+    "rnn",
+    "module",
+)
 DIFFERENCES = Path(__file__).resolve().parents[1] / "docs" / "differences.md"
 
 

@@ -8,8 +8,8 @@ import pytest
 import framework as mx
 from framework import autograd
 from framework.autograd import AutogradError
-from framework.operator import elemwise_shape, elemwise_type, register
-from framework.test_utils import check_numeric_gradient, check_req
+from framework.operator import elemwise_shape, elemwise_type, register_op
+from framework.test_utils import check_imperative_gradient, check_req
 
 
 def test_backward_through_reshape_and_slicing():
@@ -99,14 +99,14 @@ def test_errors_for_bad_heads_and_gradients():
 
 
 def test_numeric_gradient_checker_reports_in_the_learners_terms():
-    check_numeric_gradient(lambda x: mx.nd.reshape(x, shape=(-1,))[1:3], [np.random.rand(2, 3)])
+    check_imperative_gradient(lambda x: mx.nd.reshape(x, shape=(-1,))[1:3], [np.random.rand(2, 3)])
 
     def wrong(x):  # casts to float64 but pretends the gradient is zero
         with autograd.pause():
             return mx.nd.reshape(x, shape=(-1,))
 
     with pytest.raises(AutogradError):
-        check_numeric_gradient(wrong, [np.random.rand(2)])
+        check_imperative_gradient(wrong, [np.random.rand(2)])
 
 
 def test_check_req_catches_an_operator_that_ignores_add():
@@ -115,7 +115,7 @@ def test_check_req_catches_an_operator_that_ignores_add():
     def sloppy(attrs, op_ctx, inputs, req, outputs):
         outputs[0][...] = inputs[0]  # ignores req
 
-    register("_test_sloppy_copy", override=True).set_num_inputs(1).set_infer_shape(elemwise_shape).set_infer_type(
+    register_op("_test_sloppy_copy", override=True).set_num_inputs(1).set_infer_shape(elemwise_shape).set_infer_type(
         elemwise_type
     ).set_compute(sloppy)
     with pytest.raises(AssertionError, match="_test_sloppy_copy output 0 does not honour req='add'"):

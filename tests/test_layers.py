@@ -71,6 +71,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "framework/imperative_test_utils",
             "framework/symbol_test_utils",
             "framework/tools/",
+            "framework/contrib/",
+            "framework/monitor",
         ),
     ),
     ("gluon", ("framework/gluon/",)),

@@ -45,7 +45,7 @@ class RawReLU(mx.operator.CustomOp):
         self.assign(in_grad[0], req[0], out_grad[0] * (in_data[0] > 0))
 
 
-@mx.operator.register_custom("example_raw_relu")
+@mx.operator.register("example_raw_relu")
 class RawReLUProp(mx.operator.CustomOpProp):
     def infer_type(self, in_type):
         if np.dtype(in_type[0]) != np.float32:

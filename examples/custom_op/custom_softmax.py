@@ -34,7 +34,7 @@ class Softmax(mx.operator.CustomOp):
         self.assign(in_grad[1], req[1], mx.nd.zeros_like(label))
 
 
-@mx.operator.register_custom("example_softmax")
+@mx.operator.register("example_softmax")
 class SoftmaxProp(mx.operator.CustomOpProp):
     def __init__(self) -> None:
         super().__init__(need_top_grad=False)  # a loss layer: no gradient from above

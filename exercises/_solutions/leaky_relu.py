@@ -38,7 +38,7 @@ from framework.operator import (
     Req,
     assign,
     elemwise_type,
-    register,
+    register_op,
     shape_assign,
 )
 from framework.operator.grad import make_backward_node
@@ -116,7 +116,7 @@ def _backward_shape(attrs: NodeAttrs, in_shapes: list, out_shapes: list) -> bool
 
 
 (
-    register("exercise_leaky_relu", override=True)
+    register_op("exercise_leaky_relu", override=True)
     .describe("Leaky ReLU with a fixed slope, or PReLU with a learned per-channel gamma (the leaky_relu exercise).")
     .set_params(LeakyParam)
     .set_num_inputs(num_inputs)
@@ -127,7 +127,7 @@ def _backward_shape(attrs: NodeAttrs, in_shapes: list, out_shapes: list) -> bool
     .set_gradient(leaky_gradient)
 )
 (
-    register("_backward_exercise_leaky_relu", override=True)
+    register_op("_backward_exercise_leaky_relu", override=True)
     .set_params(LeakyParam)
     .set_num_inputs(lambda attrs: 1 + num_inputs(attrs))
     .set_num_outputs(num_inputs)

@@ -41,7 +41,7 @@ from framework.operator import (
     Req,
     assign,
     elemwise_type,
-    register,
+    register_op,
     shape_assign,
 )
 from framework.operator.grad import make_backward_node
@@ -106,7 +106,7 @@ def _backward_shape(attrs: NodeAttrs, in_shapes: list, out_shapes: list) -> bool
 
 
 (
-    register("exercise_softmax_ce", override=True)
+    register_op("exercise_softmax_ce", override=True)
     .describe("Softmax forward; the cross-entropy gradient against the label backward (the softmax_ce exercise).")
     .set_params(SoftmaxCEParam)
     .set_num_inputs(2)
@@ -117,7 +117,7 @@ def _backward_shape(attrs: NodeAttrs, in_shapes: list, out_shapes: list) -> bool
     .set_gradient(softmax_ce_gradient)
 )
 (
-    register("_backward_exercise_softmax_ce", override=True)
+    register_op("_backward_exercise_softmax_ce", override=True)
     .set_params(SoftmaxCEParam)
     .set_num_inputs(2)
     .set_num_outputs(2)

@@ -52,7 +52,7 @@ from framework.operator import (
     Shape,
     assign,
     elemwise_type,
-    register,
+    register_op,
     shape_assign,
 )
 from framework.operator.grad import make_backward_node
@@ -133,7 +133,7 @@ def _backward_shape(attrs: NodeAttrs, in_shapes: list, out_shapes: list) -> bool
 
 
 (
-    register("exercise_conv2d", override=True)
+    register_op("exercise_conv2d", override=True)
     .describe("2-D convolution through im2col (the conv2d exercise).")
     .set_params(Conv2DParam)
     .set_num_inputs(num_inputs)
@@ -144,7 +144,7 @@ def _backward_shape(attrs: NodeAttrs, in_shapes: list, out_shapes: list) -> bool
     .set_gradient(conv_gradient)
 )
 (
-    register("_backward_exercise_conv2d", override=True)
+    register_op("_backward_exercise_conv2d", override=True)
     .set_params(Conv2DParam)
     .set_num_inputs(3)
     .set_num_outputs(num_inputs)

@@ -40,7 +40,7 @@ from framework.operator import (
     Shape,
     assign,
     elemwise_type,
-    register,
+    register_op,
     shape_assign,
 )
 from framework.operator.grad import make_backward_node
@@ -99,7 +99,7 @@ def _backward_shape(attrs: NodeAttrs, in_shapes: list, out_shapes: list) -> bool
 
 
 (
-    register("exercise_max_pool", override=True)
+    register_op("exercise_max_pool", override=True)
     .describe("2-D max pooling (the max_pool exercise).")
     .set_params(MaxPoolParam)
     .set_num_inputs(1)
@@ -110,7 +110,7 @@ def _backward_shape(attrs: NodeAttrs, in_shapes: list, out_shapes: list) -> bool
     .set_gradient(pool_gradient)
 )
 (
-    register("_backward_exercise_max_pool", override=True)
+    register_op("_backward_exercise_max_pool", override=True)
     .set_params(MaxPoolParam)
     .set_num_inputs(3)
     .set_num_outputs(1)

@@ -34,7 +34,7 @@ from framework.operator import (
     Req,
     assign,
     elemwise_grad_use_in,
-    register,
+    register_op,
     shape_assign,
     type_assign,
 )
@@ -91,7 +91,7 @@ def _backward_type(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
 
 # Registration (given): MXNet's operator guide's NNVM_REGISTER_OP, in MXLab's chained form.
 (
-    register("exercise_quadratic", override=True)
+    register_op("exercise_quadratic", override=True)
     .describe("f(x) = a*x^2 + b*x + c, element-wise (the quadratic exercise).")
     .set_params(QuadraticParam)
     .set_num_inputs(1)
@@ -104,7 +104,7 @@ def _backward_type(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
     .set_inplace_option(lambda attrs: [(0, 0)])
 )
 (
-    register("_backward_exercise_quadratic", override=True)
+    register_op("_backward_exercise_quadratic", override=True)
     .set_params(QuadraticParam)
     .set_num_inputs(2)
     .set_num_outputs(1)

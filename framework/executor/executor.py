@@ -72,7 +72,7 @@ from .arguments import (
     variable_nodes,
 )
 from .graph import IndexedGraph
-from .segments import Step, group_segments
+from .segments import Segment, Step, group_segments
 
 #: Output layers whose backward needs no head gradient: ``backward()`` may omit it.
 LOSS_OPS = frozenset(
@@ -124,6 +124,8 @@ class Executor:
         self._mirror = mirror_pass.parse_mode(mirror) if mirror is not None else mirror_pass.mode_from_env()
         self._plan_options = plan_options or planner.PlanOptions.from_env()
         self._bulk_size = config.get("MXLAB_EXEC_BULK_EXEC_MAX_NODE_TRAIN") if bulk_size is None else bulk_size
+        self._monitor_callback: Callable[[str, NDArray], None] | None = None
+        self._monitor_all = False
 
         # 1. inference over the forward graph, from the bound arrays
         fwd_shapes: list[Shape | None] = [None] * forward_graph.num_entries
@@ -417,9 +419,55 @@ class Executor:
                     f"got {tuple(shape)}; use reshape() to change shapes"
                 )
             target[:] = value
+        if self._monitor_callback is not None:
+            self._forward_monitored(bool(is_train))
+            return self.outputs
         for segment in self._forward_segments:
             segment.push(self._engine, self._ctx, bool(is_train))
         return self.outputs
+
+    # ------------------------------------------------------------------ monitoring
+    def set_monitor_callback(self, callback: Callable[[str, NDArray], None], monitor_all: bool = False) -> None:
+        """Call ``callback(name, array)`` for every node output during each forward pass.
+
+        Names are MXNet's: ``<node>_<output>`` (``fc1_output``); with ``monitor_all`` each
+        node's inputs come first, as ``<node>_<input>`` (``fc1_weight``; ``<node>_input<i>``
+        for operators that do not name their inputs), each variable input also under its own
+        name just before (``data``), as MXNet reports them. ``None`` removes the callback.
+
+        While one is set, forward runs node by node (no bulk segments): the callback sees
+        each output right after its node is pushed, so whatever it pushes to read the array
+        (a statistic, a copy) runs before a later node reuses that memory.
+        """
+        if callback is not None and not callable(callback):
+            raise ExecutorError(f"set_monitor_callback: callback must be callable(name, array), got {callback!r}")
+        self._monitor_callback = callback
+        self._monitor_all = bool(monitor_all)
+
+    def _forward_monitored(self, is_train: bool) -> None:
+        graph, callback = self._graph, self._monitor_callback
+        assert callback is not None
+        for segment in self._forward_segments:
+            for step in segment.steps:
+                node = graph.nodes[step.nid]
+                op = node.op
+                if self._monitor_all and op is not None:  # steps are operator nodes; variables are not steps
+                    declared = op._input_names is not None
+                    input_names = op.list_input_names(node.attrs) if declared else []
+                    for i, eid in enumerate(graph.input_entries[step.nid]):
+                        source = graph.nodes[graph.entry_node(eid)]
+                        if source.op is None:
+                            self._report(callback, source.name, eid)
+                        label = input_names[i] if i < len(input_names) else f"input{i}"
+                        self._report(callback, f"{node.name}_{label}", eid)
+                Segment([step]).push(self._engine, self._ctx, is_train)
+                for eid in graph.output_entries(step.nid):
+                    self._report(callback, graph.entry_name(eid), eid)
+
+    def _report(self, callback: Callable[[str, NDArray], None], name: str, eid: int) -> None:
+        if self.plan.storage[eid] == planner.BAD_STORAGE_ID:  # an output nobody reads: never written
+            return
+        callback(name, self._entry_array(eid))
 
     def backward(
         self, out_grads: NDArray | Sequence[NDArray] | Mapping[str, NDArray] | None = None, is_train: bool = True

@@ -225,6 +225,22 @@ def randint(
     )
 
 
+#: The samplers MXNet's ``mx.random`` also offers (framework/__init__ attaches them there).
+#: MXNet's ``multinomial`` and ``shuffle`` need the ``_sample_multinomial`` and ``_shuffle``
+#: operators, which MXLab does not have yet (issue 17).
+SAMPLERS = (
+    "uniform",
+    "normal",
+    "randn",
+    "randint",
+    "exponential",
+    "gamma",
+    "poisson",
+    "negative_binomial",
+    "generalized_negative_binomial",
+)
+
+
 def __getattr__(name: str) -> Any:
     """The remaining ``_random_<name>`` operators (``uniform_like``, ...) by their short name."""
     full = f"_random_{name}"

@@ -1,6 +1,9 @@
 """Operators: one registry, several front doors (seed 004, seed 000 "Operators in MXNet").
 
-* ``register(name)``: the registration API of seed 004 (this package's ``registry``).
+* ``register_op(name)``: the native registration API of seed 004 (``registry.register``,
+  chained ``.set_num_inputs(...).set_compute(...)``). ``mx.operator.register`` is MXNet's
+  decorator for Python ``CustomOpProp`` classes (framework/custom_op.py), which
+  framework/__init__.py installs here because custom operators build on NDArray.
 * ``framework.operator.legacy``: the OperatorProperty front door (Forward/Backward classes).
 * ``framework.operator.simple_op``: the SimpleOp front door (unary/binary functions).
 
@@ -22,7 +25,8 @@ from .kernel import ADD, INPLACE, NULL, WRITE, OpContext, Req, assign, assign_uf
 from .nn import ctc_loss, kl_sparse_reg, normalization, svm_output, v1  # noqa: F401  (issue 17: normalisation and losses)
 from .node import Entry, Node, NodeAttrs
 from .params import REQUIRED, DType, OperatorParamError, Param, ParamSet, Shape
-from .registry import OpDef, OperatorError, get, list_operators, register
+from .registry import OpDef, OperatorError, get, list_operators
+from .registry import register as register_op
 
 __all__ = [
     "ADD",
@@ -56,7 +60,7 @@ __all__ = [
     "linalg",
     "list_operators",
     "nn",
-    "register",
+    "register_op",
     "registry",
     "sequence",
     "shape_assign",

@@ -18,9 +18,14 @@ subscriber that turns those events into pictures:
      https://ui.perfetto.dev and ``chrome://tracing`` open: one process per device, one
      thread per engine worker;
    * :func:`aggregate` and :func:`format_table` (:mod:`.table`) -- MXNet's "Profile
-     Statistics" table;
+     Statistics" table (:func:`aggregate_sections` / :func:`format_stats`: all its sections,
+     as text or JSON);
    * :func:`text_timeline` (:mod:`.timeline`) -- an ASCII picture of which worker ran
      what, and when.
+
+3. **User instrumentation** (:mod:`.instrumentation`, MXNet's ``Domain``, ``Task``,
+   ``Frame``, ``Event``, ``Counter``, ``Marker``): the program's own ranges, counters and
+   markers, published as events like the engine's, so every view shows them.
 
 This package re-exports the public names of its modules, so ``mx.profiler.X`` and
 ``from framework import profiler`` reach all of them.
@@ -43,27 +48,55 @@ named another), so an unmodified script can be profiled from the shell (:mod:`.r
 
 from __future__ import annotations
 
+from .instrumentation import (
+    Counter,
+    Domain,
+    Event,
+    Frame,
+    Marker,
+    ProfilerError,
+    Task,
+    current_scope,
+    scope,
+)
 from .operations import OpRecord, collect_operations
 from .recorder import (
     clear,
     dump,
+    dump_profile,
     dumps,
     get_config,
     get_state,
     pause,
+    profiler_set_config,
+    profiler_set_state,
     recorded_events,
     resume,
     set_config,
     set_state,
     state,
 )
-from .table import aggregate, format_table
+from .table import aggregate, aggregate_sections, format_stats, format_table
 from .timeline import stable_hash, text_timeline, timeline_symbols
 from .trace import chrome_trace
 
 __all__ = [
+    "Counter",
+    "Domain",
+    "Event",
+    "Frame",
+    "Marker",
     "OpRecord",
+    "ProfilerError",
+    "Task",
     "aggregate",
+    "aggregate_sections",
+    "current_scope",
+    "dump_profile",
+    "format_stats",
+    "profiler_set_config",
+    "profiler_set_state",
+    "scope",
     "chrome_trace",
     "clear",
     "collect_operations",

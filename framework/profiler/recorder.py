@@ -20,7 +20,8 @@ from .. import config as _settings
 from .. import events as _events_bus
 from ..atomic_file import atomic_write
 from ..events import Event
-from .table import aggregate, format_table
+from .instrumentation import ProfilerError
+from .table import aggregate_sections, check_format, format_stats
 from .trace import chrome_trace
 
 _FLAGS = (
@@ -41,8 +42,13 @@ _DEFAULT_CONFIG: dict[str, Any] = {
     "profile_api": True,
     "aggregate_stats": False,
     "continuous_dump": False,
+    "dump_period": 1.0,
+    "profile_process": "worker",
 }
 _STATES = ("run", "stop")
+_PROCESSES = ("worker", "server")
+#: The user instrumentation's events (mx.profiler.Domain...): recorded whenever the profiler runs.
+_USER_KINDS = frozenset(k for k in _events_bus.KINDS if k.startswith("profiler."))
 
 _lock = threading.Lock()
 _config: dict[str, Any] = dict(_DEFAULT_CONFIG)
@@ -52,13 +58,14 @@ _recording = False  # state == "run" and not paused; checked by _record under _l
 _recorded: list[Event] = []
 _subscription: _events_bus.Subscription | None = None
 _aggregate_since_ns: int | None = None  # set by dumps(reset=True)
+_dump_timer: threading.Timer | None = None  # continuous_dump: the next periodic dump
 
 
 def _kinds_for(config: dict[str, Any]) -> frozenset[str]:
     """Which event kinds a configuration records (see :func:`set_config`)."""
     if config["profile_all"]:
         return frozenset(_events_bus.KINDS)
-    kinds: set[str] = set()
+    kinds: set[str] = set(_USER_KINDS)
     if config["profile_imperative"] or config["profile_symbolic"]:
         kinds |= {"engine.push", "engine.start", "engine.end"}
     if config["profile_symbolic"]:
@@ -83,6 +90,8 @@ def _subscribe_locked() -> None:
     kinds = _kinds_for(_config)
     _subscription = _events_bus.subscribe(_record, kinds) if kinds else None
     _recording = True
+    if _config["continuous_dump"]:
+        _schedule_dump_locked()
 
 
 def _unsubscribe_locked() -> None:
@@ -91,6 +100,44 @@ def _unsubscribe_locked() -> None:
     if _subscription is not None:
         _events_bus.unsubscribe(_subscription)
         _subscription = None
+    _cancel_dump_locked()
+
+
+def _schedule_dump_locked() -> None:
+    """continuous_dump: write the trace every ``dump_period`` seconds while recording."""
+    global _dump_timer
+    _cancel_dump_locked()
+    _dump_timer = threading.Timer(_config["dump_period"], _periodic_dump)
+    _dump_timer.daemon = True
+    _dump_timer.start()
+
+
+def _cancel_dump_locked() -> None:
+    global _dump_timer
+    if _dump_timer is not None:
+        _dump_timer.cancel()
+        _dump_timer = None
+
+
+def _periodic_dump() -> None:
+    with _lock:
+        if not _recording:
+            return
+    dump(finished=False)
+    with _lock:
+        if _recording:
+            _schedule_dump_locked()
+
+
+def _check_process(profile_process: object, who: str) -> None:
+    """MXLab profiles this process (MXNet's ``worker``); kvstore server processes are not instrumented."""
+    if profile_process not in _PROCESSES:
+        raise ProfilerError(f"profiler.{who}: profile_process must be 'worker' or 'server', got {profile_process!r}")
+    if profile_process == "server":
+        raise ProfilerError(
+            f"profiler.{who}: profile_process='server' profiles MXNet's parameter-server processes; MXLab's "
+            "kvstore servers are not instrumented, so only 'worker' (this process) can be profiled"
+        )
 
 
 def set_config(
@@ -103,6 +150,8 @@ def set_config(
     profile_api: bool = True,
     aggregate_stats: bool = False,
     continuous_dump: bool = False,
+    dump_period: float = 1.0,
+    profile_process: str = "worker",
     **unknown: Any,
 ) -> None:
     """Configure the profiler (keyword arguments only; omitted ones take their defaults).
@@ -118,8 +167,13 @@ def set_config(
     * ``profile_all``: every event kind, including ``train.metric``.
     * ``aggregate_stats``: accepted for compatibility; :func:`dumps` always works here
       because the table is computed from the recorded events.
-    * ``continuous_dump``: ``set_state("stop")`` and :func:`pause` also write the trace
-      file (keeping the events), so the file is always current.
+    * ``continuous_dump``: while recording, the trace file is rewritten every
+      ``dump_period`` seconds (keeping the events); ``set_state("stop")`` and :func:`pause`
+      write it too, so the file is always current.
+    * ``profile_process``: ``"worker"`` (this process); ``"server"`` raises, MXLab's kvstore
+      servers are not instrumented.
+    * The user instrumentation (``Domain``, ``Task``, ``Counter``...) is recorded whatever
+      the flags.
 
     Raises:
         TypeError: for an unknown argument, a non-path filename or a non-bool flag.
@@ -127,12 +181,17 @@ def set_config(
     if unknown:
         raise TypeError(
             f"profiler.set_config: unknown argument(s) {', '.join(sorted(unknown))}; "
-            f"accepted: filename, {', '.join(_FLAGS)}"
+            f"accepted: filename, {', '.join(_FLAGS)}, dump_period, profile_process"
         )
     if not isinstance(filename, (str, os.PathLike)) or not os.fspath(filename):
         raise TypeError(f"profiler.set_config: filename must be a non-empty str or path, got {filename!r}")
+    _check_process(profile_process, "set_config")
+    if isinstance(dump_period, bool) or not isinstance(dump_period, int | float) or not dump_period > 0:
+        raise TypeError(f"profiler.set_config: dump_period must be a positive number of seconds, got {dump_period!r}")
     new = {
         "filename": os.fspath(filename),
+        "dump_period": float(dump_period),
+        "profile_process": profile_process,
         "profile_all": profile_all,
         "profile_symbolic": profile_symbolic,
         "profile_imperative": profile_imperative,
@@ -158,12 +217,13 @@ def get_config() -> dict[str, Any]:
         return dict(_config)
 
 
-def set_state(state: str = "stop") -> None:
+def set_state(state: str = "stop", profile_process: str = "worker") -> None:
     """``"run"`` starts recording events, ``"stop"`` stops (the recorded events stay).
 
     Raises:
         ValueError: for anything but ``"run"`` or ``"stop"``.
     """
+    _check_process(profile_process, "set_state")
     if state not in _STATES:
         raise ValueError(f"profiler.set_state: state must be one of {_STATES}, got {state!r}")
     global _state, _paused
@@ -190,8 +250,9 @@ def get_state() -> str:
     return _state
 
 
-def pause() -> None:
+def pause(profile_process: str = "worker") -> None:
     """Stop recording for a while without leaving the ``"run"`` state; see :func:`resume`."""
+    _check_process(profile_process, "pause")
     global _paused
     with _lock:
         if _state != "run" or _paused:
@@ -203,8 +264,9 @@ def pause() -> None:
         dump(finished=False)
 
 
-def resume() -> None:
+def resume(profile_process: str = "worker") -> None:
     """Record again after :func:`pause`; does nothing unless paused."""
+    _check_process(profile_process, "resume")
     global _paused
     with _lock:
         if _state != "run" or not _paused:
@@ -227,13 +289,14 @@ def clear() -> None:
         _aggregate_since_ns = None
 
 
-def dump(finished: bool = True) -> str:
+def dump(finished: bool = True, profile_process: str = "worker") -> str:
     """Write the Chrome trace of the recorded events to the configured filename.
 
     With ``finished=True`` the recorded events are cleared afterwards, so the next dump
     starts a new trace; with ``False`` they are kept and the next dump includes them
     again. Returns the file name.
     """
+    _check_process(profile_process, "dump")
     global _aggregate_since_ns
     with _lock:
         recorded = list(_recorded)
@@ -246,19 +309,47 @@ def dump(finished: bool = True) -> str:
     return filename
 
 
-def dumps(reset: bool = False) -> str:
-    """The aggregate "Profile Statistics" table of the operations recorded so far.
+def dumps(reset: bool = False, format: str = "table", sort_by: str = "total", ascending: bool = False) -> str:
+    """The aggregate "Profile Statistics" of what was recorded so far, as MXNet prints them.
 
-    With ``reset=True``, the next table counts only operations that start after this
-    call (the recorded events themselves stay, for :func:`dump`).
+    Sections: ``Device Storage``, ``operator`` and the user instrumentation's (one per
+    domain, ``<domain>,frame``, ``event``, ``<domain>,counter``). ``format`` is ``"table"``
+    or ``"json"``; the rows of each time section are sorted by ``sort_by`` (``total``,
+    ``avg``, ``min``, ``max``, ``count``), largest first unless ``ascending``. With
+    ``reset=True``, the next call counts only what starts after this one (the recorded
+    events themselves stay, for :func:`dump`).
     """
+    check_format(format, sort_by, ascending)  # argument errors before any reset
     global _aggregate_since_ns
     with _lock:
         recorded = list(_recorded)
         since = _aggregate_since_ns
         if reset:
             _aggregate_since_ns = time.perf_counter_ns()
-    return format_table(aggregate(recorded, since_ns=since))
+    return format_stats(aggregate_sections(recorded, since_ns=since), format, sort_by, ascending)
+
+
+def dump_profile() -> str:
+    """MXNet's deprecated name of :func:`dump`."""
+    return dump(True)
+
+
+def profiler_set_config(mode: str = "symbolic", filename: str = "profile.json") -> None:
+    """MXNet's deprecated configuration: ``mode`` ``"symbolic"`` or ``"all"``."""
+    if mode not in ("symbolic", "all"):
+        raise ProfilerError(f"profiler.profiler_set_config: mode must be 'symbolic' or 'all', got {mode!r}")
+    set_config(
+        profile_symbolic=True,
+        profile_imperative=mode == "all",
+        profile_memory=mode == "all",
+        profile_api=mode == "all",
+        filename=filename,
+    )
+
+
+def profiler_set_state(state: str = "stop") -> None:
+    """MXNet's deprecated name of :func:`set_state`."""
+    set_state(state)
 
 
 def _dump_at_exit() -> None:

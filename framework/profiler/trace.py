@@ -2,7 +2,8 @@
 
 One process per device, one thread per engine worker, each operation a begin/end pair;
 storage bytes in use as counters; waits, kvstore traffic, executor plans and training
-metrics in an extra ``host`` process. A pure function of a list of event dicts, so the
+metrics in an extra ``host`` process; the user's tasks, frames, events, counters and
+markers (mx.profiler.Domain and friends) in processes of their own. A pure function of a list of event dicts, so the
 server can serve the trace of any run (``GET /api/runs/{id}/trace``) without the
 profiler having recorded it.
 """
@@ -34,7 +35,11 @@ def chrome_trace(events: Iterable[Event]) -> dict[str, Any]:
       while recording; frees of blocks allocated before the recording are ignored);
     * an extra ``host`` process: waits (``wait_for_var``/``wait_for_all``) as ``X``
       slices on a ``waits`` thread, kvstore push/pull and executor plans as instant
-      events, training metrics as counters.
+      events, training metrics as counters;
+    * the user instrumentation (:mod:`.instrumentation`), in processes named as MXNet names
+      them: ``<domain>`` (tasks as async ``b``/``e`` ranges, counters as ``C``),
+      ``<domain>,frame``, ``<domain>,instant_marker`` (``i`` instants with the marker's
+      scope) and ``event``; one thread per publishing thread.
 
     ``ts`` is in microseconds since the first event. An operation still running at the
     last event is **closed at the last timestamp** and marked ``"unfinished": true``; an
@@ -95,6 +100,9 @@ def chrome_trace(events: Iterable[Event]) -> dict[str, Any]:
     host_meta, host_timed = _host_events(events, host_pid, t_last, us)
     meta.extend(host_meta)
     timed.extend(host_timed)
+    user_meta, user_timed = _user_events(events, host_pid + 1, t_last, us)
+    meta.extend(user_meta)
+    timed.extend(user_timed)
 
     timed.sort(key=lambda item: (item[0], item[1]))
     trace["traceEvents"] = meta + [item[2] for item in timed]
@@ -185,3 +193,72 @@ def _wait_slice(var: Any, var_name: str | None, begin_ns: int, end_ns: int) -> d
     """An ``X`` slice for one wait (``ts`` and place are filled in by the caller)."""
     name = "wait_for_all" if var == "all" else f"wait_for_var({var_name or var})"
     return {"ph": "X", "name": name, "cat": "wait", "dur": (end_ns - begin_ns) / 1000.0, "args": {"var": var}}
+
+
+_RANGE_KINDS = {
+    "profiler.task_begin": ("task", "b"),
+    "profiler.task_end": ("task", "e"),
+    "profiler.frame_begin": ("frame", "b"),
+    "profiler.frame_end": ("frame", "e"),
+    "profiler.event_begin": ("event", "b"),
+    "profiler.event_end": ("event", "e"),
+}
+_MARKER_SCOPES = {"global": "g", "process": "p", "thread": "t", "task": "t", "marker": "t"}
+
+
+def user_track(event: Event) -> str:
+    """The track (a trace process, a table section) of a user instrumentation event, as MXNet names it."""
+    kind, domain = event["kind"], event.get("domain")
+    if kind.startswith("profiler.event_"):
+        return "event"
+    if kind.startswith("profiler.frame_"):
+        return f"{domain},frame"
+    if kind == "profiler.marker":
+        return f"{domain},instant_marker"
+    return str(domain)
+
+
+def _user_events(
+    events: list[Event], first_pid: int, t_last: int, us: Any
+) -> tuple[list[dict[str, Any]], list[tuple[int, int, dict[str, Any]]]]:
+    """Processes for the user's domains: ranges as async slices, counters, instant markers."""
+    pids: dict[str, int] = {}
+    tids: dict[str, int] = {}
+    lanes: set[tuple[int, int, str]] = set()
+    timed: list[tuple[int, int, dict[str, Any]]] = []
+    open_ranges: dict[Any, tuple[int, dict[str, Any]]] = {}
+    for seq, event in enumerate(events):
+        kind = event["kind"]
+        if not kind.startswith("profiler."):
+            continue
+        track = user_track(event)
+        pid = pids.setdefault(track, first_pid + len(pids))
+        thread = str(event.get("thread"))
+        tid = tids.setdefault(thread, len(tids) + 1)
+        lanes.add((pid, tid, thread))
+        where = {"name": event.get("name"), "cat": track, "ts": us(event["t_ns"]), "pid": pid, "tid": tid}
+        if kind in _RANGE_KINDS:
+            phase = _RANGE_KINDS[kind][1]
+            item = {**where, "ph": phase, "id": event.get("range")}
+            if phase == "b":
+                open_ranges[event.get("range")] = (seq, item)
+            elif open_ranges.pop(event.get("range"), None) is None:
+                continue  # an end whose begin was not recorded
+            timed.append((event["t_ns"], seq, item))
+        elif kind == "profiler.counter":
+            timed.append((event["t_ns"], seq, {**where, "ph": "C", "args": {event.get("name"): event.get("value")}}))
+        elif kind == "profiler.marker":
+            scope = _MARKER_SCOPES.get(str(event.get("scope")), "p")
+            timed.append((event["t_ns"], seq, {**where, "ph": "i", "s": scope}))
+    for seq, begin in open_ranges.values():  # still open at the last event
+        end = {**begin, "ph": "e", "ts": us(t_last), "args": {"unfinished": True}}
+        timed.append((t_last, len(events) + seq, end))
+    meta = [
+        {"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": track}}
+        for track, pid in pids.items()
+    ]
+    meta += [
+        {"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": thread}}
+        for pid, tid, thread in sorted(lanes)
+    ]
+    return meta, timed

@@ -5,7 +5,8 @@
   ``_``-prefixed operators are in ``mx.sym._internal``, ``_contrib_<x>`` in
   ``mx.sym.contrib``, ``_linalg_<x>`` in ``mx.sym.linalg``, the samplers in ``mx.sym.random``;
 * ``linspace``, ``eye``, ``histogram``, ``split_v2``: hand-written front ends (:mod:`.wrappers`);
-* automatic names and ``Prefix``: :mod:`.naming` (MXNet's ``mx.name``).
+* automatic names and ``Prefix``: :mod:`.naming` (MXNet's ``mx.name``); ``AttrScope``:
+  :mod:`.attribute` (MXNet's ``mx.attribute``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 
 from .. import operator as _operators  # noqa: F401 - registers the built-in operators
 from ..operator import registry as _registry
-from . import naming, random
+from . import attribute, naming, random
+from .attribute import AttrScope
 from .json_format import SymbolJSONError
 from .naming import NameManager, Prefix
 from .register import SymbolNamespace, lookup, symbol_function
@@ -56,6 +58,8 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "AttrScope",
+    "attribute",
     "Group",
     "NameManager",
     "NotImplementedForSymbol",

@@ -48,7 +48,7 @@ from ..operator.node import Entry, Node, NodeAttrs, topo_sort
 from ..operator.params import DType, OperatorParamError
 from ..operator.registry import OpDef
 from ..operator.signature import default_input_names
-from . import json_format, naming
+from . import attribute, json_format, naming
 from .json_format import HIDDEN_KEYS, SymbolJSONError, attr_strings, set_input_var_attrs
 
 
@@ -235,6 +235,8 @@ def create_symbol(
     """
     op = registry.get(op_name)
     symbols, params, hidden, others = _split_kwargs(op, kwargs, attr)
+    for key, value in attribute.current_attrs().items():  # `with AttrScope(...)`; attr= wins
+        hidden.setdefault(normalize_attr_key(key), value)
     args = _positional(op, args, symbols, params)
     if op.key_var_num_args:
         if symbols:
@@ -319,7 +321,7 @@ def Variable(
     if not isinstance(name, str):
         raise SymbolTypeError(f"Variable: name must be a string, got {name!r}")
     extra: dict[str, str] = {}
-    for key, value in (attr or {}).items():
+    for key, value in attribute.current().get(attr).items():  # `with AttrScope(...)`; attr= wins
         extra[normalize_attr_key(key)] = str(value)
     if shape is not None:
         extra["__shape__"] = str(shape)

@@ -94,3 +94,64 @@ def test_form_sends_typed_values_and_refuses_out_of_range(page, server_url):
     assert result["tooBig"] == "N: at most 8"
     assert result["fraction"] == "N: enter a whole number"
     assert not page.problems
+
+
+def test_profiler_instrumentation_becomes_timeline_tracks(page, server_url):
+    open_ui(page, server_url)
+    result = page.evaluate(
+        """async () => {
+          const { RunModel } = await import('/app/model.js');
+          const { Timeline } = await import('/app/timeline.js');
+          const ms = (t) => t * 1e6;
+          const model = new RunModel({ status: 'done' });
+          model.addEvents([
+            { kind: 'engine.push', t_ns: ms(0), op: 1, name: 'dot', ctx: 'cpu(0)', reads: [], writes: [5] },
+            { kind: 'engine.start', t_ns: ms(1), op: 1, worker: 'cpu(0)/normal/0' },
+            { kind: 'profiler.task_begin', t_ns: ms(1), domain: 'train', name: 'step', range: 7,
+              thread: 'MainThread' },
+            { kind: 'engine.end', t_ns: ms(3), op: 1, worker: 'cpu(0)/normal/0' },
+            { kind: 'profiler.counter', t_ns: ms(3), domain: 'train', name: 'batches', value: 1,
+              thread: 'MainThread' },
+            { kind: 'profiler.task_end', t_ns: ms(4), domain: 'train', name: 'step', range: 7,
+              thread: 'MainThread' },
+            { kind: 'profiler.marker', t_ns: ms(4), domain: 'train', name: 'epoch', scope: 'process',
+              thread: 'MainThread' },
+            { kind: 'profiler.counter', t_ns: ms(5), domain: 'train', name: 'batches', value: 2,
+              thread: 'MainThread' },
+            { kind: 'profiler.event_begin', t_ns: ms(5), domain: null, name: 'eval', range: 8,
+              thread: 'MainThread' },
+          ]);
+          const host = document.createElement('div');
+          host.style.width = '900px';
+          document.body.appendChild(host);
+          const legend = document.createElement('div');
+          const detail = document.createElement('div');
+          const timeline = new Timeline({ host, legend, detail, resetButton: document.createElement('button') });
+          timeline.setModel(model);
+          const step = model.userTracks.tracks.get('train').ranges[0];
+          const q = (sel) => [...host.querySelectorAll(sel)];
+          return {
+            tracks: model.userTracks.names(),
+            step: [step.tStart, step.tEnd],
+            lanes: q('g.user-lane').map((g) => g.getAttribute('data-track')),
+            workerLanes: q('g.lane').map((g) => g.getAttribute('data-worker')),
+            ranges: q('rect.user-range').map(
+              (r) => [r.getAttribute('data-track'), r.getAttribute('data-name'), r.classList.contains('running')],
+            ),
+            markers: q('line.user-marker').map((l) => l.getAttribute('data-name')),
+            counters: q('path.user-counter').map(
+              (p) => [p.getAttribute('data-name'), p.querySelector('title').textContent],
+            ),
+            bars: q('rect.bar').length,
+          };
+        }"""
+    )
+    assert result["tracks"] == ["event", "train", "train,instant_marker"]
+    assert result["step"] == [1, 4]
+    assert result["lanes"] == ["event", "train", "train,instant_marker"]
+    assert result["workerLanes"] == ["cpu(0)/normal/0"]
+    assert sorted(result["ranges"]) == [["event", "eval", True], ["train", "step", False]]
+    assert result["markers"] == ["epoch"]
+    assert result["counters"] == [["batches", "batches = 2"]]
+    assert result["bars"] == 1
+    assert not page.problems

@@ -273,7 +273,7 @@ def test_loss_layer_without_top_grad_needs_no_head_gradient() -> None:
 
 
 def test_an_exception_in_infer_type_names_the_operator_and_keeps_the_cause():
-    @mx.operator.register_custom("test_picky_dtype")
+    @mx.operator.register("test_picky_dtype")
     class PickyProp(mx.operator.CustomOpProp):
         def infer_type(self, in_type):
             raise TypeError("only float32, please")
@@ -285,3 +285,25 @@ def test_an_exception_in_infer_type_names_the_operator_and_keeps_the_cause():
         mx.nd.Custom(mx.nd.ones((2,)), op_type="test_picky_dtype")
     assert isinstance(info.value.__cause__, TypeError)
     assert mx.operator.CustomOpError is CustomOpError
+
+
+def test_mx_operator_register_is_mxnets_decorator_and_register_op_the_native_chain():
+    assert mx.operator.register is custom_op.register
+    assert mx.operator.register_op is mx.operator.registry.register
+
+    @mx.operator.register("test_mx_register_identity")
+    class IdentityProp(CustomOpProp):
+        def create_operator(self, ctx, in_shapes, in_dtypes):
+            class Identity(CustomOp):
+                def forward(self, is_train, req, in_data, out_data, aux):
+                    self.assign(out_data[0], req[0], in_data[0])
+
+            return Identity()
+
+    assert "test_mx_register_identity" in mx.operator.get_all_registered_operators()
+    out = mx.nd.Custom(mx.nd.array([1.0, 2.0]), op_type="test_mx_register_identity")
+    np.testing.assert_allclose(out.asnumpy(), [1, 2])
+    with pytest.raises(AttributeError, match=r"native registration chain is mx.operator.register_op\('x'\).set_num"):
+        mx.operator.register("x").set_num_inputs(1)
+    with pytest.raises(CustomOpError, match="non-empty string"):
+        mx.operator.register("")

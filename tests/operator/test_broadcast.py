@@ -13,14 +13,14 @@ from op_helpers import away_from_zero, mod_reference, seeded_rng
 import framework as mx
 from framework.operator import InferenceError, OperatorParamError
 from framework.operator.tensor.broadcast import broadcast_shape, sum_to
-from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req, rand_shape_nd
+from framework.test_utils import assert_almost_equal, check_imperative_gradient, check_req, rand_shape_nd
 
 FLOATS = ["float16", "float32", "float64"]
 
 
 def _broadcast_pair(rng: np.random.Generator, ndim: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Two shapes that broadcast: random dims set to 1 on either side, rhs maybe shorter."""
-    full = rand_shape_nd(ndim, 3, rng)
+    full = rand_shape_nd(ndim, 3, rng=rng)
     lhs = tuple(1 if rng.uniform() < 0.3 else d for d in full)
     rhs = tuple(1 if rng.uniform() < 0.3 else d for d in full)
     drop = int(rng.integers(0, ndim))  # MXNet pads the shorter shape with leading 1s
@@ -97,7 +97,7 @@ def test_broadcast_binary_backward_and_req(name):
         if name in ("broadcast_maximum", "broadcast_minimum"):  # avoid ties
             b = np.round(b) + 0.5
             a = np.round(a)
-        check_numeric_gradient(fn, [a, b])
+        check_imperative_gradient(fn, [a, b])
     else:
         x, z = mx.nd.array(a), mx.nd.array(b)
         x.attach_grad()
@@ -189,7 +189,7 @@ def test_broadcast_to_forward_backward_req():
     rng = seeded_rng(3)
     for dtype in FLOATS:
         for ndim in range(1, 6):
-            target = rand_shape_nd(ndim, 3, rng)
+            target = rand_shape_nd(ndim, 3, rng=rng)
             src = tuple(1 if rng.uniform() < 0.5 else d for d in target)
             spec = tuple(0 if (s == d and rng.uniform() < 0.5) else d for s, d in zip(src, target, strict=True))
             x = rng.uniform(-1, 1, size=src).astype(dtype)
@@ -197,7 +197,7 @@ def test_broadcast_to_forward_backward_req():
             assert y.dtype == np.dtype(dtype)
             assert_almost_equal(y, np.broadcast_to(x, target))
     x = rng.uniform(-1, 1, size=(2, 1, 3))
-    check_numeric_gradient(lambda a: mx.nd.broadcast_to(a, shape=(0, 4, 3)), [x])
+    check_imperative_gradient(lambda a: mx.nd.broadcast_to(a, shape=(0, 4, 3)), [x])
     check_req("broadcast_to", [x.astype(np.float32)], shape=(2, 4, 3))
     assert mx.nd.ones((1, 3)).broadcast_to(shape=(2, 3)).shape == (2, 3)
 
@@ -241,7 +241,7 @@ def test_broadcast_axis():
         assert_almost_equal(y, np.broadcast_to(x.astype(dtype), (2, 3, 4)))
     assert mx.nd.broadcast_axes(mx.nd.ones((3, 1)), axis=1, size=5).shape == (3, 5)
     assert mx.nd.broadcast_axis(mx.nd.ones((1, 3))).shape == (1, 3)  # MXNet 1.9.1: no axes = copy
-    check_numeric_gradient(lambda a: mx.nd.broadcast_axis(a, axis=(0, 2), size=(2, 4)), [x])
+    check_imperative_gradient(lambda a: mx.nd.broadcast_axis(a, axis=(0, 2), size=(2, 4)), [x])
     check_req("broadcast_axis", [x.astype(np.float32)], axis=(0, 2), size=(2, 4))
     op = mx.operator.get("broadcast_axis")
     attrs = op.parse_attrs({"axis": (0, 2), "size": (2, 4)})
@@ -266,7 +266,7 @@ def test_broadcast_like():
     for dtype in FLOATS:
         y = mx.nd.broadcast_like(mx.nd.array(x.astype(dtype)), mx.nd.array(other.astype(dtype)))
         assert_almost_equal(y, np.broadcast_to(x.astype(dtype), (4, 3)))
-    check_numeric_gradient(mx.nd.broadcast_like, [x, other])  # rhs gradient is 0
+    check_imperative_gradient(mx.nd.broadcast_like, [x, other])  # rhs gradient is 0
     check_req("broadcast_like", [x.astype(np.float32), other.astype(np.float32)])
     # MXNet 1.9.1: lhs_axes/rhs_axes copy sizes axis by axis, negative axes allowed
     lhs, rhs = mx.nd.array([[1.0, 2.0]]), mx.nd.ones((2, 3, 4))
@@ -294,14 +294,14 @@ def test_clip_forward_backward_req():
     rng = seeded_rng(6)
     for dtype in FLOATS:
         for ndim in range(1, 6):
-            x = rng.uniform(-2, 2, size=rand_shape_nd(ndim, 3, rng)).astype(dtype)
+            x = rng.uniform(-2, 2, size=rand_shape_nd(ndim, 3, rng=rng)).astype(dtype)
             y = mx.nd.clip(mx.nd.array(x), a_min=-0.5, a_max=1.0)
             assert y.dtype == np.dtype(dtype)
             assert_almost_equal(y, np.clip(x.astype(np.float64), -0.5, 1.0))
     x = rng.uniform(-2, 2, size=(2, 3))
     x = np.where(np.abs(x + 0.5) < 0.1, x + 0.3, x)
     x = np.where(np.abs(x - 1.0) < 0.1, x + 0.3, x)
-    check_numeric_gradient(lambda a: mx.nd.clip(a, a_min=-0.5, a_max=1.0), [x])
+    check_imperative_gradient(lambda a: mx.nd.clip(a, a_min=-0.5, a_max=1.0), [x])
     check_req("clip", [x.astype(np.float32)], a_min=-0.5, a_max=1.0)
     z = mx.nd.array([[-3.0, 0.0], [3.0, 0.5]])
     z.clip(a_min=0.0, a_max=1.0, out=z)  # in place
@@ -331,7 +331,7 @@ def test_where_forward_backward_req():
     rng = seeded_rng(7)
     for dtype in FLOATS:
         for ndim in range(1, 6):
-            shape = rand_shape_nd(ndim, 3, rng)
+            shape = rand_shape_nd(ndim, 3, rng=rng)
             cond = rng.integers(0, 2, size=shape).astype(dtype)
             x, y = (rng.uniform(-1, 1, size=shape).astype(dtype) for _ in range(2))
             out = mx.nd.where(mx.nd.array(cond), mx.nd.array(x), mx.nd.array(y))
@@ -339,7 +339,7 @@ def test_where_forward_backward_req():
             assert_almost_equal(out, np.where(cond != 0, x, y))
     cond = np.array([[1.0, 0.0, 2.0], [0.0, 0.0, -1.0]])
     x, y = rng.uniform(-1, 1, size=(2, 3)), rng.uniform(-1, 1, size=(2, 3))
-    check_numeric_gradient(mx.nd.where, [cond, x, y], grad_nodes=[1, 2])
+    check_imperative_gradient(mx.nd.where, [cond, x, y], grad_nodes=[1, 2])
     check_req("where", [cond.astype(np.float32), x.astype(np.float32), y.astype(np.float32)])
 
 

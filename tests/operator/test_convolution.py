@@ -23,7 +23,7 @@ from op_helpers import infer_shapes
 import framework as mx
 from framework.operator import InferenceError, OperatorParamError
 from framework.operator import get as get_op
-from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req, rand_shape_nd
+from framework.test_utils import assert_almost_equal, check_imperative_gradient, check_req, rand_shape_nd
 
 RNG = np.random.default_rng(20240601)
 # convolutions are linear in each input: central differences are exact up to rounding
@@ -297,8 +297,10 @@ def test_convolution_gradient(shape, f, params):
     x = RNG.standard_normal(shape)
     w = RNG.standard_normal((f, shape[1] // groups, *params["kernel"]))
     b = RNG.standard_normal(f)
-    check_numeric_gradient(lambda x, w, b: mx.nd.Convolution(x, w, b, num_filter=f, **params), [x, w, b], **EXACT)
-    check_numeric_gradient(lambda x, w: mx.nd.Convolution(x, w, num_filter=f, no_bias=True, **params), [x, w], **EXACT)
+    check_imperative_gradient(lambda x, w, b: mx.nd.Convolution(x, w, b, num_filter=f, **params), [x, w, b], **EXACT)
+    check_imperative_gradient(
+        lambda x, w: mx.nd.Convolution(x, w, num_filter=f, no_bias=True, **params), [x, w], **EXACT
+    )
 
 
 @pytest.mark.parametrize(
@@ -314,10 +316,10 @@ def test_deconvolution_gradient(shape, f, params):
     x = RNG.standard_normal(shape)
     w = RNG.standard_normal((shape[1], f // groups, *params["kernel"]))
     b = RNG.standard_normal(f)
-    check_numeric_gradient(
+    check_imperative_gradient(
         lambda x, w, b: mx.nd.Deconvolution(x, w, b, num_filter=f, no_bias=False, **params), [x, w, b], **EXACT
     )
-    check_numeric_gradient(lambda x, w: mx.nd.Deconvolution(x, w, num_filter=f, **params), [x, w], **EXACT)
+    check_imperative_gradient(lambda x, w: mx.nd.Deconvolution(x, w, num_filter=f, **params), [x, w], **EXACT)
 
 
 def test_gradient_requests_write_add_null():

@@ -2,7 +2,8 @@
 
 A forward operator must be named in a test file under tests/operator or tests/ndarray that
 calls ``check_req``; one with a (non-zero) gradient must also be named in a file that calls
-``check_numeric_gradient``. Backward operators are covered through their forward operator.
+``check_imperative_gradient`` (or the symbolic ``check_numeric_gradient``). Backward operators
+are covered through their forward operator.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def test_every_operator_is_checked_for_req_add_and_null():
 
 
 def test_every_differentiable_operator_has_a_numeric_gradient_test():
-    text = _sources("check_numeric_gradient(")
+    text = _sources("check_imperative_gradient(") + "\n" + _sources("check_numeric_gradient(")
     missing = [
         n
         for n in _forward_operators()

@@ -12,7 +12,7 @@ from op_helpers import away_from_zero, mod_reference, seeded_rng
 
 import framework as mx
 from framework.operator import InferenceError, OperatorParamError
-from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req, rand_shape_nd
+from framework.test_utils import assert_almost_equal, check_imperative_gradient, check_req, rand_shape_nd
 
 FLOATS = ["float16", "float32", "float64"]
 
@@ -96,7 +96,7 @@ def test_unary_forward_matches_numpy(name):
     rng = seeded_rng(1)
     for dtype in FLOATS:
         for ndim in range(1, 6):
-            x = _sample(rng, rand_shape_nd(ndim, 3, rng), low, high, gap).astype(dtype)
+            x = _sample(rng, rand_shape_nd(ndim, 3, rng=rng), low, high, gap).astype(dtype)
             y = _op(name)(mx.nd.array(x))
             assert y.dtype == np.dtype(dtype) and y.shape == x.shape
             assert_almost_equal(y, ref(x.astype(np.float64)))
@@ -108,7 +108,7 @@ def test_unary_backward(name):
     rng = seeded_rng(2)
     if differentiable:
         x = _sample(rng, (2, 3), low, high, gap)
-        check_numeric_gradient(_op(name), [x])
+        check_imperative_gradient(_op(name), [x])
     else:
         x = mx.nd.array(_off_grid(rng, (2, 3)) if low < 0 else _sample(rng, (2, 3), low, high))
         x.attach_grad()
@@ -290,7 +290,7 @@ def test_binary_forward(name):
     rng = seeded_rng(4)
     for dtype in FLOATS:
         for ndim in range(1, 6):
-            shape = rand_shape_nd(ndim, 3, rng)
+            shape = rand_shape_nd(ndim, 3, rng=rng)
             a, b = left(rng, shape).astype(dtype), right(rng, shape).astype(dtype)
             y = _op(name)(mx.nd.array(a), mx.nd.array(b))
             assert y.dtype == np.dtype(dtype)
@@ -306,7 +306,7 @@ def test_binary_backward_and_req(name):
         a = b * (rng.integers(-2, 2, size=(2, 3)) + rng.uniform(0.2, 0.8, size=(2, 3)))
     if name in ("_maximum", "_minimum"):  # no ties
         b = a + np.where(rng.uniform(size=(2, 3)) < 0.5, -0.5, 0.5)
-    check_numeric_gradient(_op(name), [a, b])
+    check_imperative_gradient(_op(name), [a, b])
     check_req(name, [a.astype(np.float32), b.astype(np.float32)])
 
 
@@ -409,7 +409,7 @@ def test_scalar_forward(name):
     ref = _scalar_cases(s)[name]
     for dtype in FLOATS:
         for ndim in range(1, 6):
-            x = _sample(rng, rand_shape_nd(ndim, 3, rng), 0.5, 2.5).astype(dtype)
+            x = _sample(rng, rand_shape_nd(ndim, 3, rng=rng), 0.5, 2.5).astype(dtype)
             if name in SCALAR_ZERO_GRAD:
                 x = np.round(x * 2) / 2  # hits the scalar exactly sometimes
             y = _op(name)(mx.nd.array(x), scalar=s)
@@ -434,7 +434,7 @@ def test_scalar_backward_and_req(name):
         y.backward()
         assert_almost_equal(a.grad, np.ones((2, 3)))
     else:
-        check_numeric_gradient(lambda a: _op(name)(a, scalar=s), [x])
+        check_imperative_gradient(lambda a: _op(name)(a, scalar=s), [x])
     check_req(name, [x.astype(np.float32)], scalar=s)
 
 
@@ -517,7 +517,7 @@ def test_add_n_forward_dtypes_and_arity():
     rng = seeded_rng(9)
     for dtype in FLOATS:
         for n in range(1, 6):
-            shape = rand_shape_nd(rng.integers(1, 6), 3, rng)
+            shape = rand_shape_nd(rng.integers(1, 6), 3, rng=rng)
             arrays = [rng.uniform(-1, 1, size=shape).astype(dtype) for _ in range(n)]
             y = mx.nd.add_n(*[mx.nd.array(a) for a in arrays])
             assert y.dtype == np.dtype(dtype)
@@ -539,7 +539,7 @@ def test_add_n_out_aliasing_inputs():
 def test_add_n_gradient_and_req():
     rng = seeded_rng(10)
     location = [rng.uniform(-1, 1, size=(2, 3)) for _ in range(3)]
-    check_numeric_gradient(lambda a, b, c: mx.nd.add_n(a, b, c) * a, location)
+    check_imperative_gradient(lambda a, b, c: mx.nd.add_n(a, b, c) * a, location)
     check_req("ElementWiseSum", [x.astype(np.float32) for x in location], num_args=3)
     x = mx.nd.array([1.0, 2.0])
     x.attach_grad()

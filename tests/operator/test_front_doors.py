@@ -38,7 +38,7 @@ from framework.operator.simple_op import (
     register_simple_op,
 )
 from framework.resource import RandomResource, ResourceRequest, TempSpace
-from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req, rand_shape_nd
+from framework.test_utils import assert_almost_equal, check_imperative_gradient, check_req, rand_shape_nd
 
 RNG = np.random.default_rng(42)
 DTYPES = [np.float16, np.float32, np.float64]
@@ -73,7 +73,7 @@ def test_quadratic_example_and_namespace():
 def test_quadratic_forward_matches_numpy(dtype):
     a, b, c = RNG.random(3)
     for ndim in range(1, 6):
-        data = RNG.standard_normal(rand_shape_nd(ndim, 4, RNG)).astype(dtype)
+        data = RNG.standard_normal(rand_shape_nd(ndim, 4, rng=RNG)).astype(dtype)
         out = mx.nd.contrib.quadratic(mx.nd.array(data), a=a, b=b, c=c)
         assert out.dtype == dtype
         assert_almost_equal(out, _quadratic(data.astype(np.float64), a, b, c).astype(dtype))
@@ -91,7 +91,7 @@ def test_quadratic_gradient():
     a, b, c = 0.7, -1.3, 0.4
     for shape in [(5,), (2, 3), (2, 1, 3)]:
         data = RNG.standard_normal(shape)
-        check_numeric_gradient(lambda x: mx.nd.contrib.quadratic(x, a=a, b=b, c=c), [data])
+        check_imperative_gradient(lambda x: mx.nd.contrib.quadratic(x, a=a, b=b, c=c), [data])
     x = mx.nd.array(RNG.standard_normal((3, 4)))
     x.attach_grad()
     with autograd.record():
@@ -325,7 +325,7 @@ def test_legacy_declare_backward_dependency_controls_backward_inputs(use_input):
 @pytest.mark.parametrize("use_input", [False, True])
 def test_legacy_numeric_gradient_and_req(use_input):
     data = RNG.uniform(0.1, 1.0, (3, 4)) * RNG.choice([-1, 1], (3, 4))  # away from the kink at 0
-    check_numeric_gradient(
+    check_imperative_gradient(
         lambda x, c: _relu(x, c, scale=1.5, use_input=use_input), [data, np.zeros(1)], grad_nodes=[0]
     )
     check_req(RELU, [data, np.zeros(1)], scale=1.5, use_input=use_input)
@@ -334,7 +334,7 @@ def test_legacy_numeric_gradient_and_req(use_input):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_legacy_forward_dtypes(dtype):
     for ndim in range(1, 6):
-        data = RNG.standard_normal(rand_shape_nd(ndim, 4, RNG)).astype(dtype)
+        data = RNG.standard_normal(rand_shape_nd(ndim, 4, rng=RNG)).astype(dtype)
         out = _relu(mx.nd.array(data), mx.nd.zeros((1,), dtype=dtype), scale=0.5)
         assert out.dtype == dtype
         assert_almost_equal(out, (0.5 * np.maximum(data.astype(np.float64), 0)).astype(dtype))
@@ -403,7 +403,7 @@ def test_legacy_bad_backward_dependency_is_reported():
 def test_legacy_default_dependency_and_non_mutual_backward():
     node, out_grads, grads = _grad_node(TWICE, 1)
     assert grads[0].node.inputs == [out_grads[0], node.inputs[0], Entry(node, 0)]  # all three by default
-    check_numeric_gradient(getattr(mx.nd.op, TWICE), [RNG.standard_normal((2, 3))])
+    check_imperative_gradient(getattr(mx.nd.op, TWICE), [RNG.standard_normal((2, 3))])
     check_req(TWICE, [RNG.standard_normal((2, 3))])
 
 
@@ -552,7 +552,7 @@ def test_simple_op_gradient_kinds_decide_backward_inputs():
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_simple_op_forward_matches_numpy(dtype):
     for ndim in range(1, 6):
-        shape = rand_shape_nd(ndim, 4, RNG)
+        shape = rand_shape_nd(ndim, 4, rng=RNG)
         a, b = RNG.standard_normal(shape).astype(dtype), RNG.standard_normal(shape).astype(dtype)
         a64, b64 = a.astype(np.float64), b.astype(np.float64)
         assert_almost_equal(_nd(ADD_OP)(mx.nd.array(a), mx.nd.array(b)), (a64 + b64).astype(dtype))
@@ -563,11 +563,11 @@ def test_simple_op_forward_matches_numpy(dtype):
 
 def test_simple_op_gradients_and_req():
     a, b = RNG.standard_normal((2, 3)), RNG.standard_normal((2, 3))
-    check_numeric_gradient(_nd(ADD_OP), [a, b])
-    check_numeric_gradient(_nd(EXP_OP), [a])
-    check_numeric_gradient(_nd(MUL_OP), [a, b])
-    check_numeric_gradient(lambda x: _nd(POW_OP)(x, exponent=3), [a])
-    check_numeric_gradient(_nd(ROWSUM_OP), [RNG.standard_normal((2, 3, 4))])
+    check_imperative_gradient(_nd(ADD_OP), [a, b])
+    check_imperative_gradient(_nd(EXP_OP), [a])
+    check_imperative_gradient(_nd(MUL_OP), [a, b])
+    check_imperative_gradient(lambda x: _nd(POW_OP)(x, exponent=3), [a])
+    check_imperative_gradient(_nd(ROWSUM_OP), [RNG.standard_normal((2, 3, 4))])
     for name, inputs, params in [
         (ADD_OP, [a, b], {}),
         (EXP_OP, [a], {}),
@@ -661,7 +661,7 @@ def test_smooth_l1_example_and_registration():
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_smooth_l1_forward_matches_numpy(dtype):
     for ndim, sigma in zip(range(1, 6), [0.5, 1.0, 2.0, 3.0, 1.0], strict=True):
-        data = (2 * RNG.standard_normal(rand_shape_nd(ndim, 4, RNG))).astype(dtype)
+        data = (2 * RNG.standard_normal(rand_shape_nd(ndim, 4, rng=RNG))).astype(dtype)
         out = mx.nd.smooth_l1(mx.nd.array(data), scalar=sigma)
         assert out.dtype == dtype
         assert_almost_equal(out, _smooth_l1(data.astype(np.float64), sigma).astype(dtype))
@@ -671,7 +671,7 @@ def test_smooth_l1_forward_matches_numpy(dtype):
 @pytest.mark.parametrize("sigma", [0.7, 1.0, 2.0])
 def test_smooth_l1_gradient_and_req(sigma):
     data = 2 * RNG.standard_normal((3, 4))
-    check_numeric_gradient(lambda x: mx.nd.smooth_l1(x, scalar=sigma), [data])
+    check_imperative_gradient(lambda x: mx.nd.smooth_l1(x, scalar=sigma), [data])
     x = mx.nd.array(data)
     x.attach_grad()
     with autograd.record():

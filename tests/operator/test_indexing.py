@@ -14,7 +14,7 @@ from op_helpers import infer_shapes, seeded_rng, to_nd
 import framework as mx
 from framework.base import MXLabError
 from framework.operator import InferenceError, OperatorParamError
-from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req, rand_shape_nd
+from framework.test_utils import assert_almost_equal, check_imperative_gradient, check_req, rand_shape_nd
 
 FLOATS = ["float16", "float32", "float64"]
 nd = mx.nd
@@ -39,11 +39,11 @@ def _grads_of(fn, *arrays: np.ndarray) -> list[np.ndarray]:
 def test_take_forward(mode, dtype):
     rng = seeded_rng(1)
     for ndim in range(1, 6):
-        shape = rand_shape_nd(ndim, 4, rng)
+        shape = rand_shape_nd(ndim, 4, rng=rng)
         x = rng.uniform(-1, 1, shape).astype(dtype)
         axis = int(rng.integers(-ndim, ndim))
         length = shape[axis]
-        indices = rng.uniform(-length - 2, length + 2, size=rand_shape_nd(int(rng.integers(1, 3)), 3, rng))
+        indices = rng.uniform(-length - 2, length + 2, size=rand_shape_nd(int(rng.integers(1, 3)), 3, rng=rng))
         got = nd.take(to_nd(x, dtype), to_nd(indices, "float32"), axis=axis, mode=mode)
         expected = np.take(x, np.trunc(indices.astype(np.float32)).astype(int), axis=axis, mode=mode)
         assert got.dtype == np.dtype(dtype)
@@ -63,7 +63,7 @@ def test_take_gradient_scatters_and_accumulates():
     x = rng.uniform(-1, 1, (3, 4, 2))
     for axis, mode in ((0, "clip"), (1, "wrap"), (-1, "clip")):
         indices = np.array([[0.0, 2.5], [-1.0, 5.0]])
-        check_numeric_gradient(lambda a, i: nd.take(a, i, axis=axis, mode=mode), [x, indices], grad_nodes=[0])
+        check_imperative_gradient(lambda a, i: nd.take(a, i, axis=axis, mode=mode), [x, indices], grad_nodes=[0])
     data_grad, index_grad = _grads_of(nd.take, np.ones((3, 2)), np.array([0.0, 0.0, 2.0]))
     np.testing.assert_array_equal(data_grad, [[2, 2], [0, 0], [1, 1]])  # index 0 taken twice: gradients add
     np.testing.assert_array_equal(index_grad, np.zeros(3))
@@ -96,7 +96,7 @@ def test_take_inference_and_errors():
 def test_pick_forward(dtype):
     rng = seeded_rng(3)
     for ndim in range(1, 6):
-        shape = rand_shape_nd(ndim, 4, rng)
+        shape = rand_shape_nd(ndim, 4, rng=rng)
         x = rng.uniform(-1, 1, shape).astype(dtype)
         axis = int(rng.integers(-ndim, ndim))
         length = shape[axis]
@@ -124,8 +124,8 @@ def test_pick_gradient_req_inference_and_errors():
     rng = seeded_rng(4)
     x = rng.uniform(-1, 1, (3, 4))
     index = np.array([0.0, 3.0, 9.0])
-    check_numeric_gradient(lambda a, i: nd.pick(a, i, axis=1), [x, index], grad_nodes=[0])
-    check_numeric_gradient(
+    check_imperative_gradient(lambda a, i: nd.pick(a, i, axis=1), [x, index], grad_nodes=[0])
+    check_imperative_gradient(
         lambda a, i: nd.pick(a, i, axis=0, keepdims=True, mode="wrap"),
         [x, np.array([0.0, 3.0, 1.0, -1.0])],
         grad_nodes=[0],
@@ -155,7 +155,7 @@ def test_pick_gradient_req_inference_and_errors():
 def test_one_hot(dtype):
     rng = seeded_rng(5)
     for ndim in range(1, 4):
-        indices = rng.integers(-1, 6, size=rand_shape_nd(ndim, 4, rng)).astype(np.float32)
+        indices = rng.integers(-1, 6, size=rand_shape_nd(ndim, 4, rng=rng)).astype(np.float32)
         got = nd.one_hot(nd.array(indices), depth=5, on_value=3, off_value=-1, dtype=dtype)
         expected = np.where(indices[..., None] == np.arange(5), 3, -1).astype(dtype)
         assert got.dtype == np.dtype(dtype)
@@ -179,10 +179,10 @@ def test_one_hot(dtype):
 def test_gather_nd_scatter_nd_forward(dtype):
     rng = seeded_rng(6)
     for ndim in range(1, 5):
-        shape = rand_shape_nd(ndim, 4, rng)
+        shape = rand_shape_nd(ndim, 4, rng=rng)
         x = rng.uniform(-1, 1, shape).astype(dtype)
         m = int(rng.integers(1, ndim + 1))
-        y = rand_shape_nd(int(rng.integers(1, 3)), 3, rng)
+        y = rand_shape_nd(int(rng.integers(1, 3)), 3, rng=rng)
         indices = np.stack([rng.integers(-shape[i], shape[i], size=y) for i in range(m)]).astype(np.float32)
         got = nd.gather_nd(to_nd(x, dtype), nd.array(indices))
         expected = x[tuple(indices.astype(int))]
@@ -207,12 +207,12 @@ def test_gather_nd_scatter_nd_gradients_req_and_errors():
     rng = seeded_rng(7)
     x = rng.uniform(-1, 1, (3, 4, 2))
     indices = np.array([[0, 2, 0], [1, 3, 1]], dtype=np.float64)  # (0,1) is gathered twice
-    check_numeric_gradient(nd.gather_nd, [x, indices], grad_nodes=[0])
+    check_imperative_gradient(nd.gather_nd, [x, indices], grad_nodes=[0])
     data_grad, _ = _grads_of(nd.gather_nd, x, indices)
     assert data_grad[0, 1, 0] == 2 and data_grad[2, 3, 1] == 1
     values = rng.uniform(-1, 1, (2, 2))
     positions = np.array([[0, 2], [1, 3]], dtype=np.float64)
-    check_numeric_gradient(lambda v, i: nd.scatter_nd(v, i, shape=(3, 4, 2)), [values, positions], grad_nodes=[0])
+    check_imperative_gradient(lambda v, i: nd.scatter_nd(v, i, shape=(3, 4, 2)), [values, positions], grad_nodes=[0])
     f32 = np.float32
     check_req("gather_nd", [x.astype(f32), indices.astype(f32)])
     check_req("scatter_nd", [values.astype(f32), positions.astype(f32)], shape=(3, 4, 2))
@@ -238,7 +238,7 @@ def _distinct(rng: np.random.Generator, shape: tuple[int, ...], dtype: str) -> n
 def test_topk_sort_argsort_forward(dtype):
     rng = seeded_rng(8)
     for ndim in range(1, 6):
-        shape = rand_shape_nd(ndim, 4, rng)
+        shape = rand_shape_nd(ndim, 4, rng=rng)
         x = _distinct(rng, shape, dtype)
         a = to_nd(x, dtype)
         axis = int(rng.integers(-ndim, ndim))
@@ -280,11 +280,11 @@ def test_topk_sort_argsort_forward(dtype):
 def test_sort_and_topk_gradients_follow_the_values():
     rng = seeded_rng(9)
     x = _distinct(rng, (3, 4, 2), "float64") / 7
-    check_numeric_gradient(lambda a: nd.sort(a, axis=1), [x])
-    check_numeric_gradient(lambda a: nd.sort(a, axis=None, is_ascend=False), [x])
-    check_numeric_gradient(lambda a: nd.topk(a, axis=1, k=2, ret_typ="value"), [x])
-    check_numeric_gradient(lambda a: nd.topk(a, axis=0, k=2, ret_typ="both", is_ascend=True)[0], [x])
-    check_numeric_gradient(lambda a: nd.topk(a, axis=None, k=3, ret_typ="value"), [x])
+    check_imperative_gradient(lambda a: nd.sort(a, axis=1), [x])
+    check_imperative_gradient(lambda a: nd.sort(a, axis=None, is_ascend=False), [x])
+    check_imperative_gradient(lambda a: nd.topk(a, axis=1, k=2, ret_typ="value"), [x])
+    check_imperative_gradient(lambda a: nd.topk(a, axis=0, k=2, ret_typ="both", is_ascend=True)[0], [x])
+    check_imperative_gradient(lambda a: nd.topk(a, axis=None, k=3, ret_typ="value"), [x])
     for fn in (nd.argsort, lambda a: nd.topk(a, k=2), lambda a: nd.topk(a, k=2, ret_typ="mask")):
         (grad,) = _grads_of(fn, x)
         np.testing.assert_array_equal(grad, np.zeros(x.shape))

@@ -11,7 +11,7 @@ from framework.operator.infer import InferenceError
 from framework.operator.params import OperatorParamError
 from framework.operator.tensor.shape import reshape_shape
 from framework.operator.tensor.slicing import decode_index, encode_index
-from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req
+from framework.test_utils import assert_almost_equal, check_imperative_gradient, check_req
 
 
 @pytest.mark.parametrize(
@@ -63,7 +63,7 @@ def test_reshape_forward_backward_and_req(src, shape, reverse):
     got = mx.nd.reshape(mx.nd.array(x), shape=shape, reverse=reverse)
 
     assert_almost_equal(got, x.reshape(reshape_shape(src, shape, reverse)))
-    check_numeric_gradient(lambda a: mx.nd.reshape(a, shape=shape, reverse=reverse), [np.random.rand(*src)])
+    check_imperative_gradient(lambda a: mx.nd.reshape(a, shape=shape, reverse=reverse), [np.random.rand(*src)])
     check_req("Reshape", [x], shape=shape, reverse=reverse)
 
 
@@ -84,7 +84,7 @@ def test_cast_forward_backward_and_req(dtype):
     assert_almost_equal(got, x.astype(dtype))
     check_req("Cast", [x], dtype=dtype)
     if dtype.startswith("float") and dtype != "float16":
-        check_numeric_gradient(lambda a: mx.nd.cast(a, dtype=dtype), [np.random.rand(2, 3)])
+        check_imperative_gradient(lambda a: mx.nd.cast(a, dtype=dtype), [np.random.rand(2, 3)])
 
 
 @pytest.mark.parametrize(
@@ -95,7 +95,7 @@ def test_basic_index_operator(key):
     encoded = encode_index(key)
     assert decode_index(encoded) == (key if isinstance(key, tuple) else (key,))
     assert_almost_equal(mx.nd.op._basic_index(mx.nd.array(x), key=encoded), x[key])
-    check_numeric_gradient(lambda a: mx.nd.op._basic_index(a, key=encoded), [np.random.rand(3, 4)])
+    check_imperative_gradient(lambda a: mx.nd.op._basic_index(a, key=encoded), [np.random.rand(3, 4)])
     check_req("_basic_index", [x], key=encoded)
     with pytest.raises(mx.MXLabError, match="malformed key"):
         decode_index("q7")

@@ -22,7 +22,7 @@ import scipy.linalg
 import framework as mx
 from framework import backend
 from framework.operator import InferenceError, OperatorParamError
-from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req
+from framework.test_utils import assert_almost_equal, check_imperative_gradient, check_req
 
 nd = mx.nd
 FLOATS = ["float32", "float64"]
@@ -345,41 +345,41 @@ def _sym(x):
 def test_blas_gradients():
     rng = _rng(10)
     u = lambda *shape: rng.uniform(-1, 1, shape)  # noqa: E731
-    check_numeric_gradient(
+    check_imperative_gradient(
         lambda a, b, c: nd.linalg.gemm(a, b, c, transpose_a=True, alpha=0.7, beta=-1.3),
         [u(2, 4, 3), u(2, 4, 5), u(2, 3, 5)],
     )
-    check_numeric_gradient(lambda a, b: nd.linalg.gemm2(a, b, transpose_b=True, axis=0), [u(3, 2, 4), u(5, 2, 4)])
+    check_imperative_gradient(lambda a, b: nd.linalg.gemm2(a, b, transpose_b=True, axis=0), [u(3, 2, 4), u(5, 2, 4)])
     for params in ({}, {"rightside": True, "transpose": True, "lower": False, "alpha": 2.0}):
-        check_numeric_gradient(lambda a, b, p=params: nd.linalg.trmm(a, b, **p), [_lower(rng, (2,), 3), u(2, 3, 3)])
-        check_numeric_gradient(lambda a, b, p=params: nd.linalg.trsm(a, b, **p), [_lower(rng, (2,), 3), u(2, 3, 3)])
-    check_numeric_gradient(lambda a: nd.linalg.syrk(a, alpha=0.5), [u(2, 3, 4)])
-    check_numeric_gradient(lambda a: nd.linalg.syrk(a, transpose=True), [u(3, 4)])
+        check_imperative_gradient(lambda a, b, p=params: nd.linalg.trmm(a, b, **p), [_lower(rng, (2,), 3), u(2, 3, 3)])
+        check_imperative_gradient(lambda a, b, p=params: nd.linalg.trsm(a, b, **p), [_lower(rng, (2,), 3), u(2, 3, 3)])
+    check_imperative_gradient(lambda a: nd.linalg.syrk(a, alpha=0.5), [u(2, 3, 4)])
+    check_imperative_gradient(lambda a: nd.linalg.syrk(a, transpose=True), [u(3, 4)])
 
 
 def test_factorisation_gradients():
     rng = _rng(11)
     u = lambda *shape: rng.uniform(-1, 1, shape)  # noqa: E731
-    check_numeric_gradient(lambda x: nd.linalg.potrf(_sym(x)), [u(2, 3, 3)])
-    check_numeric_gradient(nd.linalg.potri, [_lower(rng, (2,), 3)])
-    check_numeric_gradient(nd.linalg.sumlogdiag, [_spd(rng, (3,), 3)])
-    check_numeric_gradient(nd.linalg.inverse, [_square(rng, (2,), 3)])
-    check_numeric_gradient(nd.linalg.det, [_square(rng, (2,), 3)])
-    check_numeric_gradient(nd.linalg.det, [_square(rng, (), 4)])
-    check_numeric_gradient(nd.linalg.slogdet, [_square(rng, (2,), 3) * np.array([1, -1, 1])])
-    check_numeric_gradient(nd.linalg.gelqf, [u(2, 2, 4)])
+    check_imperative_gradient(lambda x: nd.linalg.potrf(_sym(x)), [u(2, 3, 3)])
+    check_imperative_gradient(nd.linalg.potri, [_lower(rng, (2,), 3)])
+    check_imperative_gradient(nd.linalg.sumlogdiag, [_spd(rng, (3,), 3)])
+    check_imperative_gradient(nd.linalg.inverse, [_square(rng, (2,), 3)])
+    check_imperative_gradient(nd.linalg.det, [_square(rng, (2,), 3)])
+    check_imperative_gradient(nd.linalg.det, [_square(rng, (), 4)])
+    check_imperative_gradient(nd.linalg.slogdet, [_square(rng, (2,), 3) * np.array([1, -1, 1])])
+    check_imperative_gradient(nd.linalg.gelqf, [u(2, 2, 4)])
     # syevd: well separated eigenvalues, both triangles perturbed together
-    check_numeric_gradient(lambda x: nd.linalg.syevd(_sym(x * 2.0)), [u(2, 3, 3)])
+    check_imperative_gradient(lambda x: nd.linalg.syevd(_sym(x * 2.0)), [u(2, 3, 3)])
 
 
 def test_layout_gradients():
     rng = _rng(12)
     for params in ({"offset": 0}, {"offset": -1}, {"offset": 2}):
-        check_numeric_gradient(lambda a, p=params: nd.linalg.extractdiag(a, **p), [rng.uniform(-1, 1, (2, 4, 4))])
-        check_numeric_gradient(lambda a, p=params: nd.linalg.makediag(a, **p), [rng.uniform(-1, 1, (2, 3))])
+        check_imperative_gradient(lambda a, p=params: nd.linalg.extractdiag(a, **p), [rng.uniform(-1, 1, (2, 4, 4))])
+        check_imperative_gradient(lambda a, p=params: nd.linalg.makediag(a, **p), [rng.uniform(-1, 1, (2, 3))])
     for params in ({"lower": False}, {"offset": -1}, {"offset": 1}):
-        check_numeric_gradient(lambda a, p=params: nd.linalg.extracttrian(a, **p), [rng.uniform(-1, 1, (2, 3, 3))])
-        check_numeric_gradient(lambda a, p=params: nd.linalg.maketrian(a, **p), [rng.uniform(-1, 1, (2, 6))])
+        check_imperative_gradient(lambda a, p=params: nd.linalg.extracttrian(a, **p), [rng.uniform(-1, 1, (2, 3, 3))])
+        check_imperative_gradient(lambda a, p=params: nd.linalg.maketrian(a, **p), [rng.uniform(-1, 1, (2, 6))])
 
 
 # ============================================================================ req

@@ -13,7 +13,7 @@ from op_helpers import infer_shapes, seeded_rng, to_nd
 
 import framework as mx
 from framework.operator import InferenceError, OperatorParamError
-from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req, rand_shape_nd
+from framework.test_utils import assert_almost_equal, check_imperative_gradient, check_req, rand_shape_nd
 
 FLOATS = ["float16", "float32", "float64"]
 nd = mx.nd
@@ -37,8 +37,8 @@ def _dot_cases(rng: np.random.Generator):
                     if lnd == rnd == 1 and (ta or tb):
                         continue
                     k = int(rng.integers(1, 4))
-                    lrest = rand_shape_nd(lnd - 1, 3, rng)
-                    rrest = rand_shape_nd(rnd - 1, 3, rng)
+                    lrest = rand_shape_nd(lnd - 1, 3, rng=rng)
+                    rrest = rand_shape_nd(rnd - 1, 3, rng=rng)
                     lshape = (k, *lrest) if ta else (*lrest, k)
                     rshape = (*rrest, k) if tb else (k, *rrest)
                     yield lshape, rshape, ta, tb
@@ -61,7 +61,7 @@ def test_dot_forward(dtype):
 def test_dot_gradient_and_req():
     rng = seeded_rng(2)
     for lshape, rshape, ta, tb in list(_dot_cases(rng))[::3]:
-        check_numeric_gradient(
+        check_imperative_gradient(
             lambda a, b: nd.dot(a, b, transpose_a=ta, transpose_b=tb),
             [rng.uniform(-1, 1, lshape), rng.uniform(-1, 1, rshape)],
         )
@@ -73,7 +73,7 @@ def test_dot_gradient_and_req():
 def test_batch_dot_forward(dtype):
     rng = seeded_rng(3)
     for ndim in (3, 4):
-        batch = rand_shape_nd(ndim - 2, 3, rng)
+        batch = rand_shape_nd(ndim - 2, 3, rng=rng)
         for ta in (False, True):
             for tb in (False, True):
                 m, k, n = (int(v) for v in rng.integers(1, 4, size=3))
@@ -92,7 +92,7 @@ def test_batch_dot_gradient_req_and_inference():
         rhs = rng.uniform(-1, 1, (2, 3, 4) if not tb else (2, 4, 3))
         if not ta:
             lhs = lhs.swapaxes(-1, -2).copy()
-        check_numeric_gradient(lambda a, b: nd.batch_dot(a, b, transpose_a=ta, transpose_b=tb), [lhs, rhs])
+        check_imperative_gradient(lambda a, b: nd.batch_dot(a, b, transpose_a=ta, transpose_b=tb), [lhs, rhs])
     check_req("batch_dot", [rng.uniform(-1, 1, (2, 2, 3)), rng.uniform(-1, 1, (2, 3, 4))])
     ins, outs, done = infer_shapes("batch_dot", {}, [(2, 0, 3), (0, 3, 4)], [None])
     assert not done
@@ -125,7 +125,7 @@ def test_dot_inference_and_errors():
 def test_transpose_swapaxes_flatten_expand_squeeze_forward(dtype):
     rng = seeded_rng(5)
     for ndim in range(1, 6):
-        shape = rand_shape_nd(ndim, 3, rng)
+        shape = rand_shape_nd(ndim, 3, rng=rng)
         x = rng.uniform(-1, 1, shape).astype(dtype)
         a = to_nd(x, dtype)
         perm = tuple(int(v) for v in rng.permutation(ndim))
@@ -164,7 +164,7 @@ def test_layout_gradients_and_req():
     ]
     for name, params in cases:
         fn = getattr(nd, name)
-        check_numeric_gradient(lambda a: fn(a, **params), [x])
+        check_imperative_gradient(lambda a: fn(a, **params), [x])
         check_req(name, [x.astype(np.float32)], **params)
 
 
@@ -208,7 +208,7 @@ def test_layout_errors():
 def test_concat_stack_split_forward(dtype):
     rng = seeded_rng(7)
     for ndim in range(1, 6):
-        shape = rand_shape_nd(ndim, 3, rng)
+        shape = rand_shape_nd(ndim, 3, rng=rng)
         dim = int(rng.integers(-ndim, ndim))
         count = int(rng.integers(1, 4))
         parts = []
@@ -239,10 +239,10 @@ def test_concat_stack_split_forward(dtype):
 def test_concat_stack_split_gradients_and_req():
     rng = seeded_rng(8)
     a, b, c = rng.uniform(-1, 1, (2, 1, 3)), rng.uniform(-1, 1, (2, 2, 3)), rng.uniform(-1, 1, (2, 3, 3))
-    check_numeric_gradient(lambda x, y, z: nd.Concat(x, y, z, dim=1), [a, b, c])
-    check_numeric_gradient(lambda x, y: nd.stack(x, y, axis=-1), [a, a * 2])
-    check_numeric_gradient(lambda x: nd.split(x, num_outputs=3, axis=1), [c])
-    check_numeric_gradient(lambda x: nd.split(x, num_outputs=2, axis=0, squeeze_axis=True), [c])
+    check_imperative_gradient(lambda x, y, z: nd.Concat(x, y, z, dim=1), [a, b, c])
+    check_imperative_gradient(lambda x, y: nd.stack(x, y, axis=-1), [a, a * 2])
+    check_imperative_gradient(lambda x: nd.split(x, num_outputs=3, axis=1), [c])
+    check_imperative_gradient(lambda x: nd.split(x, num_outputs=2, axis=0, squeeze_axis=True), [c])
     f32 = np.float32
     check_req("Concat", [a.astype(f32), b.astype(f32)], num_args=2, dim=1)
     check_req("stack", [a.astype(f32), a.astype(f32)], num_args=2, axis=1)
@@ -316,7 +316,7 @@ def test_slice_forward(dtype):
     rng = seeded_rng(9)
     for _ in range(3):
         for ndim in range(1, 6):
-            shape = rand_shape_nd(ndim, 4, rng)
+            shape = rand_shape_nd(ndim, 4, rng=rng)
             x = rng.uniform(-1, 1, shape).astype(dtype)
             begin, end, step, key = _random_slice(rng, shape)
             assert_almost_equal(nd.slice(to_nd(x, dtype), begin=begin, end=end, step=step), x[key])
@@ -358,9 +358,9 @@ def test_slice_gradients_req_and_inference():
     rng = seeded_rng(10)
     x = rng.uniform(-1, 1, (3, 4, 2))
     for params in ({"begin": (None, 3), "end": (2, 0), "step": (1, -2)}, {"begin": (1,), "end": (None,)}):
-        check_numeric_gradient(lambda a: nd.slice(a, **params), [x])
+        check_imperative_gradient(lambda a: nd.slice(a, **params), [x])
         check_req("slice", [x.astype(np.float32)], **params)
-    check_numeric_gradient(lambda a: nd.slice_axis(a, axis=1, begin=-3, end=None), [x])
+    check_imperative_gradient(lambda a: nd.slice_axis(a, axis=1, begin=-3, end=None), [x])
     check_req("slice_axis", [x.astype(np.float32)], axis=1, begin=1, end=3)
     _, outs, done = infer_shapes("slice", {"begin": (0, 1), "end": (None, 3)}, [(0, 4, 2)], [None])
     assert not done and outs == [(0, 2, 2)]
@@ -397,7 +397,7 @@ def test_slice_errors():
 def test_tile_repeat_forward(dtype):
     rng = seeded_rng(11)
     for ndim in range(1, 6):
-        shape = rand_shape_nd(ndim, 3, rng)
+        shape = rand_shape_nd(ndim, 3, rng=rng)
         x = rng.uniform(-1, 1, shape).astype(dtype)
         a = to_nd(x, dtype)
         reps = tuple(int(v) for v in rng.integers(1, 3, size=int(rng.integers(0, ndim + 2))))
@@ -413,9 +413,9 @@ def test_tile_repeat_gradients_req_inference_and_errors():
     rng = seeded_rng(12)
     x = rng.uniform(-1, 1, (2, 3))
     for reps in ((2,), (2, 1, 3), (3, 2)):
-        check_numeric_gradient(lambda a: nd.tile(a, reps=reps), [x])
+        check_imperative_gradient(lambda a: nd.tile(a, reps=reps), [x])
     for axis in (None, 0, -1):
-        check_numeric_gradient(lambda a: nd.repeat(a, repeats=3, axis=axis), [x])
+        check_imperative_gradient(lambda a: nd.repeat(a, repeats=3, axis=axis), [x])
     check_req("tile", [x.astype(np.float32)], reps=(2, 2))
     check_req("repeat", [x.astype(np.float32)], repeats=2, axis=1)
     ins, outs, done = infer_shapes("tile", {"reps": (3,)}, [None], [(4, 9)])

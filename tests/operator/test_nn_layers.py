@@ -17,7 +17,7 @@ from op_helpers import away_from_zero, infer_shapes, infer_types, seeded_rng, so
 
 import framework as mx
 from framework.operator import InferenceError, OperatorParamError
-from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req, rand_shape_nd
+from framework.test_utils import assert_almost_equal, check_imperative_gradient, check_req, rand_shape_nd
 
 nd = mx.nd
 FLOATS = ["float16", "float32", "float64"]
@@ -36,7 +36,7 @@ def _fc_reference(x, w, b, flatten):
 @pytest.mark.parametrize("no_bias", [False, True])
 def test_fully_connected_forward(dtype, ndim, flatten, no_bias):
     rng = seeded_rng(ndim)
-    shape = rand_shape_nd(ndim, 4, rng)
+    shape = rand_shape_nd(ndim, 4, rng=rng)
     hidden = 3
     features = math.prod(shape[1:]) if flatten else shape[-1]
     x = rng.uniform(-1, 1, shape).astype(dtype)
@@ -54,11 +54,11 @@ def test_fully_connected_gradient(flatten):
     rng = seeded_rng(1)
     x = rng.uniform(-1, 1, (2, 3, 2))
     features = 6 if flatten else 2
-    check_numeric_gradient(
+    check_imperative_gradient(
         lambda d, w, b: nd.FullyConnected(d, w, b, num_hidden=3, flatten=flatten),
         [x, rng.uniform(-1, 1, (3, features)), rng.uniform(-1, 1, 3)],
     )
-    check_numeric_gradient(
+    check_imperative_gradient(
         lambda d, w: nd.FullyConnected(d, w, num_hidden=3, flatten=flatten, no_bias=True),
         [x, rng.uniform(-1, 1, (3, features))],
     )
@@ -199,7 +199,7 @@ def test_activation_matches_mxnet_values(act_type):
 def test_activation_forward(dtype, act_type):
     rng = seeded_rng(3)
     for ndim in range(1, 6):
-        x = rng.uniform(-3, 3, rand_shape_nd(ndim, 4, rng)).astype(dtype)
+        x = rng.uniform(-3, 3, rand_shape_nd(ndim, 4, rng=rng)).astype(dtype)
         out = nd.Activation(nd.array(x), act_type=act_type)
         assert out.dtype == np.dtype(dtype) and out.shape == x.shape
         assert_almost_equal(out, ACTIVATIONS[act_type](x.astype(np.float64)).astype(dtype))
@@ -208,7 +208,7 @@ def test_activation_forward(dtype, act_type):
 @pytest.mark.parametrize("act_type", sorted(ACTIVATIONS))
 def test_activation_gradient_and_req(act_type):
     x = away_from_zero(seeded_rng(4).uniform(-2, 2, (2, 3, 2)))
-    check_numeric_gradient(lambda a: nd.Activation(a, act_type=act_type), [x])
+    check_imperative_gradient(lambda a: nd.Activation(a, act_type=act_type), [x])
     check_req("Activation", [x.astype(np.float32)], act_type=act_type)
 
 
@@ -259,7 +259,7 @@ def test_gelu_uses_exact_erf_far_into_the_tails():
 def test_leaky_relu_forward(dtype, act_type):
     rng = seeded_rng(5)
     for ndim in range(2, 6):
-        shape = rand_shape_nd(ndim, 4, rng)
+        shape = rand_shape_nd(ndim, 4, rng=rng)
         x = rng.uniform(-3, 3, shape).astype(dtype)
         if act_type == "prelu":
             gamma = rng.uniform(0, 0.5, shape[1]).astype(dtype)
@@ -276,7 +276,7 @@ def test_leaky_relu_forward(dtype, act_type):
 @pytest.mark.parametrize("act_type", ["leaky", "elu", "selu", "gelu"])
 def test_leaky_relu_gradient_and_req(act_type):
     x = away_from_zero(seeded_rng(6).uniform(-2, 2, (2, 3, 2)))
-    check_numeric_gradient(lambda a: nd.LeakyReLU(a, act_type=act_type, slope=0.3), [x])
+    check_imperative_gradient(lambda a: nd.LeakyReLU(a, act_type=act_type, slope=0.3), [x])
     check_req("LeakyReLU", [x.astype(np.float32)], act_type=act_type)
 
 
@@ -285,7 +285,7 @@ def test_prelu_learns_gamma(gamma_shape):
     rng = seeded_rng(7)
     x = away_from_zero(rng.uniform(-2, 2, (2, 3, 2)))
     gamma = rng.uniform(0.1, 0.5, gamma_shape)
-    check_numeric_gradient(lambda a, g: nd.LeakyReLU(a, g, act_type="prelu"), [x, gamma])
+    check_imperative_gradient(lambda a, g: nd.LeakyReLU(a, g, act_type="prelu"), [x, gamma])
     check_req("LeakyReLU", [x.astype(np.float32), gamma.astype(np.float32)], act_type="prelu")
     # MXNet 1.9.1: gamma's gradient (head gradient 1) is the sum of x over its negative entries per channel
     xa, ga = nd.array(x), nd.array(gamma)
@@ -336,7 +336,7 @@ def test_rrelu_draws_slopes_in_training_and_uses_their_mean_in_inference():
         with mx.autograd.predict_mode():
             return nd.LeakyReLU(a, act_type="rrelu")
 
-    check_numeric_gradient(predict, [away_from_zero(seeded_rng(8).uniform(-2, 2, (2, 3)))])
+    check_imperative_gradient(predict, [away_from_zero(seeded_rng(8).uniform(-2, 2, (2, 3)))])
     op = mx.operator.get("LeakyReLU")
     attrs = op.parse_attrs({"act_type": "rrelu"})
     assert op.get_num_outputs(attrs) == 2 and op.get_num_visible_outputs(attrs) == 1
@@ -356,7 +356,7 @@ SOFTMAX_REFS = {
 def test_softmax_family_forward(dtype, name):
     rng = seeded_rng(9)
     for ndim in range(1, 6):
-        x = rng.uniform(-3, 3, rand_shape_nd(ndim, 4, rng)).astype(dtype)
+        x = rng.uniform(-3, 3, rand_shape_nd(ndim, 4, rng=rng)).astype(dtype)
         axis = int(rng.integers(-ndim, ndim))
         for temperature in (None, 2.5):
             kwargs = {"axis": axis} if temperature is None else {"axis": axis, "temperature": temperature}
@@ -378,8 +378,8 @@ def test_softmax_temperature_matches_mxnet():
 @pytest.mark.parametrize("name", sorted(SOFTMAX_REFS))
 def test_softmax_family_gradient_and_req(name):
     x = seeded_rng(10).uniform(-2, 2, (2, 3, 2))
-    check_numeric_gradient(lambda a: getattr(nd, name)(a, axis=1, temperature=1.5), [x])
-    check_numeric_gradient(getattr(nd, name), [x])
+    check_imperative_gradient(lambda a: getattr(nd, name)(a, axis=1, temperature=1.5), [x])
+    check_imperative_gradient(getattr(nd, name), [x])
     check_req(name, [x.astype(np.float32)], axis=1)
 
 
@@ -426,7 +426,7 @@ def test_softmax_use_length_matches_mxnet():
     assert infer_shapes("softmax", {"use_length": True, "axis": 1}, [(2, 3, 4), None])[0] == [(2, 3, 4), (2, 4)]
     assert infer_types("softmax", {"use_length": True}, ["float32", None])[0] == ["float32", "int32"]
     length_nd = nd.array(length, dtype="int32")
-    check_numeric_gradient(lambda a: nd.softmax(a, length_nd, axis=1, use_length=True), [x])
+    check_imperative_gradient(lambda a: nd.softmax(a, length_nd, axis=1, use_length=True), [x])
     check_req("softmax", [x.astype(np.float32), length], axis=1, use_length=True)
 
 
@@ -450,12 +450,12 @@ def test_softmax_activation_modes_match_mxnet():
     assert_almost_equal(nd.SoftmaxActivation(nd.ones(3)), np.full(3, 1 / 3, np.float32))
     for dtype in FLOATS:
         for ndim in range(1, 6):
-            y = rng.uniform(-2, 2, rand_shape_nd(ndim, 4, rng)).astype(dtype)
+            y = rng.uniform(-2, 2, rand_shape_nd(ndim, 4, rng=rng)).astype(dtype)
             assert_almost_equal(
                 nd.SoftmaxActivation(nd.array(y)), softmax_reference(y.astype(np.float64), -1).astype(dtype)
             )
-    check_numeric_gradient(nd.SoftmaxActivation, [x])
-    check_numeric_gradient(lambda a: nd.SoftmaxActivation(a, mode="channel"), [x])
+    check_imperative_gradient(nd.SoftmaxActivation, [x])
+    check_imperative_gradient(lambda a: nd.SoftmaxActivation(a, mode="channel"), [x])
     check_req("SoftmaxActivation", [x.astype(np.float32)], mode="channel")
     check_req("SoftmaxActivation", [x.astype(np.float32)])
     with pytest.raises(InferenceError, match="SoftmaxActivation.*channel.*3 dimensions"):
@@ -474,7 +474,7 @@ def test_dropout_is_identity_in_inference():
 def test_dropout_training_scales_survivors(dtype):
     rng = seeded_rng(14)
     for ndim in range(1, 6):
-        shape = rand_shape_nd(ndim, 6, rng)
+        shape = rand_shape_nd(ndim, 6, rng=rng)
         x = rng.uniform(0.5, 1.5, shape).astype(dtype)
         with mx.autograd.train_mode():
             out = nd.Dropout(nd.array(x), p=0.25).asnumpy()
@@ -526,7 +526,7 @@ def test_dropout_backward_uses_the_saved_mask():
         with mx.autograd.predict_mode():
             return nd.Dropout(a, p=0.4)
 
-    check_numeric_gradient(predict, [x])
+    check_imperative_gradient(predict, [x])
 
 
 def test_dropout_req_inference_and_errors():
@@ -554,7 +554,7 @@ def test_embedding_forward(dtype):
     rng = seeded_rng(18)
     weight = rng.uniform(-1, 1, (7, 3)).astype(dtype)
     for ndim in range(1, 5):
-        idx = rng.integers(0, 7, rand_shape_nd(ndim, 4, rng))
+        idx = rng.integers(0, 7, rand_shape_nd(ndim, 4, rng=rng))
         out = nd.Embedding(nd.array(idx, dtype="int32"), nd.array(weight), input_dim=7, output_dim=3, dtype=dtype)
         assert out.dtype == np.dtype(dtype) and out.shape == (*idx.shape, 3)
         assert_almost_equal(out, weight[idx])
@@ -578,7 +578,7 @@ def test_embedding_gradient_scatter_adds_repeated_indices():
     out.backward(nd.ones((2, 3, 3), dtype="float64"))
     # MXNet 1.9.1: rows 0, 1, 4 receive 3, 1 and 2 contributions; rows 2, 3 none
     assert_almost_equal(wa.grad, np.array([[3.0] * 3, [1.0] * 3, [0.0] * 3, [0.0] * 3, [2.0] * 3]))
-    check_numeric_gradient(lambda w: nd.Embedding(idx, w, input_dim=5, output_dim=3), [weight])
+    check_imperative_gradient(lambda w: nd.Embedding(idx, w, input_dim=5, output_dim=3), [weight])
     check_req(
         "Embedding",
         [np.array([[0, 4, 4], [1, 0, 0]], np.float32), weight.astype(np.float32)],
@@ -744,7 +744,7 @@ def test_lrn_matches_mxnet(nsize):
 @pytest.mark.parametrize("nsize", [1, 3, 5])
 def test_lrn_gradient_and_req(nsize):
     x = seeded_rng(21).uniform(-2, 2, (2, 5, 2, 2))
-    check_numeric_gradient(lambda a: nd.LRN(a, nsize=nsize, alpha=0.5, beta=0.75, knorm=1.0), [x])
+    check_imperative_gradient(lambda a: nd.LRN(a, nsize=nsize, alpha=0.5, beta=0.75, knorm=1.0), [x])
     check_req("LRN", [x.astype(np.float32)], nsize=nsize, alpha=0.5)
 
 

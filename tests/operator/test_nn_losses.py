@@ -14,7 +14,7 @@ from op_helpers import infer_shapes, seeded_rng, softmax_reference
 
 import framework as mx
 from framework.operator import InferenceError, OperatorParamError
-from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req, rand_shape_nd
+from framework.test_utils import assert_almost_equal, check_imperative_gradient, check_req, rand_shape_nd
 
 nd = mx.nd
 FLOATS = ["float16", "float32", "float64"]
@@ -37,7 +37,7 @@ def _output_and_grad(name: str, x: np.ndarray, label: np.ndarray, head=None, **p
 def test_softmax_output_forward(dtype):
     rng = seeded_rng(0)
     for ndim in range(2, 6):
-        shape = rand_shape_nd(ndim, 4, rng)
+        shape = rand_shape_nd(ndim, 4, rng=rng)
         x = rng.uniform(-2, 2, shape).astype(dtype)
         label = rng.integers(0, shape[-1], shape[:-1]).astype(dtype)
         out = nd.SoftmaxOutput(nd.array(x), nd.array(label))
@@ -296,7 +296,7 @@ def test_softmax_output_gradient_wrt_data_is_cross_entropy():
     with mx.autograd.record():
         out = loss(xa)
     out.backward()
-    check_numeric_gradient(lambda a: nd.softmax_cross_entropy(a, label), [x])
+    check_imperative_gradient(lambda a: nd.softmax_cross_entropy(a, label), [x])
     sce_grad = softmax_reference(x, 1) - np.eye(4)[[0, 3, 1]]
     assert_almost_equal(xa.grad, sce_grad)
 
@@ -403,7 +403,7 @@ def test_regression_output_forward_and_backward(dtype, name):
     forward, grad_of = REGRESSION_GRAD[name]
     rng = seeded_rng(4)
     for ndim in range(1, 6):
-        shape = rand_shape_nd(ndim, 4, rng)
+        shape = rand_shape_nd(ndim, 4, rng=rng)
         x = rng.uniform(-2, 2, shape).astype(dtype)
         label = rng.uniform(-2, 2, shape).astype(dtype)
         xa = nd.array(x)
@@ -472,7 +472,7 @@ def test_regression_outputs_differentiate_their_losses():
 
 
 def test_regression_outputs_give_labels_zero_gradient():
-    """The output layers ignore the head gradient by design, so check_numeric_gradient's random
+    """The output layers ignore the head gradient by design, so check_imperative_gradient's random
     projection does not apply to them; their loss gradients are checked by finite differences above."""
     rng = seeded_rng(8)
     for name in sorted(MXNET_REGRESSION):
@@ -518,7 +518,7 @@ def _output_and_grad_make_loss(x, **params):
 def test_make_loss_forward_req_and_errors(dtype):
     rng = seeded_rng(9)
     for ndim in range(1, 6):
-        x = rng.uniform(-2, 2, rand_shape_nd(ndim, 4, rng)).astype(dtype)
+        x = rng.uniform(-2, 2, rand_shape_nd(ndim, 4, rng=rng)).astype(dtype)
         out = nd.MakeLoss(nd.array(x))
         assert out.dtype == np.dtype(dtype)
         assert_almost_equal(out, x)
@@ -547,7 +547,7 @@ def test_make_loss_gradient_is_that_of_a_sum():
 def test_softmax_cross_entropy_forward(dtype):
     rng = seeded_rng(11)
     for _ in range(4):
-        n, k = rand_shape_nd(2, 5, rng)
+        n, k = rand_shape_nd(2, 5, rng=rng)
         x = rng.uniform(-2, 2, (n, k)).astype(dtype)
         label = rng.integers(0, k, n)
         out = nd.softmax_cross_entropy(nd.array(x), nd.array(label))
@@ -580,7 +580,7 @@ def test_softmax_cross_entropy_gradient_req_and_errors():
     rng = seeded_rng(12)
     x = rng.uniform(-2, 2, (3, 4))
     label = nd.array(np.array([0, 3, 1]))
-    check_numeric_gradient(lambda a: nd.softmax_cross_entropy(a, label), [x])
+    check_imperative_gradient(lambda a: nd.softmax_cross_entropy(a, label), [x])
     check_req("softmax_cross_entropy", [x.astype(np.float32), np.array([0, 3, 1], np.float32)])
     assert infer_shapes("softmax_cross_entropy", {}, [(4, 3), None])[:2] == ([(4, 3), (4,)], [(1,)])
     assert infer_shapes("softmax_cross_entropy", {}, [None, (4,)])[0] == [(4, 0), (4,)]

@@ -19,7 +19,7 @@ from op_helpers import infer_shapes
 import framework as mx
 from framework.operator import InferenceError, OperatorParamError
 from framework.operator import get as get_op
-from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req, rand_shape_nd
+from framework.test_utils import assert_almost_equal, check_imperative_gradient, check_req, rand_shape_nd
 
 RNG = np.random.default_rng(7)
 LOWEST64 = float(np.finfo(np.float64).min)
@@ -276,7 +276,7 @@ def test_pooling_gradient(shape, params):
         x = np.abs(x) + 0.5  # away from zero outputs, where the Lp gradient is singular
     # max/avg/sum are piecewise linear: finite differences are exact up to rounding; lp is not
     tolerance = {} if params["pool_type"] == "lp" else dict(rtol=1e-6, atol=1e-8)
-    check_numeric_gradient(lambda a: mx.nd.Pooling(a, **params), [x], **tolerance)
+    check_imperative_gradient(lambda a: mx.nd.Pooling(a, **params), [x], **tolerance)
 
 
 def test_pooling_req_write_add_null():

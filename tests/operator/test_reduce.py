@@ -14,7 +14,7 @@ from op_helpers import seeded_rng
 
 import framework as mx
 from framework.operator import InferenceError, OperatorParamError
-from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req, rand_shape_nd
+from framework.test_utils import assert_almost_equal, check_imperative_gradient, check_req, rand_shape_nd
 
 FLOATS = ["float16", "float32", "float64"]
 
@@ -67,7 +67,7 @@ def _separated(rng: np.random.Generator, shape: tuple[int, ...], low: float, hig
 def _configs(rng: np.random.Generator, count: int = 6):
     for _ in range(count):
         ndim = int(rng.integers(1, 6))
-        shape = rand_shape_nd(ndim, 4, rng)
+        shape = rand_shape_nd(ndim, 4, rng=rng)
         yield shape, _random_axis(rng, ndim), bool(rng.integers(0, 2)), bool(rng.integers(0, 2))
 
 
@@ -117,7 +117,7 @@ def test_reduce_integer_dtypes_keep_dtype():
 def test_max_min_prod_forward_with_keepdims_exclude_all_ndims():
     rng = seeded_rng(3)
     for ndim in range(1, 6):
-        x = rng.uniform(-1, 1, size=rand_shape_nd(ndim, 3, rng))
+        x = rng.uniform(-1, 1, size=rand_shape_nd(ndim, 3, rng=rng))
         a = mx.nd.array(x, dtype="float64")
         assert_almost_equal(mx.nd.max(a, axis=0, exclude=True, keepdims=True), _reference(np.max, x, 0, True, True))
         assert_almost_equal(mx.nd.min(a, axis=-1), _reference(np.min, x, -1, False, False))
@@ -133,7 +133,7 @@ def test_reduce_gradient_matches_finite_differences(name):
     for shape, axis, keepdims, exclude in _configs(rng, 4):
         x = _separated(rng, shape, low, high)
         op = getattr(mx.nd, name)
-        check_numeric_gradient(lambda a: op(a, axis=axis, keepdims=keepdims, exclude=exclude), [x])
+        check_imperative_gradient(lambda a: op(a, axis=axis, keepdims=keepdims, exclude=exclude), [x])
 
 
 def test_max_gradient_flows_to_every_tied_element():
@@ -201,8 +201,8 @@ def test_norm_defaults_out_dtype_and_gradient():
     assert mx.nd.norm(a, out_dtype="float64").dtype == np.float64
     rng = seeded_rng(6)
     for ord_ in (1, 2):
-        check_numeric_gradient(lambda v: mx.nd.norm(v, ord=ord_, axis=1), [rng.uniform(-1, 1, size=(3, 4, 2))])
-        check_numeric_gradient(lambda v: mx.nd.norm(v, ord=ord_, keepdims=True), [rng.uniform(-1, 1, size=(5,))])
+        check_imperative_gradient(lambda v: mx.nd.norm(v, ord=ord_, axis=1), [rng.uniform(-1, 1, size=(3, 4, 2))])
+        check_imperative_gradient(lambda v: mx.nd.norm(v, ord=ord_, keepdims=True), [rng.uniform(-1, 1, size=(5,))])
     # the 2-norm of an all-zero group has gradient 0, not NaN
     z = mx.nd.zeros((2, 3), dtype="float64")
     z.attach_grad()
@@ -230,7 +230,7 @@ def test_argmax_argmin_forward(name, dtype):
     rng = seeded_rng(7)
     fn = getattr(np, name)
     for ndim in range(1, 6):
-        shape = rand_shape_nd(ndim, 4, rng)
+        shape = rand_shape_nd(ndim, 4, rng=rng)
         x = rng.permutation(np.prod(shape)).reshape(shape).astype(dtype)  # distinct values: no ties
         a = mx.nd.array(x, dtype=dtype)
         axis = int(rng.integers(-ndim, ndim))

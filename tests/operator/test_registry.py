@@ -8,7 +8,16 @@ import numpy as np
 import pytest
 
 import framework as mx
-from framework.operator import OperatorError, Param, ParamSet, assign, elemwise_shape, elemwise_type, register, registry
+from framework.operator import (
+    OperatorError,
+    Param,
+    ParamSet,
+    assign,
+    elemwise_shape,
+    elemwise_type,
+    register_op,
+    registry,
+)
 from framework.operator.infer import InferenceError
 
 
@@ -24,7 +33,7 @@ def _scale(attrs, op_ctx, inputs, req, outputs):
 def scale_op():
     name = "_test_registry_scale"
     op = (
-        register(name, override=True)
+        register_op(name, override=True)
         .describe("Multiplies by a factor (test operator).")
         .set_params(ScaleParam)
         .set_num_inputs(1)
@@ -44,7 +53,7 @@ def test_lookup_aliases_and_unknown_names(scale_op):
     with pytest.raises(OperatorError, match="did you mean 'Reshape'"):
         registry.get("RESHAPE")
     with pytest.raises(OperatorError, match="already registered"):
-        register("Reshape")
+        register_op("Reshape")
 
 
 def test_generated_function_has_signature_docstring_and_runs(scale_op):

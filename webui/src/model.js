@@ -2,6 +2,7 @@
 // Panels read from a RunModel; they never look at raw events. Times are milliseconds since the
 // run's first event (the worker's perf_counter_ns clock).
 import { DependencyTracker } from "./dependencies.js";
+import { UserTracks } from "./usertracks.js";
 
 export const FINAL_STATUSES = new Set(["done", "failed", "cancelled", "timeout"]);
 
@@ -25,6 +26,7 @@ export class RunModel {
     this.trainStep = 0;
     this.lastTrainKey = null;
     this.kvstore = { push: 0, pull: 0, bytes: 0 };
+    this.userTracks = new UserTracks(); // mx.profiler's Task/Frame/Event/Counter/Marker
   }
 
   get status() {
@@ -96,6 +98,7 @@ export class RunModel {
         this.kvstore.bytes += Number(event.nbytes) || 0;
         break;
       default:
+        this.userTracks.add(event, t);
         break;
     }
   }

@@ -1,4 +1,6 @@
-// The engine timeline: one lane per worker, one bar per operation, coloured by operator.
+// The engine timeline: one lane per worker, one bar per operation, coloured by operator; under
+// the workers, one lane per track of the program's own instrumentation (mx.profiler.Task, Frame,
+// Event as ranges, Counter as a step line, Marker as a vertical tick: see usertracks.js).
 // d3 provides the scales, the axis and the zoom behaviour; bars are SVG rects carrying
 // data-op / data-worker so that tests (and curious users in devtools) can find them.
 import d3 from "d3";
@@ -47,11 +49,13 @@ export class Timeline {
       .append("path")
       .attr("d", "M0,0L10,5L0,10z");
     this.lanes = this.svg.append("g").attr("class", "lanes");
+    this.userLanes = this.svg.append("g").attr("class", "user-lanes");
     this.axisG = this.svg.append("g").attr("class", "axis");
     this.plot = this.svg.append("g").attr("class", "plot").attr("clip-path", "url(#timeline-clip)");
     this.bars = this.plot.append("g").attr("class", "bars");
     this.labels = this.plot.append("g").attr("class", "labels");
     this.arrows = this.plot.append("g").attr("class", "arrows");
+    this.userItems = this.plot.append("g").attr("class", "user-items");
     this.empty = d3.select(host).append("div").attr("class", "empty-state");
     this.zoom = d3
       .zoom()
@@ -136,21 +140,25 @@ export class Timeline {
     const ops = model ? model.order.filter((op) => op.tStart !== null) : [];
     const workers = model ? sortWorkers(model.workers) : [];
     const pending = model ? model.order.length - ops.length : 0;
-    this.empty.style("display", ops.length ? "none" : null).html(
+    const tracks = model ? model.userTracks.names() : [];
+    const shown = ops.length > 0 || tracks.length > 0;
+    this.empty.style("display", shown ? "none" : null).html(
       !model
         ? noRunText("timeline", "to watch the engine's workers")
         : model.finished
           ? `This run pushed no engine operations. ${suggestion("timeline", "to watch the engine's workers")}`
           : `Waiting for the first operation to start… (${pending} pushed)`,
     );
-    const height = AXIS_HEIGHT + Math.max(workers.length, 1) * LANE_HEIGHT + 8;
+    const workerRows = Math.max(workers.length, 1);
+    const height = AXIS_HEIGHT + (workerRows + tracks.length) * LANE_HEIGHT + 8;
     this.plotWidth = width - LABEL_WIDTH - MARGIN_RIGHT;
-    this.svg.attr("width", width).attr("height", ops.length ? height : 0);
+    this.svg.attr("width", width).attr("height", shown ? height : 0);
     this.svg.select("#timeline-clip rect").attr("width", this.plotWidth).attr("height", height);
     this.plot.attr("transform", `translate(${LABEL_WIDTH},${AXIS_HEIGHT})`);
     this.axisG.attr("transform", `translate(${LABEL_WIDTH},${AXIS_HEIGHT - 2})`);
     let end = Math.max(model?.now ?? 0, 1e-3);
     for (const op of ops) if (op.tEnd !== null && op.tEnd > end) end = op.tEnd;
+    this.trackRow = new Map(tracks.map((name, i) => [name, workerRows + i]));
     const following = Boolean(model && !model.finished && end > LIVE_WINDOW_MS);
     this.svg.attr("data-following", String(following));
     this.baseX = d3
@@ -175,6 +183,23 @@ export class Timeline {
       .select("text")
       .attr("y", LANE_HEIGHT / 2)
       .text((w) => w);
+    const userLane = this.userLanes
+      .selectAll("g.user-lane")
+      .data(tracks, (name) => name)
+      .join((enter) => {
+        const g = enter.append("g").attr("class", "user-lane");
+        g.append("rect").attr("class", "lane-bg");
+        g.append("text").attr("class", "lane-label").attr("x", 8).attr("dy", "0.35em");
+        return g;
+      });
+    userLane
+      .attr("transform", (name) => `translate(0,${AXIS_HEIGHT + this.trackRow.get(name) * LANE_HEIGHT})`)
+      .attr("data-track", (name) => name);
+    userLane.select("rect").attr("width", width).attr("height", LANE_HEIGHT);
+    userLane
+      .select("text")
+      .attr("y", LANE_HEIGHT / 2)
+      .text((name) => `⟨${name}⟩`);
 
     this.ops = ops;
     const kinds = [...new Set(ops.map((op) => operatorKind(op.name)))];
@@ -233,7 +258,84 @@ export class Timeline {
       .text((op) => op.name)
       .attr("x", (op) => x(op.tStart) + 3)
       .attr("y", (op) => laneY(op) + LANE_HEIGHT / 2);
+    this.drawUserTracks(x, t0, t1);
     if (this.focused) this.drawArrows(this.focused);
+  }
+
+  /** The instrumentation tracks inside the zoom window: ranges, counter step lines, markers. */
+  drawUserTracks(x, t0, t1) {
+    const model = this.model;
+    const now = model.now;
+    const ranges = [];
+    const markers = [];
+    const counters = [];
+    for (const [name, row] of this.trackRow ?? []) {
+      const track = model.userTracks.tracks.get(name);
+      const y = row * LANE_HEIGHT;
+      for (const r of track.ranges) if (r.tStart <= t1 && (r.tEnd ?? now) >= t0) ranges.push({ r, y, track: name });
+      for (const m of track.markers) if (m.t >= t0 && m.t <= t1) markers.push({ m, y, track: name });
+      for (const [counter, points] of track.counters) counters.push({ counter, points, y, track: name });
+    }
+    const at = (t) => x(t);
+    this.userItems
+      .selectAll("rect.user-range")
+      .data(ranges, (d) => `${d.track}/${d.r.id}`)
+      .join((enter) => {
+        const rect = enter.append("rect").attr("class", "user-range");
+        rect.append("title");
+        return rect;
+      })
+      .classed("running", (d) => d.r.tEnd === null)
+      .attr("data-track", (d) => d.track)
+      .attr("data-name", (d) => d.r.name)
+      .attr("x", (d) => at(d.r.tStart))
+      .attr("y", (d) => d.y + 5)
+      .attr("height", LANE_HEIGHT - 10)
+      .attr("width", (d) => Math.max(1, at(d.r.tEnd ?? now) - at(d.r.tStart)))
+      .select("title")
+      .text((d) => `${d.r.name}: ${d.r.tEnd === null ? "still open" : formatMs(d.r.tEnd - d.r.tStart)} (${d.r.thread})`);
+    this.userItems
+      .selectAll("line.user-marker")
+      .data(markers, (d) => `${d.track}/${d.m.t}/${d.m.name}`)
+      .join((enter) => {
+        const line = enter.append("line").attr("class", "user-marker");
+        line.append("title");
+        return line;
+      })
+      .attr("data-track", (d) => d.track)
+      .attr("data-name", (d) => d.m.name)
+      .attr("x1", (d) => at(d.m.t))
+      .attr("x2", (d) => at(d.m.t))
+      .attr("y1", (d) => d.y + 2)
+      .attr("y2", (d) => d.y + LANE_HEIGHT - 2)
+      .select("title")
+      .text((d) => `${d.m.name} (${d.m.scope}) at ${formatMs(d.m.t)}`);
+    // A counter as a step line scaled to its own range within the lane.
+    const stepPath = ({ points, y }) => {
+      const values = points.map((p) => p.value);
+      const low = Math.min(...values);
+      const span = Math.max(...values) - low || 1;
+      const yOf = (v) => y + LANE_HEIGHT - 4 - ((v - low) / span) * (LANE_HEIGHT - 8);
+      let d = "";
+      points.forEach((p, i) => {
+        const px = at(p.t);
+        d += i === 0 ? `M${px},${yOf(p.value)}` : `H${px}V${yOf(p.value)}`;
+      });
+      return `${d}H${at(now)}`;
+    };
+    this.userItems
+      .selectAll("path.user-counter")
+      .data(counters, (d) => `${d.track}/${d.counter}`)
+      .join((enter) => {
+        const path = enter.append("path").attr("class", "user-counter");
+        path.append("title");
+        return path;
+      })
+      .attr("data-track", (d) => d.track)
+      .attr("data-name", (d) => d.counter)
+      .attr("d", stepPath)
+      .select("title")
+      .text((d) => `${d.counter} = ${d.points[d.points.length - 1].value}`);
   }
 
   /** Show details of `op` and arrows from the operations it waited for (null clears). */

@@ -215,12 +215,19 @@ def _mp_nag_mom_update(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: l
 
 
 def _adam_update(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list[Req], outputs: list) -> None:
-    """Adam without bias correction: the Python optimizer folds it into ``lr``."""
+    """Adam without bias correction: the Python optimizer folds it into ``lr``.
+
+    MXNet's parameters are C ``float``, so ``1 - beta`` is computed in float32 there:
+    ``1.f - 0.999f`` is 1.00005e-3, not float32(0.001). Computing it in float64 first (as
+    Python would) scales every variance by 4e-5 and drifts from MXNet's trajectory.
+    """
     xp, p = op_ctx.xp, attrs.parsed
     weight, grad, mean, var = inputs
+    beta1, beta2 = weight.dtype.type(p.beta1), weight.dtype.type(p.beta2)
+    one = weight.dtype.type(1)
     g = _rescaled_with_wd(xp, p, grad, weight)
-    mean[...] = p.beta1 * mean + (1 - p.beta1) * g
-    var[...] = p.beta2 * var + (1 - p.beta2) * g * g
+    mean[...] = beta1 * mean + (one - beta1) * g
+    var[...] = beta2 * var + (one - beta2) * g * g
     assign(outputs[0], req[0], weight - p.lr * mean / (xp.sqrt(var) + p.epsilon))
 
 
