@@ -23,6 +23,7 @@ from .nn import ctc_loss, kl_sparse_reg, normalization, svm_output, v1  # noqa: 
 from .node import Entry, Node, NodeAttrs
 from .params import REQUIRED, DType, OperatorParamError, Param, ParamSet, Shape
 from .registry import OpDef, OperatorError, get, list_operators, register
+from .rnn import fused, param_concat  # noqa: F401  (issue 17: the fused RNN family)
 
 __all__ = [
     "ADD",
