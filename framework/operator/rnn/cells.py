@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from ... import backend
 from .layout import RNNShape
 
 Array = Any
@@ -45,14 +44,12 @@ class Clip:
 
 
 def sigmoid(xp: ModuleType, x: Array, out: Array) -> None:
-    """Logistic function into ``out``: SciPy's/cupyx's ``expit`` (one pass, stable)."""
-    if x.dtype.kind == "f" and x.dtype.itemsize >= 4:
-        backend.special_functions(xp).expit(x, out=out)
-    else:  # float16: expit has no half-precision loop; 1/2 + tanh(x/2)/2 is the same function
-        xp.multiply(x, 0.5, out=out)
-        xp.tanh(out, out=out)
-        out *= 0.5
-        out += 0.5
+    """Logistic function into ``out`` as ``1/2 + tanh(x/2)/2``: the same function, stable for
+    any ``x``, and four vectorised passes (``tanh`` has SIMD loops; SciPy's ``expit`` is slower)."""
+    xp.multiply(x, 0.5, out=out)
+    xp.tanh(out, out=out)
+    out *= 0.5
+    out += 0.5
 
 
 def input_projection(xp: ModuleType, cell: Cell, x: Array, weights: dict[str, Array]) -> Array:
@@ -168,7 +165,7 @@ class VanillaCell(Cell):
             xp.maximum(a, 0, out=out)
 
     def forward(self, xp, xw, d, h0, c0, clip):
-        w_h2h_t = d.weights["h2h_weight"].T
+        w_h2h_t = xp.ascontiguousarray(d.weights["h2h_weight"].T)  # BLAS-friendly layout for every step
         h = h0
         for t in _steps(xw.shape[0], d.reverse):
             a = xp.matmul(h, w_h2h_t)
@@ -211,8 +208,9 @@ class LSTMCell(Cell):
         return fields
 
     def forward(self, xp, xw, d, h0, c0, clip):
-        w_h2h_t = d.weights["h2h_weight"].T
+        w_h2h_t = xp.ascontiguousarray(d.weights["h2h_weight"].T)  # BLAS-friendly layout for every step
         w_h2r = d.weights.get("h2r_weight")
+        w_h2r_t = None if w_h2r is None else xp.ascontiguousarray(w_h2r.T)
         hidden = c0.shape[-1]
         h, c = h0, c0
         for t in _steps(xw.shape[0], d.reverse):
@@ -233,7 +231,7 @@ class LSTMCell(Cell):
             h_new = o * xp.tanh(c_new)
             if w_h2r is not None:
                 d.cache["h"][t] = h_new
-                h_new = xp.matmul(h_new, w_h2r.T)
+                h_new = xp.matmul(h_new, w_h2r_t)
             valid_t = None if d.valid is None else d.valid[t]
             d.out[t] = h_new if valid_t is None else h_new * valid_t
             h = _hold(xp, valid_t, h_new, h)
@@ -294,7 +292,7 @@ class GRUCell(Cell):
         return [("gates", 3 * spec.state_size), ("hn", spec.state_size)]
 
     def forward(self, xp, xw, d, h0, c0, clip):
-        w_h2h_t = d.weights["h2h_weight"].T
+        w_h2h_t = xp.ascontiguousarray(d.weights["h2h_weight"].T)  # BLAS-friendly layout for every step
         b_hn = d.weights["h2h_bias"][2 * h0.shape[-1] :]
         hidden = h0.shape[-1]
         h = h0
