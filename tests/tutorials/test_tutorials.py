@@ -43,6 +43,7 @@ EXPECTED_FILES = [
     "11-train-end-to-end.md",
     "12-gpu-with-cupy.md",
     "13-profiling.md",
+    "14-fused-rnn.md",
 ]
 # The browser UI's scenarios the tutorials link to, as the server registers them.
 SCENARIOS = {"engine_basics", "rw_hazards", "memory_planning", "train_mlp", "kvstore_parallel"}
