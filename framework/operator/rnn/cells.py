@@ -25,6 +25,7 @@ through those steps untouched.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -105,7 +106,7 @@ class Direction:
     valid: Array | None
 
 
-class Cell:
+class Cell(ABC):
     """The recurrence of one mode. Subclasses implement ``forward`` and ``backward``."""
 
     mode = ""
@@ -115,12 +116,13 @@ class Cell:
         """(name, width) of each per-step array the backward pass needs besides the output."""
         return []
 
+    @abstractmethod
     def forward(
         self, xp: ModuleType, xw: Array, d: Direction, h0: Array, c0: Array | None, clip: Clip | None
     ) -> tuple[Array, Array | None]:
         """Run the steps, writing outputs and cache; return the final (h, c)."""
-        raise NotImplementedError(f"{type(self).__name__} must implement forward")
 
+    @abstractmethod
     def backward(
         self,
         xp: ModuleType,
@@ -136,7 +138,6 @@ class Cell:
         """BPTT: return the gradients of the gate pre-activations (T, N, gates * H) for the
         input-side weights, and of ``h0`` and ``c0``; accumulate the hidden-side weights'
         gradients into ``grads`` (``h2h_weight``, ``h2h_bias``, ``h2r_weight``)."""
-        raise NotImplementedError(f"{type(self).__name__} must implement backward")
 
 
 def _hold(xp: ModuleType, valid_t: Array | None, new: Array, old: Array) -> Array:
