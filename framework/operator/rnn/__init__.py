@@ -2,7 +2,7 @@
 
 One ``RNN`` node runs a whole stack of recurrent layers (vanilla, LSTM or GRU, one or both
 directions) over a sequence, with every weight and bias in one packed vector. The family
-splits four ways:
+splits five ways:
 
 * ``layout``: where each weight and bias sits in the packed vector (MXNet's order);
 * ``cells``: one layer-direction's recurrence, forward through time and back (BPTT);
