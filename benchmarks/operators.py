@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""FullyConnected, LayerNorm and linalg gemm2 forward+backward, against plain NumPy (and MXNet 1.9.1).
+"""FullyConnected, LayerNorm, linalg gemm2 and the fused RNN forward+backward, against plain NumPy (and MXNet 1.9.1).
 
 Usage::
 
@@ -15,7 +15,11 @@ and the ratio is reported (issue 17's target: at most 1.5x MXNet's time on CPU).
 ``linalg_gemm2`` case is a batch of matrix products, ``mx.nd.linalg.gemm2`` and its two
 gradients; the ``layernorm_lm`` case is LayerNorm on a language model's activations (batch 32,
 sequence 35, hidden 256) along the last axis, against the same forward and analytic backward in
-NumPy. ``--case`` runs only the cases whose name contains the given text. Convolution
+NumPy. The ``rnn_lstm`` case is the fused ``RNN`` operator (LSTM, 2 layers, hidden 256, sequence
+35, batch 32, input 256, gradients of every input); its baseline is the same operator's compute
+functions called directly on NumPy arrays (so the ratio is the framework's overhead: inference,
+engine, gradient graph), since the math itself is an LSTM's BPTT. ``--case`` runs only the
+cases whose name contains the given text. Convolution
 and pooling have their own benchmark (``benchmarks/operators_conv.py``).
 """
 
@@ -42,6 +46,8 @@ GEMM2 = {"linalg_gemm2": (32, 64, 128, 64)}
 
 #: LayerNorm data shapes (normalised along the last axis)
 LAYER_NORMS = {"layernorm_lm": (32, 35, 256)}
+#: fused RNN: mode, layers, hidden, sequence length, batch, input size
+RNNS = {"rnn_lstm": ("lstm", 2, 256, 35, 32, 256)}
 
 
 def mxnet_figures(python: str | None, reps: int, case: str = "") -> dict[str, float]:
@@ -68,6 +74,9 @@ def run(reps: int, mxnet_python: str | None = None, case: str = "") -> None:
     for name, shape in LAYER_NORMS.items():
         if case in name:
             measure_layer_norm(rng, name, shape, reps, peers.get(name))
+    for name, spec in RNNS.items():
+        if case in name:
+            measure_rnn(rng, name, spec, reps, peers.get(name))
 
 
 def time_pair(ours, baseline, reps: int) -> tuple[list[float], list[float]]:
@@ -116,6 +125,42 @@ def measure_layer_norm(
 
     mine, base = time_pair(ours, numpy_same_math, reps)
     report("LayerNorm forward+backward", name, {"data": list(shape), "axis": -1}, mine, base, mxnet_ms)
+
+
+def measure_rnn(rng: np.random.Generator, name: str, spec: tuple, reps: int, mxnet_ms: float | None) -> None:
+    """``mx.nd.RNN`` under autograd, then backward, against its compute functions called directly."""
+    mode, layers, hidden, steps, batch, features = spec
+    params = {"state_size": hidden, "num_layers": layers, "mode": mode}
+    sym = mx.sym.RNN(name="rnn", **params)
+    shapes, out_shapes, _ = sym.infer_shape(rnn_data=(steps, batch, features))
+    arrays = [(rng.standard_normal(shape) * 0.1).astype(np.float32) for shape in shapes]
+    dy_np = rng.standard_normal(out_shapes[0], dtype=np.float32)
+    inputs, dy = [mx.nd.array(a) for a in arrays], mx.nd.array(dy_np)
+    for array in inputs:
+        array.attach_grad()
+
+    def ours() -> None:
+        with mx.autograd.record():
+            y = mx.nd.RNN(*inputs, **params)
+        y.backward(dy)
+        mx.nd.waitall()
+
+    forward_op, backward_op = mx.operator.get("RNN"), mx.operator.get("_backward_RNN")
+    attrs, backward_attrs = forward_op.parse_attrs(params), backward_op.parse_attrs(params)
+    op_shapes = list(shapes), [None, None]
+    forward_op.run_infer_shape(attrs, *op_shapes)
+    outputs = [np.empty(shape, np.float32) for shape in op_shapes[1]]
+    grads = [np.empty_like(a) for a in arrays]
+    op_ctx = mx.operator.OpContext(True, mx.cpu())
+    write = mx.operator.WRITE
+
+    def numpy_same_math() -> None:
+        forward_op.get_compute("cpu")(attrs, op_ctx, arrays, [write] * 2, outputs)
+        backward_op.get_compute("cpu")(backward_attrs, op_ctx, [dy_np, *arrays, outputs[1]], [write] * 4, grads)
+
+    mine, base = time_pair(ours, numpy_same_math, reps)
+    shape = {"mode": mode, "layers": layers, "hidden": hidden, "steps": steps, "batch": batch, "input": features}
+    report("RNN forward+backward", name, shape, mine, base, mxnet_ms)
 
 
 def report(workload: str, name: str, shape: dict, mine: list, base: list, mxnet_ms: float | None) -> None:

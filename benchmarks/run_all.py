@@ -60,7 +60,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("ndarray_dispatch", "imperative dispatch: `a += 1` and `b = a + 1` on a tiny array"),
     Benchmark(
         "operators",
-        "FullyConnected, LayerNorm and linalg gemm2 forward and backward against NumPy "
+        "FullyConnected, LayerNorm, linalg gemm2 and the fused LSTM forward and backward against NumPy "
         "(and MXNet 1.9.1 with `--mxnet-python`)",
     ),
     Benchmark("operators_conv", "convolution and pooling on LeNet's shapes against a NumPy im2col implementation"),

@@ -71,10 +71,6 @@ operator.get_all_registered_operators = custom_op.get_all_registered_operators
 # The CachedOp is an executor mechanism (above ndarray), reached as mx.nd.CachedOp as in MXNet.
 ndarray.CachedOp = _cached_op.CachedOp
 
-# MXNet's FusedRNN initializer unpacks a FusedRNNCell's weights, so it lives with the cell (above the
-# initializer module) and is reached as mx.init.FusedRNN, as in MXNet.
-initializer.FusedRNN = rnn.FusedRNN
-
 # FeedForward trains through mx.mod, which itself uses mx.model's checkpoint functions: it has its own
 # file above both and is reached as mx.model.FeedForward, as in MXNet.
 model.FeedForward = feedforward.FeedForward

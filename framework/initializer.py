@@ -46,8 +46,9 @@ from typing import Any
 import numpy as np
 
 from .base import MXLabError
-from .ndarray import NDArray, load
+from .ndarray import NDArray, load, zeros
 from .ndarray import random as _random
+from .operator.rnn.layout import GATES, RNNShape, input_size_from_param_size, packed_slices
 
 
 class InitializerError(MXLabError, ValueError):
@@ -560,9 +561,79 @@ class LSTMBias(Initializer):
         arr[num_hidden : 2 * num_hidden] = self.forget_bias
 
 
+#: MXNet's names of each gate in the unpacked fused-RNN weights (``l0_i2h_f_weight``).
+_FUSED_GATE_NAMES = {"lstm": ("i", "f", "c", "o"), "gru": ("r", "z", "o"), "rnn_relu": ("",), "rnn_tanh": ("",)}
+
+
+@register
+class FusedRNN(Initializer):
+    """The packed ``parameters`` vector of a fused ``RNN``, one gate's matrix at a time.
+
+    The vector is cut into each gate's weight and bias (MXNet's names: ``l0_i2h_f_weight``,
+    ``r1_h2h_o_bias``...), so an initializer scaled by fan-in and fan-out (Xavier) sees one
+    ``(H, inputs)`` matrix, not the whole vector. Weights get ``init`` (the global initializer
+    when None), biases its bias rule, and an LSTM's forget-gate biases (both ``i2h`` and
+    ``h2h``) ``forget_bias``.
+    """
+
+    def __init__(
+        self,
+        init: Initializer | str | None,
+        num_hidden: int,
+        num_layers: int,
+        mode: str,
+        bidirectional: bool = False,
+        forget_bias: float = 1.0,
+    ) -> None:
+        if isinstance(init, str):
+            init = create(init)
+        if mode not in GATES:
+            raise InitializerError(f"FusedRNN: mode must be one of {sorted(GATES)}, got {mode!r}")
+        super().__init__(
+            init=None if init is None else init.dumps(),
+            num_hidden=num_hidden,
+            num_layers=num_layers,
+            mode=mode,
+            bidirectional=bidirectional,
+            forget_bias=forget_bias,
+        )
+        self._init = init
+        self._spec = RNNShape(mode, int(num_layers), int(num_hidden), 0, bool(bidirectional))
+        self._forget_bias = float(forget_bias)
+
+    def _init_weight(self, desc: str, arr: NDArray) -> None:
+        spec = self._spec
+        input_size = input_size_from_param_size(spec, arr.size)
+        if input_size is None:
+            raise InitializerError(
+                f"FusedRNN: {desc!r} has {arr.size} elements, which fits no input size for mode={spec.mode!r}, "
+                f"num_layers={spec.num_layers}, num_hidden={spec.state_size}, bidirectional={spec.bidirectional}"
+            )
+        init = self._init if self._init is not None else getattr(desc, "global_init", None)
+        if init is None:
+            raise InitializerError(f"FusedRNN: {desc!r} needs init= or a global initializer to fall back to")
+        packed = np.zeros(arr.size, dtype=arr.dtype)
+        hidden = spec.state_size
+        full = RNNShape(spec.mode, spec.num_layers, hidden, input_size, spec.bidirectional)
+        for piece in packed_slices(full):
+            block = packed[piece.offset : piece.stop].reshape(piece.shape)
+            group, _, kind = piece.name.rpartition("_")  # "l0_i2h", "weight"
+            for gate, letter in enumerate(_FUSED_GATE_NAMES[spec.mode]):
+                name = f"{group}_{letter}_{kind}" if letter else piece.name
+                rows = block[gate * hidden : (gate + 1) * hidden]
+                if spec.mode == "lstm" and name.endswith("_f_bias"):
+                    rows[...] = self._forget_bias
+                    continue
+                part = zeros(rows.shape, dtype=arr.dtype)
+                init(InitDesc(name, global_init=getattr(desc, "global_init", None)), part)
+                rows[...] = part.asnumpy()
+        arr[:] = packed
+
+
 __all__ = [
     "Bilinear",
     "Constant",
+    "FusedRNN",
     "InitDesc",
     "Initializer",
     "InitializerError",

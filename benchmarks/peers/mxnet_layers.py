@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Peer workload: MXNet 1.9.1's FullyConnected / Convolution / Pooling / LayerNorm / linalg gemm2 forward+backward.
+"""Peer workload: MXNet 1.9.1's FullyConnected, Convolution, Pooling, LayerNorm, gemm2, RNN forward+backward.
 
 Run with an interpreter that has ``mxnet`` (see shared/anchors/README.md for the venv):
 
@@ -24,6 +24,8 @@ CONV = {"conv1": ((64, 1, 28, 28), 20), "conv2": ((64, 20, 12, 12), 50)}
 POOL = {"pool1": (64, 20, 24, 24), "pool2": (64, 50, 8, 8)}
 GEMM2 = {"linalg_gemm2": (32, 64, 128, 64)}
 LAYER_NORM = {"layernorm_lm": (32, 35, 256)}
+#: fused RNN: mode, layers, hidden, sequence length, batch, input size
+RNN = {"rnn_lstm": ("lstm", 2, 256, 35, 32, 256)}
 
 
 def timed(step, reps: int) -> list[float]:
@@ -110,6 +112,24 @@ def gemm2_case(batch: int, m: int, k: int, n: int):
     return step
 
 
+def rnn_case(mode: str, layers: int, hidden: int, steps: int, batch: int, features: int):
+    """The fused RNN operator on (steps, batch, features) data, every input differentiated."""
+    sym = mx.sym.RNN(state_size=hidden, num_layers=layers, mode=mode, name="rnn")
+    shapes, _, _ = sym.infer_shape(rnn_data=(steps, batch, features))
+    inputs = [mx.nd.random.normal(scale=0.1, shape=shape) for shape in shapes]
+    dy = mx.nd.random.normal(shape=(steps, batch, hidden))
+    for a in inputs:
+        a.attach_grad()
+
+    def step():
+        with mx.autograd.record():
+            y = mx.nd.RNN(*inputs, state_size=hidden, num_layers=layers, mode=mode)
+        y.backward(dy)
+        mx.nd.waitall()
+
+    return step
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=20)
@@ -120,6 +140,7 @@ def main() -> None:
     cases.update({name: pool_case(shape) for name, shape in POOL.items()})
     cases.update({name: gemm2_case(*shape) for name, shape in GEMM2.items()})
     cases.update({name: layer_norm_case(shape) for name, shape in LAYER_NORM.items()})
+    cases.update({name: rnn_case(*spec) for name, spec in RNN.items()})
     for name, step in cases.items():
         if args.case not in name:
             continue

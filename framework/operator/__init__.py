@@ -27,6 +27,7 @@ from .node import Entry, Node, NodeAttrs
 from .params import REQUIRED, DType, OperatorParamError, Param, ParamSet, Shape
 from .registry import OpDef, OperatorError, get, list_operators
 from .registry import register as register_op
+from .rnn import fused, param_concat  # noqa: F401 - registers the fused RNN family
 
 __all__ = [
     "ADD",

@@ -3,8 +3,8 @@
 * :mod:`.rnn_cell`: the cells (``RNNCell``, ``LSTMCell``, ``GRUCell``, stacking, bidirectional, modifiers)
   and ``unroll``, which repeats a cell's step into an ordinary symbol graph;
 * :mod:`.conv_rnn_cell`: the convolutional cells (``ConvRNNCell``, ``ConvLSTMCell``, ``ConvGRUCell``);
-* :mod:`.fused_rnn_cell`: ``FusedRNNCell`` (the fused ``RNN`` operator, its packed weight layout) and the
-  ``FusedRNN`` initializer;
+* :mod:`.fused_rnn_cell`: ``FusedRNNCell`` (the fused ``RNN`` operator, its packed weight layout;
+  the ``FusedRNN`` initializer that fills it is ``mx.init.FusedRNN``);
 * :mod:`.io`: ``encode_sentences`` and ``BucketSentenceIter`` for ``mx.mod.BucketingModule``;
 * :mod:`.rnn`: ``save_rnn_checkpoint`` / ``load_rnn_checkpoint`` / ``do_rnn_checkpoint``.
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..model import load_checkpoint, save_checkpoint
 from . import io, rnn, rnn_cell
 from .conv_rnn_cell import BaseConvRNNCell, ConvGRUCell, ConvLSTMCell, ConvRNNCell
-from .fused_rnn_cell import FusedRNN, FusedRNNCell
+from .fused_rnn_cell import FusedRNNCell
 from .io import BucketSentenceIter, encode_sentences
 from .rnn import do_rnn_checkpoint, load_rnn_checkpoint, rnn_unroll, save_rnn_checkpoint
 from .rnn_cell import (
@@ -50,7 +50,6 @@ __all__ = [
     "ConvLSTMCell",
     "ConvRNNCell",
     "DropoutCell",
-    "FusedRNN",
     "FusedRNNCell",
     "GRUCell",
     "LSTMCell",

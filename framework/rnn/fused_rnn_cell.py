@@ -110,7 +110,7 @@ class FusedRNNCell(BaseRNNCell):
         self._get_next_state = get_next_state
         self._directions = ["l", "r"] if bidirectional else ["l"]
         self._gate_names = GATE_NAMES[mode]
-        initializer = FusedRNN(None, num_hidden, num_layers, mode, bidirectional, forget_bias)
+        initializer = init.FusedRNN(None, num_hidden, num_layers, mode, bidirectional, forget_bias)
         self._parameter = self.params.get("parameters", init=initializer)
 
     @property
@@ -239,67 +239,3 @@ class FusedRNNCell(BaseRNNCell):
             if self._dropout > 0 and layer != self._num_layers - 1:
                 stack.add(DropoutCell(self._dropout, prefix=f"{self._prefix}_dropout{layer}_"))
         return stack
-
-
-@init.register
-class FusedRNN(init.Initializer):
-    """Initialise a packed ``parameters`` vector gate by gate: weights with ``init`` (default: the global
-    initializer), biases with zeros, an LSTM's forget-gate biases with ``forget_bias``."""
-
-    def __init__(
-        self,
-        init: Any,
-        num_hidden: int,
-        num_layers: int,
-        mode: str,
-        bidirectional: bool = False,
-        forget_bias: float = 1.0,
-    ) -> None:
-        if init is not None and not isinstance(init, _Initializer):
-            init = _create(init)
-        super().__init__(
-            init=init.dumps() if init is not None else None,
-            num_hidden=num_hidden,
-            num_layers=num_layers,
-            mode=mode,
-            bidirectional=bidirectional,
-            forget_bias=forget_bias,
-        )
-        self._init = init
-        self._num_hidden = num_hidden
-        self._num_layers = num_layers
-        self._mode = mode
-        self._bidirectional = bidirectional
-        self._forget_bias = forget_bias
-
-    def _init_weight(self, desc: str, arr: Any) -> None:
-        cell = FusedRNNCell(
-            self._num_hidden,
-            self._num_layers,
-            self._mode,
-            self._bidirectional,
-            forget_bias=self._forget_bias,
-            prefix="",
-        )
-        args = cell.unpack_weights({"parameters": arr})
-        global_init = getattr(desc, "global_init", None)
-        for name in args:
-            if self._mode == "lstm" and name.endswith("_f_bias"):
-                args[name][:] = self._forget_bias
-            elif name.endswith("_bias"):
-                args[name][:] = 0.0
-            else:
-                weight_init = self._init if self._init is not None else global_init
-                if weight_init is None:
-                    raise _InitializerError(
-                        f"FusedRNN: no initializer for {name!r} (give init=, or a global initializer)"
-                    )
-                weight_init(_InitDesc(name, global_init=global_init), args[name])
-        arr[:] = cell.pack_weights(args)["parameters"]
-
-
-# the initializer module's names, kept apart from FusedRNN's ``init`` argument that shadows the module
-_Initializer = init.Initializer
-_InitDesc = init.InitDesc
-_create = init.create
-_InitializerError = init.InitializerError

@@ -10,7 +10,7 @@ from op_helpers import infer_shapes, infer_types, seeded_rng, to_nd
 import framework as mx
 from framework import autograd
 from framework.operator import OperatorParamError
-from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req
+from framework.test_utils import assert_almost_equal, check_imperative_gradient, check_req
 
 nd = mx.nd
 
@@ -34,7 +34,7 @@ def test_amp_cast_leaves_integers_and_casts_gradients_back():
     y.backward(nd.ones((2, 3), dtype="float16") * 3)
     assert x.grad.dtype == np.float32 and (x.grad.asnumpy() == 3).all()
     rng = seeded_rng(2)
-    check_numeric_gradient(lambda a: nd.amp_cast(a, dtype="float64"), [rng.uniform(-1, 1, (2, 3))])
+    check_imperative_gradient(lambda a: nd.amp_cast(a, dtype="float64"), [rng.uniform(-1, 1, (2, 3))])
     check_req("amp_cast", [rng.uniform(-1, 1, (2, 3)).astype(np.float32)], dtype="float64")
     assert infer_types("amp_cast", {"dtype": "float16"}, ["int64"])[1] == ["int64"]
     with pytest.raises(OperatorParamError, match="dtype"):
@@ -53,7 +53,7 @@ def test_amp_multicast():
     assert [o.dtype for o in narrow] == [np.float16, np.float16]
     rng = seeded_rng(3)
     x, y = rng.uniform(-1, 1, (2, 3)), rng.uniform(-1, 1, (3,))
-    check_numeric_gradient(lambda p, q: nd.amp_multicast(p, q, num_outputs=2), [x, y])
+    check_imperative_gradient(lambda p, q: nd.amp_multicast(p, q, num_outputs=2), [x, y])
     check_req("amp_multicast", [x.astype(np.float32), y.astype(np.float16)], num_outputs=2)
     ins, outs, done = infer_shapes("amp_multicast", {"num_outputs": 2}, [None, (4,)], [(2, 2), None])
     assert ins == [(2, 2), (4,)] and outs == [(2, 2), (4,)] and done
@@ -65,7 +65,7 @@ def test_cast_storage_dense_only():
     rng = seeded_rng(4)
     x = rng.uniform(-1, 1, (3, 4))
     assert_almost_equal(nd.cast_storage(to_nd(x), stype="default"), x)
-    check_numeric_gradient(lambda a: nd.cast_storage(a, stype="default"), [x])
+    check_imperative_gradient(lambda a: nd.cast_storage(a, stype="default"), [x])
     check_req("cast_storage", [x.astype(np.float32)], stype="default")
     for stype in ("csr", "row_sparse"):
         with pytest.raises(OperatorParamError, match="sparse storage .* is not part of MXLab"):

@@ -9,7 +9,7 @@ from op_helpers import infer_shapes, seeded_rng, to_nd
 
 import framework as mx
 from framework.operator import ADD, NULL, WRITE, InferenceError, OpContext, OperatorParamError
-from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req
+from framework.test_utils import assert_almost_equal, check_imperative_gradient, check_req
 
 nd = mx.nd
 I = nd._internal  # noqa: E741 - MXNet's name for the namespace of internal operators
@@ -80,7 +80,7 @@ def test_set_value_and_copyto():
     I._copyto(to_nd(x), out=target)
     assert target.dtype == np.float32
     assert_almost_equal(target, x.astype(np.float32))
-    check_numeric_gradient(I._copyto, [x])
+    check_imperative_gradient(I._copyto, [x])
     check_req("_copyto", [x.astype(np.float32)])
 
 
@@ -96,9 +96,9 @@ def test_dense_scatter_maths(dtype):
 def test_dense_scatter_gradients_and_req():
     rng = seeded_rng(4)
     a, b = rng.uniform(-1, 1, (2, 3)), rng.uniform(1, 2, (2, 3))
-    check_numeric_gradient(I._scatter_elemwise_div, [a, b])
-    check_numeric_gradient(lambda x: I._scatter_plus_scalar(x, scalar=2), [a])
-    check_numeric_gradient(lambda x: I._scatter_minus_scalar(x, scalar=2), [a])
+    check_imperative_gradient(I._scatter_elemwise_div, [a, b])
+    check_imperative_gradient(lambda x: I._scatter_plus_scalar(x, scalar=2), [a])
+    check_imperative_gradient(lambda x: I._scatter_minus_scalar(x, scalar=2), [a])
     check_req("_scatter_elemwise_div", [a.astype(np.float32), b.astype(np.float32)])
     check_req("_scatter_plus_scalar", [a.astype(np.float32)], scalar=3.0)
     check_req("_scatter_minus_scalar", [a.astype(np.float32)], scalar=3.0)

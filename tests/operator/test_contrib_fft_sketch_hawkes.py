@@ -9,7 +9,7 @@ from op_helpers import infer_shapes, infer_types, seeded_rng, to_nd
 import framework as mx
 from framework.base import MXLabError
 from framework.operator import InferenceError, OperatorParamError
-from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req
+from framework.test_utils import assert_almost_equal, check_imperative_gradient, check_req
 
 nd = mx.nd
 
@@ -35,8 +35,8 @@ def test_fft_and_ifft(shape, dtype):
 
 def test_fft_gradients_req_and_errors():
     rng = seeded_rng(2)
-    check_numeric_gradient(nd.contrib.fft, [rng.uniform(-1, 1, (2, 4))])
-    check_numeric_gradient(nd.contrib.ifft, [rng.uniform(-1, 1, (2, 6))])
+    check_imperative_gradient(nd.contrib.fft, [rng.uniform(-1, 1, (2, 4))])
+    check_imperative_gradient(nd.contrib.ifft, [rng.uniform(-1, 1, (2, 6))])
     check_req("_contrib_fft", [rng.uniform(-1, 1, (2, 4)).astype(np.float32)])
     check_req("_contrib_ifft", [rng.uniform(-1, 1, (2, 4)).astype(np.float32)], compute_size=4)
     assert infer_shapes("_contrib_ifft", {}, [None], [(3, 5)])[0] == [(3, 10)]
@@ -67,7 +67,7 @@ def test_count_sketch(dtype):
 def test_count_sketch_gradient_req_and_errors():
     rng = seeded_rng(4)
     data, h, s = rng.uniform(-1, 1, (3, 5)), np.array([[0, 3, 1, 3, 2]], float), np.array([[1, -1, -1, 1, 1]], float)
-    check_numeric_gradient(lambda d: nd.contrib.count_sketch(d, to_nd(h), to_nd(s), out_dim=4), [data])
+    check_imperative_gradient(lambda d: nd.contrib.count_sketch(d, to_nd(h), to_nd(s), out_dim=4), [data])
     check_req("_contrib_count_sketch", [data, h, s], out_dim=4)
     ins, outs, done = infer_shapes("_contrib_count_sketch", {"out_dim": 7}, [(2, 5), None, None])
     assert ins[1:] == [(1, 5), (1, 5)] and outs == [(2, 7)] and done
@@ -138,7 +138,7 @@ def test_hawkesll_gradient_req_inference_and_errors():
     rng = seeded_rng(6)
     inputs = _hawkes_inputs(rng)
     observations = [to_nd(x, "int32" if x.dtype == np.int32 else "float64") for x in inputs[4:]]
-    check_numeric_gradient(lambda *p: nd.contrib.hawkesll(*p, *observations), inputs[:4])
+    check_imperative_gradient(lambda *p: nd.contrib.hawkesll(*p, *observations), inputs[:4])
     check_req("_contrib_hawkesll", inputs)
     ins, outs, done = infer_shapes("_contrib_hawkesll", {}, [(5, 3), None, None, None, (5, 7), None, None, None])
     assert ins[1:4] == [(3,), (3,), (5, 3)] and ins[5:] == [(5, 7), (5,), (5,)] and outs == [(5,), (5, 3)] and done

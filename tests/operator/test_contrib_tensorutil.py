@@ -10,7 +10,7 @@ from op_helpers import infer_shapes, infer_types, seeded_rng, to_nd
 import framework as mx
 from framework import autograd
 from framework.operator import InferenceError, OperatorParamError
-from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req
+from framework.test_utils import assert_almost_equal, check_imperative_gradient, check_req
 
 nd = mx.nd
 FLOATS = ["float16", "float32", "float64"]
@@ -36,7 +36,7 @@ def test_straight_through_estimators(dtype):
     assert (_grad(nd.contrib.round_ste, x) == 2).all()
     check_req("_contrib_sign_ste", [x.astype(np.float32)])
     check_req("_contrib_round_ste", [x.astype(np.float32)])
-    check_numeric_gradient(lambda a: nd.contrib.round_ste(a) * 0 + a, [x.astype(np.float64)])
+    check_imperative_gradient(lambda a: nd.contrib.round_ste(a) * 0 + a, [x.astype(np.float64)])
 
 
 def test_gradientmultiplier():
@@ -54,7 +54,7 @@ def test_div_sqrt_dim(dtype):
     rng = seeded_rng(3)
     x = rng.uniform(-1, 1, (2, 3, 16)).astype(dtype)
     assert_almost_equal(nd.contrib.div_sqrt_dim(to_nd(x, dtype)), (x / 4).astype(dtype))
-    check_numeric_gradient(nd.contrib.div_sqrt_dim, [x[:, :, :5].astype(np.float64)])
+    check_imperative_gradient(nd.contrib.div_sqrt_dim, [x[:, :, :5].astype(np.float64)])
     check_req("_contrib_div_sqrt_dim", [x.astype(np.float32)])
 
 
@@ -91,7 +91,7 @@ def test_index_copy_gradient_req_and_errors():
     rng = seeded_rng(6)
     old, new = rng.uniform(-1, 1, (4, 2)), rng.uniform(-1, 1, (2, 2))
     index = nd.array([3, 0], dtype="float64")
-    check_numeric_gradient(lambda o, n: nd.contrib.index_copy(o, index, n), [old, new])
+    check_imperative_gradient(lambda o, n: nd.contrib.index_copy(o, index, n), [old, new])
     check_req("_contrib_index_copy", [old, np.array([3.0, 0.0]), new])
     with pytest.raises(InferenceError, match="index_vector"):
         nd.contrib.index_copy(nd.ones((4, 2)), nd.array([0]), nd.ones((2, 2)))
@@ -154,7 +154,7 @@ def test_interleaved_attention_gradients_and_req():
         ("_contrib_interleaved_matmul_encdec_valatt", nd.contrib.interleaved_matmul_encdec_valatt, [kv, att_ed]),
     ]
     for name, fn, inputs in cases:
-        check_numeric_gradient(lambda *a, f=fn: f(*a, heads=2), inputs)
+        check_imperative_gradient(lambda *a, f=fn: f(*a, heads=2), inputs)
         check_req(name, [x.astype(np.float32) for x in inputs], heads=2)
 
 

@@ -10,7 +10,7 @@ from op_helpers import infer_shapes, infer_types, seeded_rng, to_nd
 import framework as mx
 from framework import autograd
 from framework.operator import InferenceError, OperatorParamError
-from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req
+from framework.test_utils import assert_almost_equal, check_imperative_gradient, check_req
 
 nd = mx.nd
 DTYPES = ["float16", "float32", "float64", "int32"]
@@ -32,7 +32,7 @@ def test_reshape_like_forward(dtype):
 def test_reshape_like_gradient_req_and_errors():
     rng = seeded_rng(2)
     lhs, rhs = rng.uniform(-1, 1, (2, 6)), rng.uniform(-1, 1, (4, 3))
-    check_numeric_gradient(nd.reshape_like, [lhs, rhs])
+    check_imperative_gradient(nd.reshape_like, [lhs, rhs])
     check_req("reshape_like", [lhs.astype(np.float32), rhs.astype(np.float32)])
     with pytest.raises(InferenceError, match="cannot reshape"):
         nd.reshape_like(nd.ones((2, 3)), nd.ones((4, 2)))
@@ -56,7 +56,7 @@ def test_slice_like_forward(dtype):
 def test_slice_like_gradient_req_and_errors():
     rng = seeded_rng(4)
     x, like = rng.uniform(-1, 1, (3, 4)), rng.uniform(-1, 1, (2, 2))
-    check_numeric_gradient(lambda a, b: nd.slice_like(a, b, axes=(1,)), [x, like])
+    check_imperative_gradient(lambda a, b: nd.slice_like(a, b, axes=(1,)), [x, like])
     check_req("slice_like", [x.astype(np.float32), like.astype(np.float32)])
     with pytest.raises(InferenceError, match="same number of dimensions"):
         nd.slice_like(nd.ones((2, 3)), nd.ones((2,)))
@@ -117,7 +117,7 @@ def test_identity_with_attr_like_rhs():
     rng = seeded_rng(6)
     a, b = rng.uniform(-1, 1, (2, 3)), rng.uniform(-1, 1, (2, 3))
     assert_almost_equal(nd._internal._identity_with_attr_like_rhs(to_nd(a), to_nd(b)), a)
-    check_numeric_gradient(nd._internal._identity_with_attr_like_rhs, [a, b])
+    check_imperative_gradient(nd._internal._identity_with_attr_like_rhs, [a, b])
     check_req("_identity_with_attr_like_rhs", [a.astype(np.float32), b.astype(np.float32)])
     ins, outs, done = infer_shapes("_identity_with_attr_like_rhs", {}, [None, (4, 5)])
     assert ins == [(4, 5), (4, 5)] and outs == [(4, 5)] and done

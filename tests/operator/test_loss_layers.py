@@ -15,7 +15,7 @@ from op_helpers import infer_shapes, infer_types, seeded_rng, softmax_reference
 
 import framework as mx
 from framework.operator import InferenceError, OperatorParamError
-from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req
+from framework.test_utils import assert_almost_equal, check_imperative_gradient, check_req
 
 nd = mx.nd
 
@@ -79,8 +79,8 @@ def test_ctc_loss_gradient_and_aliases():
     data = rng.uniform(-1, 1, (5, 2, 4))
     labels = nd.array([[1, 3, 0], [2, 2, 1]], dtype="float64")
     lengths = nd.array([5, 4], dtype="float64")
-    check_numeric_gradient(lambda d: nd.ctc_loss(d, labels, lengths, use_data_lengths=True), [data])
-    check_numeric_gradient(lambda d: nd.contrib.CTCLoss(d, labels - 1, blank_label="last"), [data])
+    check_imperative_gradient(lambda d: nd.ctc_loss(d, labels, lengths, use_data_lengths=True), [data])
+    check_imperative_gradient(lambda d: nd.contrib.CTCLoss(d, labels - 1, blank_label="last"), [data])
     # steps beyond a sequence's length get no gradient; the labels none at all
     x, lab = nd.array(data), nd.array(labels.asnumpy())
     for a in (x, lab):
@@ -170,7 +170,7 @@ def test_svm_output_gradient_is_the_derivative_of_the_hinge_loss():
     with mx.autograd.record():
         out = nd.SVMOutput(x, nd.array(label, dtype="float64"))
     out.backward()
-    check_numeric_gradient(hinge, [scores])
+    check_imperative_gradient(hinge, [scores])
     y = nd.array(scores)
     y.attach_grad()
     with mx.autograd.record():
@@ -225,7 +225,7 @@ def test_kl_sparse_reg_gradient_req_and_inference():
     x = rng.uniform(0.1, 0.9, (3, 2, 2))
     state = nd.array([0.3, 0.6], dtype="float64")
     # with no penalty the gradient is the identity's (the penalty is not a derivative of the output)
-    check_numeric_gradient(lambda d: nd.IdentityAttachKLSparseReg(d, state, penalty=0.0), [x])
+    check_imperative_gradient(lambda d: nd.IdentityAttachKLSparseReg(d, state, penalty=0.0), [x])
     check_req("IdentityAttachKLSparseReg", [x.astype(np.float32), np.array([0.3, 0.6], np.float32)], is_train=False)
     ins, outs, done = infer_shapes("IdentityAttachKLSparseReg", {}, [(4, 7), None])
     assert done and ins[1] == (7,) and outs == [(4, 7)]

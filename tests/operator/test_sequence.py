@@ -12,7 +12,7 @@ from op_helpers import infer_shapes, infer_types, seeded_rng
 
 import framework as mx
 from framework.operator import InferenceError, OperatorParamError
-from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req
+from framework.test_utils import assert_almost_equal, check_imperative_gradient, check_req
 
 nd = mx.nd
 DTYPES = ["float16", "float32", "float64", "int32"]
@@ -87,10 +87,10 @@ def test_sequence_gradients(axis):
     rng = seeded_rng(30 + axis)
     x, lengths = _data(rng, axis, steps=4, batch=3, features=(2,))
     seq = nd.array(lengths, dtype="float64")
-    check_numeric_gradient(lambda d: nd.SequenceMask(d, seq, use_sequence_length=True, axis=axis, value=3.0), [x])
-    check_numeric_gradient(lambda d: nd.SequenceLast(d, seq, use_sequence_length=True, axis=axis), [x])
+    check_imperative_gradient(lambda d: nd.SequenceMask(d, seq, use_sequence_length=True, axis=axis, value=3.0), [x])
+    check_imperative_gradient(lambda d: nd.SequenceLast(d, seq, use_sequence_length=True, axis=axis), [x])
     if axis == 0:
-        check_numeric_gradient(lambda d: nd.SequenceReverse(d, seq, use_sequence_length=True), [x])
+        check_imperative_gradient(lambda d: nd.SequenceReverse(d, seq, use_sequence_length=True), [x])
 
 
 def test_sequence_length_gets_a_zero_gradient():

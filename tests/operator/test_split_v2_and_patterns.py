@@ -8,7 +8,7 @@ from op_helpers import infer_shapes, infer_types, seeded_rng, to_nd
 
 import framework as mx
 from framework.operator import InferenceError, OperatorParamError
-from framework.test_utils import assert_almost_equal, check_numeric_gradient, check_req
+from framework.test_utils import assert_almost_equal, check_imperative_gradient, check_req
 
 nd = mx.nd
 split_v2 = nd._internal._split_v2
@@ -31,8 +31,8 @@ def test_split_v2_forward(dtype):
 def test_split_v2_gradient_req_and_errors():
     rng = seeded_rng(2)
     x = rng.uniform(-1, 1, (2, 5))
-    check_numeric_gradient(lambda a: split_v2(a, indices=(0, 1, 3), axis=1), [x])
-    check_numeric_gradient(lambda a: split_v2(a, indices=(0, 1), axis=0, squeeze_axis=True), [x])
+    check_imperative_gradient(lambda a: split_v2(a, indices=(0, 1, 3), axis=1), [x])
+    check_imperative_gradient(lambda a: split_v2(a, indices=(0, 1), axis=0, squeeze_axis=True), [x])
     check_req("_split_v2", [x.astype(np.float32)], indices=(0, 2), axis=1)
     _, outs, done = infer_shapes("_split_v2", {"indices": (), "sections": 2, "axis": 0}, [(4, 3)])
     assert outs == [(2, 3), (2, 3)] and done
