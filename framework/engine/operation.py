@@ -85,6 +85,7 @@ class Operation:
         "exception_record",
         "handles_exceptions",
         "inline",
+        "inline_if_ready",
         "no_skip",
         "profiled",
         "done",
@@ -117,10 +118,17 @@ class Operation:
         self.exception_record: ExceptionRecord | None = None
         #: True for operations (bulk segments) that attach exceptions to variables themselves.
         self.handles_exceptions = False
-        #: Runs in the thread that made it ready instead of hopping to a worker.
-        self.inline = prop in INLINE_PROPS
-        #: Runs even when a variable it touches carries an exception.
-        self.no_skip = prop in NO_SKIP_PROPS
+        if prop is FnProperty.NORMAL:  # the common case, without hashing the enum (a Python call)
+            self.inline = self.no_skip = False
+        else:
+            #: Runs in the thread that made it ready instead of hopping to a worker.
+            self.inline = prop in INLINE_PROPS
+            #: Runs even when a variable it touches carries an exception.
+            self.no_skip = prop in NO_SKIP_PROPS
+        #: The pusher vouches that ``fn`` is short: if every variable grants access at push
+        #: time, a threaded engine runs it in the pushing thread (worker "inline") instead of
+        #: paying a hand-off to a worker that costs more than the function itself.
+        self.inline_if_ready = False
         #: Published as engine.push/start/end events (False for internal waits).
         self.profiled = True
         #: Set on completion when somebody needs to block on this one operation.

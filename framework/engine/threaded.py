@@ -37,12 +37,18 @@ def worker_count(engine_type: str, num_workers: int | None) -> int:
     return num_workers
 
 
+class _InlineRun(threading.local):
+    """Per thread: the operations queued by the inline run in progress (None when none is)."""
+
+    pending: deque | None = None
+
+
 class ThreadedEngineBase(Engine):
     """Scheduling shared by the threaded engines; subclasses choose the pool (``_pool_for``)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self._inline = threading.local()
+        self._inline = _InlineRun()
         self._pools: dict[object, WorkerPool] = {}
         self._pools_lock = threading.Lock()
 
@@ -56,7 +62,19 @@ class ThreadedEngineBase(Engine):
         # Releasing the extra 1 only now means no completion can dispatch `op` before
         # all its dependencies were appended.
         if op.release(granted + 1):
-            self._dispatch(op)
+            if op.inline_if_ready and self._may_run_here(op):
+                self._run_inline(op)
+            else:
+                self._dispatch(op)
+
+    def _may_run_here(self, op: Operation) -> bool:
+        """Whether a ready ``inline_if_ready`` push may run in the pushing thread now.
+
+        Only on a CPU (a GPU function needs a worker's stream), and not from inside another
+        inline run: a function that pushes work and then waits for it would otherwise wait
+        for an operation queued behind itself on its own thread.
+        """
+        return op.ctx.device_type == "cpu" and self._inline.pending is None
 
     def _release_dependencies(self, op: Operation) -> None:
         for var in op.reads:
@@ -82,7 +100,7 @@ class ThreadedEngineBase(Engine):
         An inline operation that completes at once may make another inline operation
         ready, and so on down a long chain: the trampoline keeps the stack flat.
         """
-        pending = getattr(self._inline, "pending", None)
+        pending = self._inline.pending
         if pending is not None:
             pending.append(op)
             return

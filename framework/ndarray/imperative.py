@@ -15,6 +15,7 @@ It returns as soon as the push is done: the computation happens on an engine wor
 
 from __future__ import annotations
 
+import math
 import threading
 from typing import Any
 
@@ -45,10 +46,31 @@ tape_hook: Any = None
 
 _attr_cache: dict[tuple, NodeAttrs] = {}
 _ATTR_CACHE_LIMIT = 4096
-# (attrs, input shapes and types, given outputs) -> (output shapes, output types). Inference
-# is a pure function of these, so a call pattern seen before skips it.
-_infer_cache: dict[tuple, tuple[list, list]] = {}
-_INFER_CACHE_LIMIT = 8192
+# (attrs, device type, input shapes and dtypes, given outputs) -> CallPlan. Inference is a
+# pure function of these, so a call pattern seen before skips it and everything derived from it.
+_call_cache: dict[tuple, CallPlan] = {}
+_CALL_CACHE_LIMIT = 8192
+
+
+class CallPlan:
+    """What one call pattern of an operator needs, worked out once and reused by every repeat.
+
+    A call pattern is the parsed attributes plus the device type, shapes and dtypes of the
+    inputs (and of the ``out=`` arrays). Everything here follows from those alone: the
+    output shapes and dtypes (inference), the write requests, and the number of elements the
+    call touches, which decides whether the engine may run it inline.
+    """
+
+    __slots__ = ("out_shapes", "out_types", "reqs", "elements", "trivial_deps")
+
+    def __init__(self, out_shapes: list[tuple], out_types: list[str], in_shapes: list[tuple], plain: bool) -> None:
+        self.out_shapes = out_shapes
+        self.out_types = out_types
+        #: One write request per output; shared by every call (compute functions only read it).
+        self.reqs = [WRITE] * len(out_shapes)
+        self.elements = sum(math.prod(shape) for shape in (*in_shapes, *out_shapes))
+        #: No mutated inputs and no resources: the variables are just the arrays' own.
+        self.trivial_deps = plain
 
 
 def parse_attrs(op: OpDef, kwargs: dict[str, Any]) -> NodeAttrs:
@@ -98,6 +120,15 @@ def _infer(
     return [tuple(shape) for shape in out_shapes], out_types
 
 
+def _make_plan(op: OpDef, attrs: NodeAttrs, inputs: list[NDArray], outs: list[NDArray], plan: tuple) -> CallPlan:
+    """Infer a new call pattern and record what it needs (the slow path, once per pattern)."""
+    num_outputs, mutated, resources = plan[1], plan[3], plan[4]
+    in_shapes = [a._data.shape for a in inputs]
+    in_types = [dtype_name(a._data.dtype) for a in inputs]
+    out_shapes, out_types = _infer(op, attrs, in_shapes, in_types, outs, num_outputs)
+    return CallPlan(out_shapes, out_types, in_shapes, not mutated and not resources)
+
+
 def invoke(
     op: OpDef | str,
     inputs: list[NDArray],
@@ -115,7 +146,10 @@ def invoke(
         op = registry.get(op)
     if attrs is None:
         attrs = parse_attrs(op, kwargs or {})
-    num_inputs, num_outputs, num_visible, mutated, resources = _plan(op, attrs)
+    plan = attrs.plan
+    if plan is None:
+        plan = _plan(op, attrs)
+    num_inputs, num_outputs, num_visible, mutated, resources = plan
 
     # 1. check the inputs: count, type, one context
     if len(inputs) != num_inputs:
@@ -128,7 +162,7 @@ def invoke(
     if inputs:
         ctx = inputs[0]._chunk.ctx
         for array in inputs:
-            if array._chunk.ctx != ctx:
+            if array._chunk.ctx is not ctx and array._chunk.ctx != ctx:
                 raise MXLabError(
                     f"{op.name}: all inputs must be on one context, got {ctx} and {array._chunk.ctx}; "
                     "move them with .as_in_context(ctx)"
@@ -136,8 +170,13 @@ def invoke(
     elif ctx is None:
         ctx = current_context()
 
-    # 2. infer output shapes and types (from out= too)
+    # 2. the call pattern's plan: output shapes and types inferred once per pattern (out= too)
     outs: list[NDArray] = []
+    key = [attrs, ctx.device_type]
+    for array in inputs:
+        data = array._data
+        key.append(data.shape)
+        key.append(data.dtype)
     if out is not None:
         outs = [out] if isinstance(out, NDArray) else list(out)
         if len(outs) != num_visible:
@@ -145,45 +184,51 @@ def invoke(
         for o in outs:
             if not isinstance(o, NDArray):
                 raise MXLabError(f"{op.name}: out= must hold NDArrays, got {type(o).__name__}")
-            if o._chunk.ctx != ctx:
+            if o._chunk.ctx is not ctx and o._chunk.ctx != ctx:
                 raise MXLabError(f"{op.name}: out= array is on {o._chunk.ctx}, inputs are on {ctx}")
-    in_shapes = [a._data.shape for a in inputs]
-    in_types = [dtype_name(a._data.dtype) for a in inputs]
-    key = (attrs, *in_shapes, *in_types, *[(o._data.shape, o._data.dtype) for o in outs])
-    cached = _infer_cache.get(key)
-    if cached is None:
-        cached = _infer(op, attrs, in_shapes, in_types, outs, num_outputs)
-        if len(_infer_cache) < _INFER_CACHE_LIMIT:
-            _infer_cache[key] = cached
-    out_shapes, out_types = cached
+            key.append((o._data.shape, o._data.dtype))
+    key = tuple(key)
+    call = _call_cache.get(key)
+    if call is None:
+        call = _make_plan(op, attrs, inputs, outs, plan)
+        if len(_call_cache) < _CALL_CACHE_LIMIT:
+            _call_cache[key] = call
 
     # 3. allocate the outputs not given
     if not inputs:
         backend.check_context(ctx)  # creation operators: the context came from the caller
-    outputs = outs + [new_array(out_shapes[i], ctx, out_types[i]) for i in range(len(outs), num_outputs)]
+    outputs = outs
+    if len(outs) < num_outputs:
+        shapes, types = call.out_shapes, call.out_types
+        outputs = outs + [new_array(shapes[i], ctx, types[i]) for i in range(len(outs), num_outputs)]
 
     # 4. one push: read the inputs, write the outputs (+ mutated inputs, + resources)
-    writes = [o._chunk.var for o in outputs]
-    for index in mutated:
-        var = inputs[index]._chunk.var
-        if var not in writes:
-            writes.append(var)
-    requested = []
-    if resources:
-        manager = ResourceManager.get()
-        requested = [manager.request(ctx, req) for req in resources]
-        writes.extend(r.var for r in requested if r.var not in writes)
-    reads = []
-    for array in inputs:
-        var = array._chunk.var
-        if var not in writes and var not in reads:
-            reads.append(var)
+    requested: list = []
+    if call.trivial_deps and num_outputs == 1:  # the common case: one output, its own variable
+        write = outputs[0]._chunk.var
+        writes: tuple = (write,)
+        reads = tuple(dict.fromkeys(var for a in inputs if (var := a._chunk.var) is not write))
+    else:
+        write_list = [o._chunk.var for o in outputs]
+        for index in mutated:
+            var = inputs[index]._chunk.var
+            if var not in write_list:
+                write_list.append(var)
+        if resources:
+            manager = ResourceManager.get()
+            requested = [manager.request(ctx, req) for req in resources]
+            write_list.extend(r.var for r in requested if r.var not in write_list)
+        writes = tuple(write_list)
+        if len(set(writes)) != len(writes):
+            raise MXLabError(f"{op.name}: out= holds the same array (or views of one array) more than once")
+        reads = tuple(dict.fromkeys(var for a in inputs if (var := a._chunk.var) not in writes))
 
     compute = op.get_compute(ctx.device_type)
     in_data = [a._data for a in inputs]
     out_data = [o._data for o in outputs]
-    reqs = [WRITE] * num_outputs
+    reqs = call.reqs
     is_train = STATE.training
+    engine = Engine.get()
 
     if op.is_async:
         # The compute function starts the work and returns; the engine counts the
@@ -192,13 +237,14 @@ def invoke(
             op_ctx = OpContext(is_train, ctx, run_ctx.stream, requested, on_complete)
             compute(attrs, op_ctx, in_data, reqs, out_data)
 
-        Engine.get().push_async(run_async, ctx, reads, writes, prop=FnProperty.ASYNC, name=op.name)
+        engine.push_async(run_async, ctx, reads, writes, prop=FnProperty.ASYNC, name=op.name)
     else:
 
         def run(run_ctx: Any) -> None:
             compute(attrs, OpContext(is_train, ctx, run_ctx.stream, requested), in_data, reqs, out_data)
 
-        Engine.get().push_sync(run, ctx, reads, writes, name=op.name)
+        small = call.elements <= engine.inline_max_elements
+        engine.push_prepared(run, ctx, reads, writes, op.name, small)
 
     # 5. the tape
     if STATE.recording and tape_hook is not None:
