@@ -218,7 +218,13 @@ class Engine(abc.ABC):
         self._push_sync_checked(fn, ctx, reads, writes, prop, priority, name, inline_if_ready)
 
     def push_prepared(
-        self, fn: SyncFn, ctx: Context, reads: tuple[Var, ...], writes: tuple[Var, ...], name: str, inline_if_ready: bool
+        self,
+        fn: SyncFn,
+        ctx: Context,
+        reads: tuple[Var, ...],
+        writes: tuple[Var, ...],
+        name: str,
+        inline_if_ready: bool,
     ) -> None:
         """``push_sync`` for framework code whose variables come from live arrays (the imperative path).
 
