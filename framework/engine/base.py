@@ -109,6 +109,9 @@ class Engine(abc.ABC):
         # Operations pushed and not yet completed, by id: the engine's pending count.
         self._inflight: dict[int, Operation] = {}
         self._idle = threading.Condition(threading.Lock())
+        # Threads inside _wait_idle. A completion that empties the engine takes the condition's
+        # lock to wake them only when there are some: most completions have nobody to wake.
+        self._idle_waiters = 0
         self._exceptions: list[ExceptionRecord] = []
         self._exceptions_lock = threading.Lock()
         # Held while an operation appends itself to its variables' queues, so that two
@@ -263,9 +266,20 @@ class Engine(abc.ABC):
                     self._submit(fuse_segment(segment, self._record_exception))
                 return
             self._flush_own_bulk()
+        if inline_if_ready and self._run_now_if_free(fn, ctx, reads, writes, name):
+            return
         operation = Operation(fn, False, ctx, reads, writes, prop, priority, name)
         operation.inline_if_ready = inline_if_ready
         self._submit(operation)
+
+    def _run_now_if_free(
+        self, fn: SyncFn, ctx: Context, reads: tuple[Var, ...], writes: tuple[Var, ...], name: str
+    ) -> bool:
+        """Threaded engines: run a short push at once when nothing it touches is pending; False if not done.
+
+        The base engine never does (NaiveEngine runs every push at once anyway).
+        """
+        return False
 
     def push_async(
         self,
@@ -588,7 +602,7 @@ class Engine(abc.ABC):
         del self._inflight[op.id]
         if op.done is not None:
             op.done.set()
-        if not self._inflight:
+        if not self._inflight and self._idle_waiters:
             with self._idle:
                 self._idle.notify_all()
 
@@ -600,6 +614,10 @@ class Engine(abc.ABC):
         thread at once).
         """
         op.interrupted = interrupt
+        self._keep_interrupt(interrupt)
+
+    def _keep_interrupt(self, interrupt: BaseException) -> None:
+        """Remember the first interrupt until the program's next push or wait re-raises it."""
         with self._exceptions_lock:
             if self._pending_interrupt is None:
                 self._pending_interrupt = interrupt
@@ -614,11 +632,17 @@ class Engine(abc.ABC):
     def _wait_idle(self, timeout: float | None) -> bool:
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._idle:
-            while self._inflight:
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    return False
-                self._idle.wait(remaining if remaining is not None else 1.0)
+            # Counted before looking at _inflight: a completion that empties it afterwards
+            # then sees the count and wakes us (one that emptied it before, we see empty).
+            self._idle_waiters += 1
+            try:
+                while self._inflight:
+                    remaining = None if deadline is None else deadline - time.monotonic()
+                    if remaining is not None and remaining <= 0:
+                        return False
+                    self._idle.wait(remaining if remaining is not None else 1.0)
+            finally:
+                self._idle_waiters -= 1
         return True
 
     def _describe_pending(self, match: Callable[[Operation], bool], exclude: Operation | None = None) -> str:

@@ -14,6 +14,11 @@ from .var import ExceptionRecord, Var
 _op_ids = itertools.count(1)
 
 
+def new_operation_id() -> int:
+    """The next operation number (events, traces and error notes name operations by it)."""
+    return next(_op_ids)
+
+
 class FnProperty(enum.Enum):
     """How a function should be scheduled (MXNet's ``FnProperty``).
 
@@ -103,7 +108,7 @@ class Operation:
         priority: int,
         name: str,
     ) -> None:
-        self.id = next(_op_ids)
+        self.id = new_operation_id()
         self.fn = fn
         self.is_async = is_async
         self.ctx = ctx

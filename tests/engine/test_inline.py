@@ -6,6 +6,7 @@ name "inline" in the events is how a learner sees it happen.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import numpy as np
@@ -61,30 +62,57 @@ def test_without_the_flag_a_ready_push_still_goes_to_a_worker(engine):
     assert len(seen) == 1 and seen[0] != "inline"
 
 
-def test_an_error_raised_inline_travels_with_the_variable_not_out_of_push(engine):
+def _listening(listening):
+    """Events on: the inline run is an Operation with events; off: the quiet path without one."""
+    return events.record(["engine.start"]) if listening else contextlib.nullcontext()
+
+
+@pytest.mark.parametrize("listening", [False, True], ids=["quiet", "events"])
+def test_an_error_raised_inline_travels_with_the_variable_not_out_of_push(engine, listening):
     var = engine.new_variable()
 
     def fail(rc):
         raise ValueError("inline failure")
 
-    engine.push_sync(fail, mx.cpu(), [], [var], inline_if_ready=True)  # does not raise here
-    skipped = []
-    engine.push_sync(lambda rc: skipped.append(1), mx.cpu(), [var], [], inline_if_ready=True)
-    with pytest.raises(ValueError, match="inline failure"):
+    with _listening(listening):
+        engine.push_sync(fail, mx.cpu(), [], [var], name="failing", inline_if_ready=True)  # does not raise here
+        skipped = []
+        engine.push_sync(lambda rc: skipped.append(1), mx.cpu(), [var], [], inline_if_ready=True)
+    with pytest.raises(ValueError, match="inline failure") as raised:
         engine.wait_for_var(var)
     assert skipped == []  # the reader inherited the error and was skipped
+    assert any("'failing'" in note and "worker inline" in note for note in raised.value.__notes__)
 
 
-def test_a_push_from_inside_an_inline_run_goes_to_a_worker_so_waiting_for_it_cannot_deadlock(engine):
+@pytest.mark.parametrize("listening", [False, True], ids=["quiet", "events"])
+def test_an_interrupt_raised_inline_is_re_raised_by_the_next_wait(engine, listening):
+    var = engine.new_variable()
+
+    def interrupted(rc):
+        raise KeyboardInterrupt
+
+    with _listening(listening):
+        engine.push_sync(interrupted, mx.cpu(), [], [var], inline_if_ready=True)
+    with pytest.raises(KeyboardInterrupt):
+        engine.wait_for_all(timeout=10)
+    engine.wait_for_all(timeout=10)  # re-raised once
+    assert var.exception is None  # an interrupt is the program's, never stored on variables
+
+
+@pytest.mark.parametrize("listening", [False, True], ids=["quiet", "events"])
+def test_a_function_run_inline_may_push_work_and_wait_for_it(engine, listening):
     outer, inner = engine.new_variable(), engine.new_variable()
     seen = []
 
     def nested(rc):
-        engine.push_sync(lambda rc2: seen.append(rc2.worker), mx.cpu(), [], [inner], inline_if_ready=True)
+        engine.push_sync(lambda rc2: seen.append("inner"), mx.cpu(), [], [inner], inline_if_ready=True)
+        engine.wait_for_var(inner, timeout=10)  # would hang if the inner push waited behind this one
+        seen.append("outer")
 
-    engine.push_sync(nested, mx.cpu(), [], [outer], inline_if_ready=True)
+    with _listening(listening):
+        engine.push_sync(nested, mx.cpu(), [], [outer], inline_if_ready=True)
     engine.wait_for_all(timeout=10)
-    assert len(seen) == 1 and seen[0] != "inline"
+    assert seen == ["inner", "outer"]
 
 
 def test_inline_operations_are_published_with_the_inline_worker(engine):
