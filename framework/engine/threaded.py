@@ -92,13 +92,13 @@ class ThreadedEngineBase(Engine):
             return False
         with self._push_lock:
             # Nothing can append while we hold the lock, and completions only free variables:
-            # what is free when checked is still free when granted below.
-            for var in reads:
-                if not var.readable_now():
-                    return False
-            for var in writes:
-                if not var.writable_now():
-                    return False
+            # what is idle when checked is still idle when granted below. (Only the Var
+            # interface is used, so a learner's var_class works here too.)
+            for group in (reads, writes):
+                for var in group:
+                    record = var.exception_record
+                    if (record is not None and record.error is not None) or not var.idle():
+                        return False
             for var in reads:
                 var.append_read(None)
             for var in writes:

@@ -76,15 +76,6 @@ class Var:
         record = self.exception_record
         return None if record is None else record.error
 
-    def readable_now(self) -> bool:
-        """True if a read appended now would be granted at once and this variable carries no error."""
-        record = self.exception_record
-        return not self._queue and not self._write_granted and (record is None or record.error is None)
-
-    def writable_now(self) -> bool:
-        """True if a write appended now would be granted at once and this variable carries no error."""
-        return self._running_reads == 0 and self.readable_now()
-
     def append_read(self, op: Any) -> bool:
         """Queue a read by ``op``; True if it may start now (no write pending before it)."""
         with self._lock:

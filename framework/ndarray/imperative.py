@@ -204,10 +204,13 @@ def invoke(
 
     # 4. one push: read the inputs, write the outputs (+ mutated inputs, + resources)
     requested: list = []
-    if call.trivial_deps and num_outputs == 1:  # the common case: one output, its own variable
+    if call.trivial_deps and num_outputs == 1 and len(inputs) == 1:  # the common case, spelled out
         write = outputs[0]._chunk.var
         writes: tuple = (write,)
-        reads = tuple(dict.fromkeys(var for a in inputs if (var := a._chunk.var) is not write))
+        read = inputs[0]._chunk.var
+        reads: tuple = () if read is write else (read,)
+        in_data = [inputs[0]._data]
+        out_data = [outputs[0]._data]
     else:
         write_list = [o._chunk.var for o in outputs]
         for index in mutated:
@@ -222,10 +225,10 @@ def invoke(
         if len(set(writes)) != len(writes):
             raise MXLabError(f"{op.name}: out= holds the same array (or views of one array) more than once")
         reads = tuple(dict.fromkeys(var for a in inputs if (var := a._chunk.var) not in writes))
+        in_data = [a._data for a in inputs]
+        out_data = [o._data for o in outputs]
 
     compute = op.get_compute(ctx.device_type)
-    in_data = [a._data for a in inputs]
-    out_data = [o._data for o in outputs]
     reqs = call.reqs
     is_train = STATE.training
     engine = Engine.get()
@@ -243,8 +246,7 @@ def invoke(
         def run(run_ctx: Any) -> None:
             compute(attrs, OpContext(is_train, ctx, run_ctx.stream, requested), in_data, reqs, out_data)
 
-        small = call.elements <= engine.inline_max_elements
-        engine.push_prepared(run, ctx, reads, writes, op.name, small)
+        engine.push_prepared(run, ctx, reads, writes, op.name, call.elements <= engine.inline_max_elements)
 
     # 5. the tape
     if STATE.recording and tape_hook is not None:
