@@ -76,7 +76,8 @@ class CallPlan:
 def parse_attrs(op: OpDef, kwargs: dict[str, Any]) -> NodeAttrs:
     """Parse (or fetch from the cache) the node attributes for ``op`` called with ``kwargs``."""
     try:
-        key = (op, *sorted(kwargs.items()))  # the record itself: a re-registration gets new keys
+        # The record itself: a re-registration gets new keys. One argument needs no sorting.
+        key = (op, *kwargs.items()) if len(kwargs) < 2 else (op, *sorted(kwargs.items()))
         hash(key)
     except TypeError:  # unhashable values (lists): parse without caching
         return op.parse_attrs(kwargs)
@@ -151,32 +152,35 @@ def invoke(
         plan = _plan(op, attrs)
     num_inputs, num_outputs, num_visible, mutated, resources = plan
 
-    # 1. check the inputs: count, type, one context
+    # 1. check the inputs (count, type, one context) and 2. build the call pattern's key
+    # from their shapes and dtypes, in one pass: this runs for every call.
     if len(inputs) != num_inputs:
         raise MXLabError(f"{op.name}: expected {num_inputs} input array(s), got {len(inputs)}")
-    for i, array in enumerate(inputs):
-        if not isinstance(array, NDArray):
-            names = op.list_input_names(attrs)
-            label = names[i] if i < len(names) else str(i)
-            raise MXLabError(f"{op.name}: input '{label}' must be an NDArray, got {type(array).__name__}")
     if inputs:
-        ctx = inputs[0]._chunk.ctx
-        for array in inputs:
-            if array._chunk.ctx is not ctx and array._chunk.ctx != ctx:
+        ctx = None
+        key = [attrs]
+        for i, array in enumerate(inputs):
+            if not isinstance(array, NDArray):
+                names = op.list_input_names(attrs)
+                label = names[i] if i < len(names) else str(i)
+                raise MXLabError(f"{op.name}: input '{label}' must be an NDArray, got {type(array).__name__}")
+            array_ctx = array._chunk.ctx
+            if ctx is None:
+                ctx = array_ctx
+                key.append(ctx.device_type)
+            elif array_ctx is not ctx and array_ctx != ctx:
                 raise MXLabError(
-                    f"{op.name}: all inputs must be on one context, got {ctx} and {array._chunk.ctx}; "
+                    f"{op.name}: all inputs must be on one context, got {ctx} and {array_ctx}; "
                     "move them with .as_in_context(ctx)"
                 )
-    elif ctx is None:
-        ctx = current_context()
-
-    # 2. the call pattern's plan: output shapes and types inferred once per pattern (out= too)
+            data = array._data
+            key.append(data.shape)
+            key.append(data.dtype)
+    else:
+        if ctx is None:
+            ctx = current_context()
+        key = [attrs, ctx.device_type]
     outs: list[NDArray] = []
-    key = [attrs, ctx.device_type]
-    for array in inputs:
-        data = array._data
-        key.append(data.shape)
-        key.append(data.dtype)
     if out is not None:
         outs = [out] if isinstance(out, NDArray) else list(out)
         if len(outs) != num_visible:
