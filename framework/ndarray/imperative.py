@@ -121,8 +121,12 @@ def _infer(
     return [tuple(shape) for shape in out_shapes], out_types
 
 
-def _make_plan(op: OpDef, attrs: NodeAttrs, inputs: list[NDArray], outs: list[NDArray], plan: tuple) -> CallPlan:
-    """Infer a new call pattern and record what it needs (the slow path, once per pattern)."""
+def make_call_plan(op: OpDef, attrs: NodeAttrs, inputs: list[NDArray], outs: list[NDArray], plan: tuple) -> CallPlan:
+    """Infer a new call pattern and record what it needs (the slow path, once per pattern).
+
+    ``plan`` is ``_plan(op, attrs)``. Public so that benchmarks/ndarray_dispatch.py can time
+    what the call-pattern cache saves.
+    """
     num_outputs, mutated, resources = plan[1], plan[3], plan[4]
     in_shapes = [a._data.shape for a in inputs]
     in_types = [dtype_name(a._data.dtype) for a in inputs]
@@ -194,7 +198,7 @@ def invoke(
     key = tuple(key)
     call = _call_cache.get(key)
     if call is None:
-        call = _make_plan(op, attrs, inputs, outs, plan)
+        call = make_call_plan(op, attrs, inputs, outs, plan)
         if len(_call_cache) < _CALL_CACHE_LIMIT:
             _call_cache[key] = call
 
