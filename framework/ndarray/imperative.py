@@ -46,7 +46,7 @@ tape_hook: Any = None
 
 _attr_cache: dict[tuple, NodeAttrs] = {}
 _ATTR_CACHE_LIMIT = 4096
-# (attrs, device type, input shapes and dtypes, given outputs) -> CallPlan. Inference is a
+# (attrs, device type and id, input shapes and dtypes, given outputs) -> CallPlan. Inference is a
 # pure function of these, so a call pattern seen before skips it and everything derived from it.
 _call_cache: dict[tuple, CallPlan] = {}
 _CALL_CACHE_LIMIT = 8192
@@ -55,13 +55,13 @@ _CALL_CACHE_LIMIT = 8192
 class CallPlan:
     """What one call pattern of an operator needs, worked out once and reused by every repeat.
 
-    A call pattern is the parsed attributes plus the device type, shapes and dtypes of the
+    A call pattern is the parsed attributes plus the device (type and id), the shapes and dtypes of the
     inputs (and of the ``out=`` arrays). Everything here follows from those alone: the
     output shapes and dtypes (inference), the write requests, and the number of elements the
     call touches, which decides whether the engine may run it inline.
     """
 
-    __slots__ = ("out_shapes", "out_types", "reqs", "elements", "trivial_deps")
+    __slots__ = ("out_shapes", "out_types", "reqs", "elements", "trivial_deps", "cpu_op_contexts")
 
     def __init__(self, out_shapes: list[tuple], out_types: list[str], in_shapes: list[tuple], plain: bool) -> None:
         self.out_shapes = out_shapes
@@ -71,6 +71,17 @@ class CallPlan:
         self.elements = sum(math.prod(shape) for shape in (*in_shapes, *out_shapes))
         #: No mutated inputs and no resources: the variables are just the arrays' own.
         self.trivial_deps = plain
+        #: For such calls on a CPU, the OpContext of (not training, training), made on first
+        #: use: it holds nothing that varies between calls (a CPU runs without a stream), and
+        #: compute functions only read it.
+        self.cpu_op_contexts: list[OpContext | None] = [None, None]
+
+    def cpu_op_context(self, is_train: bool, ctx: Context) -> OpContext:
+        """The shared OpContext of this CPU call pattern (the key holds the device id)."""
+        op_ctx = self.cpu_op_contexts[is_train]
+        if op_ctx is None:
+            op_ctx = self.cpu_op_contexts[is_train] = OpContext(is_train, ctx, None, [])
+        return op_ctx
 
 
 def parse_attrs(op: OpDef, kwargs: dict[str, Any]) -> NodeAttrs:
@@ -172,6 +183,7 @@ def invoke(
             if ctx is None:
                 ctx = array_ctx
                 key.append(ctx.device_type)
+                key.append(ctx.device_id)
             elif array_ctx is not ctx and array_ctx != ctx:
                 raise MXLabError(
                     f"{op.name}: all inputs must be on one context, got {ctx} and {array_ctx}; "
@@ -183,7 +195,7 @@ def invoke(
     else:
         if ctx is None:
             ctx = current_context()
-        key = [attrs, ctx.device_type]
+        key = [attrs, ctx.device_type, ctx.device_id]
     outs: list[NDArray] = []
     if out is not None:
         outs = [out] if isinstance(out, NDArray) else list(out)
@@ -249,6 +261,13 @@ def invoke(
             compute(attrs, op_ctx, in_data, reqs, out_data)
 
         engine.push_async(run_async, ctx, reads, writes, prop=FnProperty.ASYNC, name=op.name)
+    elif call.trivial_deps and ctx.device_type == "cpu":
+        op_ctx = call.cpu_op_context(is_train, ctx)
+
+        def run(run_ctx: Any) -> None:
+            compute(attrs, op_ctx, in_data, reqs, out_data)
+
+        engine.push_prepared(run, ctx, reads, writes, op.name, call.elements <= engine.inline_max_elements)
     else:
 
         def run(run_ctx: Any) -> None:
