@@ -20,7 +20,7 @@ import threading
 from typing import Any
 
 from .. import backend
-from ..base import MXLabError
+from ..base import EngineError, MXLabError
 from ..context import Context, current_context
 from ..engine import Engine, FnProperty
 from ..operator import registry
@@ -243,7 +243,8 @@ def invoke(
             write_list.extend(r.var for r in requested if r.var not in write_list)
         writes = tuple(write_list)
         if len(set(writes)) != len(writes):
-            raise MXLabError(f"{op.name}: out= holds the same array (or views of one array) more than once")
+            # EngineError, as when the engine itself refused the duplicate variable before
+            raise EngineError(f"{op.name}: out= holds the same array (or views of one array) more than once")
         reads = tuple(dict.fromkeys(var for a in inputs if (var := a._chunk.var) not in writes))
         in_data = [a._data for a in inputs]
         out_data = [o._data for o in outputs]
