@@ -1,7 +1,9 @@
 """Property: any program of reads and writes gives sequential execution's per-variable history.
 
 Each generated operation reads some variables, writes others, sleeps briefly and maybe
-raises. Every write appends (op index, what the op observed of its reads) to the written
+raises; some ask to run inline when their variables are free (``inline_if_ready``), and
+some programs run with an events subscriber (the inline path then builds Operations).
+Every write appends (op index, what the op observed of its reads) to the written
 variable's log, so a log records exactly the order of writes and what each writer saw;
 read-only operations record their observations too. Sequential execution (with MXNet's
 skip-on-poisoned-input rule) is the reference.
