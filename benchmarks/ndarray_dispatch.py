@@ -3,15 +3,30 @@
 
 Usage::
 
-    python benchmarks/ndarray_dispatch.py [--n 20000] [--reps 7] [--quick]
+    python benchmarks/ndarray_dispatch.py [--n 20000] [--reps 5] [--quick] [--mxnet-python PATH]
 
 Same workload as ``shared/anchors/w1_dispatch.py`` (W1): one warm-up round, then ``reps``
 rounds of ``n`` operations followed by ``mx.nd.waitall()``; microseconds per operation,
-median of the rounds. Plain NumPy runs the same loop in the same process as the
-in-run baseline; MXNet 1.9.1 and PyTorch figures come from anchors/RESULTS.md (measured on
-this kind of machine): MXNet 40 us, PyTorch 6 us.
+median of the rounds. Plain NumPy runs the same loop in the same process as the in-run
+baseline. With ``--mxnet-python`` (an interpreter with mxnet 1.9.1), MXNet runs the same loop
+(benchmarks/peers/mxnet_dispatch.py) in rounds alternating with MXLab's, so both see the same
+machine load; without it, the MXNet and PyTorch figures are the anchors' (RESULTS.md, side by
+side on this kind of machine).
 
-Targets (issue 3): at most half of MXNet's cost; stretch: within 2x of PyTorch.
+Each case prints, besides the end-to-end figure:
+
+* ``options``: the same loop with the engine's three ways of handing a tiny operation over:
+  ``inline`` (the default: run in the calling thread when nothing it touches is pending),
+  ``workers`` (``MXLAB_ENGINE_INLINE_MAX_ELEMENTS=0``: always an engine worker) and
+  ``workers_bulk64`` (workers, inside ``mx.engine.bulk(64)``);
+* ``stages_us``: where the microseconds of one operation go, each stage timed alone with the
+  framework's own functions: the Python front end (operator lookup, parsed parameters),
+  output allocation (``b = a + 1`` only), the engine (push, grant, run a no-op, complete),
+  execution (the compute function and its OpContext), and the rest of ``invoke`` (checks,
+  call-pattern lookup, the closure, the loop) as the remainder; ``inference_uncached`` is
+  what shape and type inference would add to every call without the call-pattern cache.
+
+Targets (issue 19): at most half of MXNet's cost; stretch: within 2x of PyTorch.
 """
 
 from __future__ import annotations
@@ -20,23 +35,33 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np
 
 import framework as mx
+from framework.engine import Engine
+from framework.ndarray import imperative
+from framework.ndarray.ndarray import new_array
+from framework.operator import registry
+from framework.operator.kernel import WRITE, OpContext
 
-# anchors/RESULTS.md, W1 (us/op, medians of alternating-process rounds)
+# anchors/RESULTS.md, W1 side by side with MXLab on this machine, 2026-11-25 (us/op, medians)
 ANCHORS = {
-    "inplace_a+=1": {"mxnet": 36.0, "torch": 6.96},
-    "outofplace_b=a+1": {"mxnet": 41.1, "torch": 7.54},
+    "inplace_a+=1": {"mxnet": 9.75, "torch": 1.82},
+    "outofplace_b=a+1": {"mxnet": 9.97, "torch": 2.03},
 }
+CASES = ("inplace_a+=1", "outofplace_b=a+1")
+Loop = Callable[[int], None]
 
 
-def timed_rounds(loop, wait, n: int, reps: int) -> list[float]:
+def timed_rounds(loop: Loop, wait: Callable[[], None], n: int, reps: int) -> list[float]:
+    """Microseconds per operation of ``reps`` rounds of ``n`` operations, after one warm-up round."""
     loop(n)
     wait()
     samples = []
@@ -48,14 +73,78 @@ def timed_rounds(loop, wait, n: int, reps: int) -> list[float]:
     return samples
 
 
+def median_us(loop: Loop, n: int, reps: int) -> float:
+    return statistics.median(timed_rounds(loop, mx.nd.waitall, n, reps))
+
+
+def mxnet_round(python: str, n: int) -> dict[str, float]:
+    """One round of MXNet 1.9.1's loops, in its own interpreter (us/op per case)."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers", "mxnet_dispatch.py")
+    done = subprocess.run([python, script, "--n", str(n), "--reps", "1"], capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise SystemExit(f"the MXNet peer failed: {done.stderr[-2000:]}")
+    return {row["case"]: row["samples"][0] for row in map(json.loads, done.stdout.splitlines())}
+
+
+def stage_split(case: str, a: mx.nd.NDArray, n: int, reps: int) -> dict[str, float]:
+    """Time each stage of one imperative call on its own (see the module docstring)."""
+    op = registry.get("_plus_scalar")
+    attrs = imperative.parse_attrs(op, {"scalar": 1.0})
+    ctx, engine = a.context, Engine.get()
+    outofplace = case.startswith("outofplace")
+    b = a + 1
+    mx.nd.waitall()
+    target = b if outofplace else a
+    plan = attrs.plan
+    compute = op.get_compute(ctx.device_type)
+    in_data, out_data, reqs = [a._data], [target._data], [WRITE]
+    writes = (target._chunk.var,)
+    reads = (a._chunk.var,) if outofplace else ()
+
+    def front_end(count: int) -> None:
+        for _ in range(count):
+            imperative.parse_attrs(registry.get("_plus_scalar"), {"scalar": float(1)})
+
+    def inference_uncached(count: int) -> None:
+        outs = [] if outofplace else [a]
+        for _ in range(count):
+            imperative.make_call_plan(op, attrs, [a], outs, plan)
+
+    def allocation(count: int) -> None:
+        for _ in range(count):
+            new_array((16,), ctx, "float32")  # dropped at once: its block is freed by the next one
+
+    def noop(run_ctx: object) -> None:
+        pass
+
+    def engine_push(count: int) -> None:
+        for _ in range(count):
+            engine.push_prepared(noop, ctx, reads, writes, "_plus_scalar", True)
+
+    def execution(count: int) -> None:
+        for _ in range(count):
+            compute(attrs, OpContext(False, ctx, None, []), in_data, reqs, out_data)
+
+    stages = {
+        "python_front_end": median_us(front_end, n, reps),
+        "allocation": median_us(allocation, n, reps) if outofplace else 0.0,
+        "engine_push_and_completion": median_us(engine_push, n, reps),
+        "execution": median_us(execution, n, reps),
+    }
+    stages["inference_uncached"] = median_us(inference_uncached, n, reps)
+    return stages
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=20000)
-    parser.add_argument("--reps", type=int, default=7)
+    parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="n=2000, reps=3")
+    parser.add_argument("--mxnet-python", help="an interpreter with mxnet 1.9.1, to measure it in the same run")
     args = parser.parse_args()
     n, reps = (2000, 3) if args.quick else (args.n, args.reps)
 
+    engine = Engine.get()
     a = mx.nd.zeros((16,), dtype="float32")
     na = np.zeros(16, dtype=np.float32)
 
@@ -76,33 +165,60 @@ def main() -> None:
         for _ in range(count):
             nb = na + 1  # noqa: F841
 
-    cases = {
-        "inplace_a+=1": (mx_inplace, np_inplace),
-        "outofplace_b=a+1": (mx_outofplace, np_outofplace),
-    }
-    for case, (ours, numpy_loop) in cases.items():
-        mine = timed_rounds(ours, mx.nd.waitall, n, reps)
-        base = timed_rounds(numpy_loop, lambda: None, n, reps)
+    loops = {"inplace_a+=1": (mx_inplace, np_inplace), "outofplace_b=a+1": (mx_outofplace, np_outofplace)}
+    options: dict[str, dict[str, list[float]]] = {c: {"inline": [], "workers": [], "workers_bulk64": []} for c in CASES}
+    peers: dict[str, list[float]] = {c: [] for c in CASES}
+    limit = engine.inline_max_elements
+    # Rounds alternate between the options (and MXNet, when given) so that all see the same load.
+    for _ in range(reps):
+        for case in CASES:
+            ours = loops[case][0]
+            options[case]["inline"] += timed_rounds(ours, mx.nd.waitall, n, 1)
+            engine.inline_max_elements = 0
+            try:
+                options[case]["workers"] += timed_rounds(ours, mx.nd.waitall, n, 1)
+                with mx.engine.bulk(64):
+                    options[case]["workers_bulk64"] += timed_rounds(ours, mx.nd.waitall, n, 1)
+            finally:
+                engine.inline_max_elements = limit
+        if args.mxnet_python:
+            for case, value in mxnet_round(args.mxnet_python, n).items():
+                peers[case].append(value)
+
+    for case in CASES:
+        mine = options[case]["inline"]
         median = statistics.median(mine)
-        anchors = ANCHORS[case]
+        base = statistics.median(timed_rounds(loops[case][1], lambda: None, n, reps))
+        stages = stage_split(case, a, n, reps)
+        accounted = sum(v for k, v in stages.items() if k != "inference_uncached")
+        stages["invoke_rest"] = max(median - accounted, 0.0)
+        anchors = dict(ANCHORS[case])
+        source = "anchors/RESULTS.md"
+        if peers[case]:
+            anchors["mxnet"] = statistics.median(peers[case])
+            source = "mxnet measured in this run (alternating rounds); torch from anchors/RESULTS.md"
         print(
             json.dumps(
                 {
                     "workload": "W1 imperative dispatch (16,) float32",
                     "case": case,
                     "unit": "us/op",
-                    "engine": type(mx.engine.Engine.get()).__name__,
+                    "engine": type(engine).__name__,
                     "n_ops": n,
                     "median": median,
                     "min": min(mine),
                     "max": max(mine),
                     "samples": mine,
-                    "numpy_median_same_run": statistics.median(base),
+                    "options": {name: statistics.median(s) for name, s in options[case].items()},
+                    "stages_us": stages,
+                    "numpy_median_same_run": base,
                     "anchors_us": anchors,
+                    "anchors_source": source,
+                    "mxnet_samples": peers[case],
                     "ratios": {
                         "ours_over_mxnet": median / anchors["mxnet"],
                         "ours_over_torch": median / anchors["torch"],
-                        "ours_over_numpy_same_run": median / statistics.median(base),
+                        "ours_over_numpy_same_run": median / base,
                     },
                     "targets": {"ours_over_mxnet_at_most": 0.5, "stretch_ours_over_torch_at_most": 2.0},
                 }

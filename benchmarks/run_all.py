@@ -57,7 +57,11 @@ class Benchmark:
 #: Every benchmark, in the order ``make bench`` runs them.
 BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("engine", "dispatch cost, parallel speedup and pooled allocation of the three engines"),
-    Benchmark("ndarray_dispatch", "imperative dispatch: `a += 1` and `b = a + 1` on a tiny array"),
+    Benchmark(
+        "ndarray_dispatch",
+        "imperative dispatch: `a += 1` and `b = a + 1` on a tiny array, per stage and per engine hand-off "
+        "(and MXNet 1.9.1 with `--mxnet-python`)",
+    ),
     Benchmark(
         "operators",
         "FullyConnected, LayerNorm, linalg gemm2 and the fused LSTM forward and backward against NumPy "

@@ -198,6 +198,13 @@ SETTINGS: dict[str, Setting] = {
             "names the pending operations; 0 waits forever",
         ),
         Setting(
+            "MXLAB_ENGINE_INLINE_MAX_ELEMENTS",
+            Integer(minimum=0),
+            4096,
+            "a CPU imperative operation whose arrays hold at most this many elements in all runs in the "
+            "calling thread when nothing it touches is pending (worker `inline`); 0 always uses the workers",
+        ),
+        Setting(
             "MXLAB_CPU_WORKER_NTHREADS",
             _THREADS,
             2,
@@ -341,7 +348,7 @@ SETTINGS: dict[str, Setting] = {
             "MXLAB_UPDATE_ON_KVSTORE",
             Boolean(),
             True,
-            "`Module` runs the optimizer inside the KVStore when the store can (0: on each device)",
+            "`Module` and Gluon's `Trainer` run the optimizer inside the KVStore when the store can (0: on each device)",
             mxnet="MXNET_UPDATE_ON_KVSTORE",
         ),
         # ------------------------------------------------------------------ KVStore

@@ -74,6 +74,16 @@ class Completion:
         return self._once.locked()
 
 
+class _BulkSetting(threading.local):
+    """One thread's bulk size; the class attribute is every new thread's default (1: off).
+
+    A class default makes reading the size a plain attribute lookup on every push, where
+    ``getattr(local, "size", 1)`` would raise and swallow an AttributeError each time.
+    """
+
+    size = 1
+
+
 class Engine(abc.ABC):
     """Base class of NaiveEngine, ThreadedEngine and ThreadedEnginePerDevice."""
 
@@ -99,6 +109,9 @@ class Engine(abc.ABC):
         # Operations pushed and not yet completed, by id: the engine's pending count.
         self._inflight: dict[int, Operation] = {}
         self._idle = threading.Condition(threading.Lock())
+        # Threads inside _wait_idle. A completion that empties the engine takes the condition's
+        # lock to wake them only when there are some: most completions have nobody to wake.
+        self._idle_waiters = 0
         self._exceptions: list[ExceptionRecord] = []
         self._exceptions_lock = threading.Lock()
         # Held while an operation appends itself to its variables' queues, so that two
@@ -109,13 +122,17 @@ class Engine(abc.ABC):
         self._bulk = BulkCollector()
         # The bulk size is per thread, as in MXNet: one thread's ``with bulk(n)`` never
         # changes what another thread's pushes do.
-        self._bulk_local = threading.local()
+        self._bulk_local = _BulkSetting()
         # A KeyboardInterrupt / SystemExit raised by a function on a worker thread, waiting
         # to be re-raised in the program's next push or wait (see _complete).
         self._pending_interrupt: BaseException | None = None
         #: Default timeout (seconds) of waits, and of NaiveEngine's wait for an async
         #: operation's on_complete; None waits forever. ``MXLAB_ENGINE_WAIT_TIMEOUT`` sets it.
         self.wait_timeout: float | None = config.get("MXLAB_ENGINE_WAIT_TIMEOUT") or None
+        #: Pushers of small functions (the imperative path) ask for inline execution only when
+        #: their arrays hold at most this many elements in all; 0 turns inline execution off.
+        #: ``MXLAB_ENGINE_INLINE_MAX_ELEMENTS`` sets it.
+        self.inline_max_elements: int = config.get("MXLAB_ENGINE_INLINE_MAX_ELEMENTS")
 
     # ----------------------------------------------------------------- the default engine
     @staticmethod
@@ -184,8 +201,16 @@ class Engine(abc.ABC):
         prop: FnProperty = FnProperty.NORMAL,
         priority: int = 0,
         name: str | None = None,
+        *,
+        inline_if_ready: bool = False,
     ) -> None:
-        """Schedule ``fn(run_ctx)``; it is complete when it returns. Returns at once."""
+        """Schedule ``fn(run_ctx)``; it is complete when it returns. Returns at once.
+
+        ``inline_if_ready=True`` says ``fn`` is short: if nothing it touches is pending, a
+        threaded engine runs it in the calling thread (its events name the worker "inline")
+        before returning, which costs less than handing it to a worker. The order of
+        operations and the travel of exceptions are the same either way.
+        """
         if self._pending_interrupt is not None:
             self._raise_pending_interrupt()
         self._check_fn(fn, "push_sync")
@@ -193,14 +218,68 @@ class Engine(abc.ABC):
         reads, writes = self._check_vars(const_vars, mutable_vars, "push_sync", name)
         self._check_context(ctx, "push_sync")
         self._check_prop(prop, priority, "push_sync")
-        size = getattr(self._bulk_local, "size", 1)
-        if size > 1 and self.supports_bulk and prop is FnProperty.NORMAL and priority == 0:
-            segment = self._bulk.add(fn, ctx, reads, writes, name, size)
-            if segment is not None:
-                self._submit(fuse_segment(segment, self._record_exception))
+        self._push_sync_checked(fn, ctx, reads, writes, prop, priority, name, inline_if_ready)
+
+    def push_prepared(
+        self,
+        fn: SyncFn,
+        ctx: Context,
+        reads: tuple[Var, ...],
+        writes: tuple[Var, ...],
+        name: str,
+        inline_if_ready: bool,
+    ) -> None:
+        """``push_sync`` for framework code whose variables come from live arrays (the imperative path).
+
+        The caller guarantees what ``push_sync`` would otherwise check: ``fn`` is callable,
+        ``ctx`` was validated when the arrays were allocated, ``reads`` and ``writes`` are
+        tuples of distinct variables with none in both. Only what can still go wrong for
+        such a caller is checked: a variable of another engine instance (arrays made before
+        ``Engine.set``) or one retired by ``delete_variable``.
+        """
+        if self._pending_interrupt is not None:
+            self._raise_pending_interrupt()
+        engine_id = self.id
+        for group in (reads, writes):
+            for var in group:
+                if var.engine_id != engine_id or var.deleted:
+                    self._check_vars(reads, writes, "push_sync", name)  # raises the precise error
+        self._push_sync_checked(fn, ctx, reads, writes, FnProperty.NORMAL, 0, name, inline_if_ready)
+
+    def _push_sync_checked(
+        self,
+        fn: SyncFn,
+        ctx: Context,
+        reads: tuple[Var, ...],
+        writes: tuple[Var, ...],
+        prop: FnProperty,
+        priority: int,
+        name: str,
+        inline_if_ready: bool,
+    ) -> None:
+        """Bulk or submit a validated synchronous push."""
+        size = self._bulk_local.size
+        if size > 1:
+            if self.supports_bulk and prop is FnProperty.NORMAL and priority == 0:
+                segment = self._bulk.add(fn, ctx, reads, writes, name, size)
+                if segment is not None:
+                    self._submit(fuse_segment(segment, self._record_exception))
+                return
+            self._flush_own_bulk()
+        if inline_if_ready and self._run_now_if_free(fn, ctx, reads, writes, name):
             return
-        self._flush_own_bulk()
-        self._submit(Operation(fn, False, ctx, reads, writes, prop, priority, name))
+        operation = Operation(fn, False, ctx, reads, writes, prop, priority, name)
+        operation.inline_if_ready = inline_if_ready
+        self._submit(operation)
+
+    def _run_now_if_free(
+        self, fn: SyncFn, ctx: Context, reads: tuple[Var, ...], writes: tuple[Var, ...], name: str
+    ) -> bool:
+        """Threaded engines: run a short push at once when nothing it touches is pending; False if not done.
+
+        The base engine never does (NaiveEngine runs every push at once anyway).
+        """
+        return False
 
     def push_async(
         self,
@@ -381,7 +460,7 @@ class Engine(abc.ABC):
     # ----------------------------------------------------------------- bulking
     def bulk_size(self) -> int:
         """How many consecutive small pushes of the calling thread are fused into one operation (1 = off)."""
-        return getattr(self._bulk_local, "size", 1)
+        return self._bulk_local.size
 
     def set_bulk_size(self, size: int) -> int:
         """Set the calling thread's bulk size (0 or 1 turns bulking off); returns its previous size.
@@ -414,7 +493,7 @@ class Engine(abc.ABC):
         return previous
 
     def _flush_own_bulk(self) -> None:
-        if getattr(self._bulk_local, "size", 1) > 1:
+        if self._bulk_local.size > 1:
             segment = self._bulk.take_own()
             if segment is not None:
                 self._submit(fuse_segment(segment, self._record_exception))
@@ -523,7 +602,7 @@ class Engine(abc.ABC):
         del self._inflight[op.id]
         if op.done is not None:
             op.done.set()
-        if not self._inflight:
+        if not self._inflight and self._idle_waiters:
             with self._idle:
                 self._idle.notify_all()
 
@@ -535,6 +614,10 @@ class Engine(abc.ABC):
         thread at once).
         """
         op.interrupted = interrupt
+        self._keep_interrupt(interrupt)
+
+    def _keep_interrupt(self, interrupt: BaseException) -> None:
+        """Remember the first interrupt until the program's next push or wait re-raises it."""
         with self._exceptions_lock:
             if self._pending_interrupt is None:
                 self._pending_interrupt = interrupt
@@ -549,11 +632,17 @@ class Engine(abc.ABC):
     def _wait_idle(self, timeout: float | None) -> bool:
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._idle:
-            while self._inflight:
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    return False
-                self._idle.wait(remaining if remaining is not None else 1.0)
+            # Counted before looking at _inflight: a completion that empties it afterwards
+            # then sees the count and wakes us (one that emptied it before, we see empty).
+            self._idle_waiters += 1
+            try:
+                while self._inflight:
+                    remaining = None if deadline is None else deadline - time.monotonic()
+                    if remaining is not None and remaining <= 0:
+                        return False
+                    self._idle.wait(remaining if remaining is not None else 1.0)
+            finally:
+                self._idle_waiters -= 1
         return True
 
     def _describe_pending(self, match: Callable[[Operation], bool], exclude: Operation | None = None) -> str:

@@ -14,6 +14,11 @@ from .var import ExceptionRecord, Var
 _op_ids = itertools.count(1)
 
 
+def new_operation_id() -> int:
+    """The next operation number (events, traces and error notes name operations by it)."""
+    return next(_op_ids)
+
+
 class FnProperty(enum.Enum):
     """How a function should be scheduled (MXNet's ``FnProperty``).
 
@@ -85,6 +90,7 @@ class Operation:
         "exception_record",
         "handles_exceptions",
         "inline",
+        "inline_if_ready",
         "no_skip",
         "profiled",
         "done",
@@ -102,7 +108,7 @@ class Operation:
         priority: int,
         name: str,
     ) -> None:
-        self.id = next(_op_ids)
+        self.id = new_operation_id()
         self.fn = fn
         self.is_async = is_async
         self.ctx = ctx
@@ -117,10 +123,17 @@ class Operation:
         self.exception_record: ExceptionRecord | None = None
         #: True for operations (bulk segments) that attach exceptions to variables themselves.
         self.handles_exceptions = False
-        #: Runs in the thread that made it ready instead of hopping to a worker.
-        self.inline = prop in INLINE_PROPS
-        #: Runs even when a variable it touches carries an exception.
-        self.no_skip = prop in NO_SKIP_PROPS
+        if prop is FnProperty.NORMAL:  # the common case, without hashing the enum (a Python call)
+            self.inline = self.no_skip = False
+        else:
+            #: Runs in the thread that made it ready instead of hopping to a worker.
+            self.inline = prop in INLINE_PROPS
+            #: Runs even when a variable it touches carries an exception.
+            self.no_skip = prop in NO_SKIP_PROPS
+        #: The pusher vouches that ``fn`` is short: if every variable grants access at push
+        #: time, a threaded engine runs it in the pushing thread (worker "inline") instead of
+        #: paying a hand-off to a worker that costs more than the function itself.
+        self.inline_if_ready = False
         #: Published as engine.push/start/end events (False for internal waits).
         self.profiled = True
         #: Set on completion when somebody needs to block on this one operation.

@@ -17,10 +17,12 @@ import abc
 import threading
 from collections import deque
 
-from .. import config
+from .. import config, events
 from ..base import EngineError
-from .base import Engine
-from .operation import Operation
+from ..context import Context
+from .base import Engine, SyncFn
+from .operation import Operation, RunContext, new_operation_id
+from .var import Var
 from .workers import WorkerPool
 
 
@@ -37,12 +39,22 @@ def worker_count(engine_type: str, num_workers: int | None) -> int:
     return num_workers
 
 
+#: The worker name of operations run in the thread that pushed or readied them.
+INLINE_WORKER = "inline"
+
+
+class _InlineRun(threading.local):
+    """Per thread: the operations queued by the inline run in progress (None when none is)."""
+
+    pending: deque | None = None
+
+
 class ThreadedEngineBase(Engine):
     """Scheduling shared by the threaded engines; subclasses choose the pool (``_pool_for``)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self._inline = threading.local()
+        self._inline = _InlineRun()
         self._pools: dict[object, WorkerPool] = {}
         self._pools_lock = threading.Lock()
 
@@ -56,14 +68,62 @@ class ThreadedEngineBase(Engine):
         # Releasing the extra 1 only now means no completion can dispatch `op` before
         # all its dependencies were appended.
         if op.release(granted + 1):
-            self._dispatch(op)
+            if op.inline_if_ready and op.ctx.device_type == "cpu":  # a GPU function needs a worker's stream
+                # At once, not through the trampoline of _run_inline: a function that pushes
+                # work and waits for it must not find that work queued behind itself.
+                self._execute(op, INLINE_WORKER, None)
+            else:
+                self._dispatch(op)
+
+    def _run_now_if_free(
+        self, fn: SyncFn, ctx: Context, reads: tuple[Var, ...], writes: tuple[Var, ...], name: str
+    ) -> bool:
+        """Run a short push in this thread, before returning, if every variable is free now.
+
+        This is the inline path without an ``Operation``: it is taken only when nobody is
+        listening to events (otherwise ``_schedule`` runs the operation inline with its
+        push/start/end events, worker "inline"), on a CPU, and when no variable carries an
+        error (the regular path then skips the function and passes the error on). The
+        variables are granted under the push lock, exactly as an operation's would be, so a
+        push from another thread queues behind this one; the function's error poisons what
+        it writes, as on a worker.
+        """
+        if events.enabled or ctx.device_type != "cpu" or self._stopped:
+            return False
+        with self._push_lock:
+            # Nothing can append while we hold the lock, and completions only free variables:
+            # what is idle when checked is still idle when granted below. (Only the Var
+            # interface is used, so a learner's var_class works here too.)
+            for group in (reads, writes):
+                for var in group:
+                    record = var.exception_record
+                    if (record is not None and record.error is not None) or not var.idle():
+                        return False
+            for var in reads:
+                var.append_read(None)
+            for var in writes:
+                var.append_write(None)
+        try:
+            fn(RunContext(ctx, None, INLINE_WORKER))
+        except Exception as err:
+            record = self._record_exception(err, name, new_operation_id(), ctx, INLINE_WORKER)
+            for var in writes:
+                var.exception_record = record
+        except BaseException as interrupt:  # KeyboardInterrupt, SystemExit: the program's, see _complete
+            self._keep_interrupt(interrupt)
+        self._release_vars(reads, writes)
+        return True
 
     def _release_dependencies(self, op: Operation) -> None:
-        for var in op.reads:
+        self._release_vars(op.reads, op.writes)
+
+    def _release_vars(self, reads: tuple[Var, ...], writes: tuple[Var, ...]) -> None:
+        """Let variables whose reads and writes completed grant the operations queued behind them."""
+        for var in reads:
             for ready in var.complete_read():
                 if ready.release(1):
                     self._dispatch(ready)
-        for var in op.writes:
+        for var in writes:
             for ready in var.complete_write():
                 if ready.release(1):
                     self._dispatch(ready)
@@ -82,14 +142,14 @@ class ThreadedEngineBase(Engine):
         An inline operation that completes at once may make another inline operation
         ready, and so on down a long chain: the trampoline keeps the stack flat.
         """
-        pending = getattr(self._inline, "pending", None)
+        pending = self._inline.pending
         if pending is not None:
             pending.append(op)
             return
         self._inline.pending = pending = deque([op])
         try:
             while pending:
-                self._execute(pending.popleft(), "inline", None)
+                self._execute(pending.popleft(), INLINE_WORKER, None)
         finally:
             self._inline.pending = None
 

@@ -44,7 +44,7 @@ class Var:
 
     __slots__ = (
         "id",
-        "name",
+        "_name",
         "engine_id",
         "version",
         "deleted",
@@ -58,7 +58,7 @@ class Var:
 
     def __init__(self, engine_id: int, name: str | None = None) -> None:
         self.id = next(_var_ids)
-        self.name = name or f"var{self.id}"
+        self._name = name  # None: named after the id, when somebody asks (most never do)
         self.engine_id = engine_id
         #: Number of writes completed so far: each write makes a new version.
         self.version = 0
@@ -69,6 +69,11 @@ class Var:
         self._running_reads = 0
         self._write_granted = False
         self._on_idle: Any = None
+
+    @property
+    def name(self) -> str:
+        """What events, traces and error messages call this variable (``var<id>`` by default)."""
+        return self._name or f"var{self.id}"
 
     @property
     def exception(self) -> BaseException | None:

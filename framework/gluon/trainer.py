@@ -17,7 +17,6 @@ is set on every step), so a loss summed over the batch gives a mean gradient.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -100,7 +99,7 @@ class Trainer:
         self._updaters = [opt.get_updater(self._optimizer) for _ in self._contexts]
         config = self._kvstore_params
         requested = config["kvstore"]
-        update_on_kvstore = bool(int(os.environ.get("MXNET_UPDATE_ON_KVSTORE", "1")))
+        update_on_kvstore = config.get("MXLAB_UPDATE_ON_KVSTORE")
         store: kvs.KVStore | None
         if requested is None:
             store = None

@@ -37,7 +37,7 @@ def bury_the_dead() -> None:
         except IndexError:  # another thread emptied it first
             break
     # A bulk segment not yet pushed may still use a dead block: push them out first, once.
-    for engine in {id(engine): engine for engine, _, _ in dead}.values():
+    for engine in {engine for engine, _, _ in dead}:  # engines hash by identity
         engine._flush_all_bulk()  # every thread's segments: bulk sizes are per thread
     for _, var, handle in dead:
         var.retire(lambda handle=handle: storage.free(handle))

@@ -18,11 +18,12 @@ It returns as soon as the push is done: the computation happens on an engine wor
 
 from __future__ import annotations
 
+import math
 import threading
 from typing import Any
 
 from .. import backend
-from ..base import MXLabError
+from ..base import EngineError, MXLabError
 from ..context import Context, current_context
 from ..engine import Engine, FnProperty
 from ..operator import registry
@@ -48,16 +49,49 @@ tape_hook: Any = None
 
 _attr_cache: dict[tuple, NodeAttrs] = {}
 _ATTR_CACHE_LIMIT = 4096
-# (attrs, input shapes and types, given outputs) -> (output shapes, output types). Inference
-# is a pure function of these, so a call pattern seen before skips it.
-_infer_cache: dict[tuple, tuple[list, list]] = {}
-_INFER_CACHE_LIMIT = 8192
+# (attrs, device type and id, input shapes and dtypes, given outputs) -> CallPlan. Inference is a
+# pure function of these, so a call pattern seen before skips it and everything derived from it.
+_call_cache: dict[tuple, CallPlan] = {}
+_CALL_CACHE_LIMIT = 8192
+
+
+class CallPlan:
+    """What one call pattern of an operator needs, worked out once and reused by every repeat.
+
+    A call pattern is the parsed attributes plus the device (type and id), the shapes and dtypes of the
+    inputs (and of the ``out=`` arrays). Everything here follows from those alone: the
+    output shapes and dtypes (inference), the write requests, and the number of elements the
+    call touches, which decides whether the engine may run it inline.
+    """
+
+    __slots__ = ("out_shapes", "out_types", "reqs", "elements", "trivial_deps", "cpu_op_contexts")
+
+    def __init__(self, out_shapes: list[tuple], out_types: list[str], in_shapes: list[tuple], plain: bool) -> None:
+        self.out_shapes = out_shapes
+        self.out_types = out_types
+        #: One write request per output; shared by every call (compute functions only read it).
+        self.reqs = [WRITE] * len(out_shapes)
+        self.elements = sum(math.prod(shape) for shape in (*in_shapes, *out_shapes))
+        #: No mutated inputs and no resources: the variables are just the arrays' own.
+        self.trivial_deps = plain
+        #: For such calls on a CPU, the OpContext of (not training, training), made on first
+        #: use: it holds nothing that varies between calls (a CPU runs without a stream), and
+        #: compute functions only read it.
+        self.cpu_op_contexts: list[OpContext | None] = [None, None]
+
+    def cpu_op_context(self, is_train: bool, ctx: Context) -> OpContext:
+        """The shared OpContext of this CPU call pattern (the key holds the device id)."""
+        op_ctx = self.cpu_op_contexts[is_train]
+        if op_ctx is None:
+            op_ctx = self.cpu_op_contexts[is_train] = OpContext(is_train, ctx, None, [])
+        return op_ctx
 
 
 def parse_attrs(op: OpDef, kwargs: dict[str, Any]) -> NodeAttrs:
     """Parse (or fetch from the cache) the node attributes for ``op`` called with ``kwargs``."""
     try:
-        key = (op, *sorted(kwargs.items()))  # the record itself: a re-registration gets new keys
+        # The record itself: a re-registration gets new keys. One argument needs no sorting.
+        key = (op, *kwargs.items()) if len(kwargs) < 2 else (op, *sorted(kwargs.items()))
         hash(key)
     except TypeError:  # unhashable values (lists): parse without caching
         return op.parse_attrs(kwargs)
@@ -101,6 +135,19 @@ def _infer(
     return [tuple(shape) for shape in out_shapes], out_types
 
 
+def make_call_plan(op: OpDef, attrs: NodeAttrs, inputs: list[NDArray], outs: list[NDArray], plan: tuple) -> CallPlan:
+    """Infer a new call pattern and record what it needs (the slow path, once per pattern).
+
+    ``plan`` is ``_plan(op, attrs)``. Public so that benchmarks/ndarray_dispatch.py can time
+    what the call-pattern cache saves.
+    """
+    num_outputs, mutated, resources = plan[1], plan[3], plan[4]
+    in_shapes = [a._data.shape for a in inputs]
+    in_types = [dtype_name(a._data.dtype) for a in inputs]
+    out_shapes, out_types = _infer(op, attrs, in_shapes, in_types, outs, num_outputs)
+    return CallPlan(out_shapes, out_types, in_shapes, not mutated and not resources)
+
+
 def invoke(
     op: OpDef | str,
     inputs: list[NDArray],
@@ -118,33 +165,45 @@ def invoke(
         op = registry.get(op)
     if attrs is None:
         attrs = parse_attrs(op, kwargs or {})
-    num_inputs, num_outputs, num_visible, mutated, resources = _plan(op, attrs)
+    plan = attrs.plan
+    if plan is None:
+        plan = _plan(op, attrs)
+    num_inputs, num_outputs, num_visible, mutated, resources = plan
 
-    # 1. check the inputs: count, type, one context
+    # 1. check the inputs (count, type, one context) and 2. build the call pattern's key
+    # from their shapes and dtypes, in one pass: this runs for every call.
     if len(inputs) != num_inputs:
         raise MXLabError(f"{op.name}: expected {num_inputs} input array(s), got {len(inputs)}")
-    for i, array in enumerate(inputs):
-        if not isinstance(array, NDArray):
-            names = op.list_input_names(attrs)
-            label = names[i] if i < len(names) else str(i)
-            raise MXLabError(f"{op.name}: input '{label}' must be an NDArray, got {type(array).__name__}")
     if inputs:
-        ctx = inputs[0]._chunk.ctx
-        for array in inputs:
-            if array._chunk.ctx != ctx:
+        ctx = None
+        key = [attrs]
+        for i, array in enumerate(inputs):
+            if not isinstance(array, NDArray):
+                names = op.list_input_names(attrs)
+                label = names[i] if i < len(names) else str(i)
+                raise MXLabError(f"{op.name}: input '{label}' must be an NDArray, got {type(array).__name__}")
+            array_ctx = array._chunk.ctx
+            if ctx is None:
+                ctx = array_ctx
+                key.append(ctx.device_type)
+                key.append(ctx.device_id)
+            elif array_ctx is not ctx and array_ctx != ctx:
                 raise MXLabError(
-                    f"{op.name}: all inputs must be on one context, got {ctx} and {array._chunk.ctx}; "
+                    f"{op.name}: all inputs must be on one context, got {ctx} and {array_ctx}; "
                     "move them with .as_in_context(ctx)"
                 )
-    elif ctx is None:
-        ctx = current_context()
+            data = array._data
+            key.append(data.shape)
+            key.append(data.dtype)
+    else:
+        if ctx is None:
+            ctx = current_context()
+        key = [attrs, ctx.device_type, ctx.device_id]
     if op.subgraph_exec is not None:  # a whole graph: it pushes its own operations
         outputs = op.subgraph_exec(attrs, inputs, out)
         if STATE.recording and tape_hook is not None:
             tape_hook(op, attrs, inputs, outputs)
         return outputs
-
-    # 2. infer output shapes and types (from out= too)
     outs: list[NDArray] = []
     if out is not None:
         outs = [out] if isinstance(out, NDArray) else list(out)
@@ -153,45 +212,55 @@ def invoke(
         for o in outs:
             if not isinstance(o, NDArray):
                 raise MXLabError(f"{op.name}: out= must hold NDArrays, got {type(o).__name__}")
-            if o._chunk.ctx != ctx:
+            if o._chunk.ctx is not ctx and o._chunk.ctx != ctx:
                 raise MXLabError(f"{op.name}: out= array is on {o._chunk.ctx}, inputs are on {ctx}")
-    in_shapes = [a._data.shape for a in inputs]
-    in_types = [dtype_name(a._data.dtype) for a in inputs]
-    key = (attrs, *in_shapes, *in_types, *[(o._data.shape, o._data.dtype) for o in outs])
-    cached = _infer_cache.get(key)
-    if cached is None:
-        cached = _infer(op, attrs, in_shapes, in_types, outs, num_outputs)
-        if len(_infer_cache) < _INFER_CACHE_LIMIT:
-            _infer_cache[key] = cached
-    out_shapes, out_types = cached
+            key.append((o._data.shape, o._data.dtype))
+    key = tuple(key)
+    call = _call_cache.get(key)
+    if call is None:
+        call = make_call_plan(op, attrs, inputs, outs, plan)
+        if len(_call_cache) < _CALL_CACHE_LIMIT:
+            _call_cache[key] = call
 
     # 3. allocate the outputs not given
     if not inputs:
         backend.check_context(ctx)  # creation operators: the context came from the caller
-    outputs = outs + [new_array(out_shapes[i], ctx, out_types[i]) for i in range(len(outs), num_outputs)]
+    outputs = outs
+    if len(outs) < num_outputs:
+        shapes, types = call.out_shapes, call.out_types
+        outputs = outs + [new_array(shapes[i], ctx, types[i]) for i in range(len(outs), num_outputs)]
 
     # 4. one push: read the inputs, write the outputs (+ mutated inputs, + resources)
-    writes = [o._chunk.var for o in outputs]
-    for index in mutated:
-        var = inputs[index]._chunk.var
-        if var not in writes:
-            writes.append(var)
-    requested = []
-    if resources:
-        manager = ResourceManager.get()
-        requested = [manager.request(ctx, req) for req in resources]
-        writes.extend(r.var for r in requested if r.var not in writes)
-    reads = []
-    for array in inputs:
-        var = array._chunk.var
-        if var not in writes and var not in reads:
-            reads.append(var)
+    requested: list = []
+    if call.trivial_deps and num_outputs == 1 and len(inputs) == 1:  # the common case, spelled out
+        write = outputs[0]._chunk.var
+        writes: tuple = (write,)
+        read = inputs[0]._chunk.var
+        reads: tuple = () if read is write else (read,)
+        in_data = [inputs[0]._data]
+        out_data = [outputs[0]._data]
+    else:
+        write_list = [o._chunk.var for o in outputs]
+        for index in mutated:
+            var = inputs[index]._chunk.var
+            if var not in write_list:
+                write_list.append(var)
+        if resources:
+            manager = ResourceManager.get()
+            requested = [manager.request(ctx, req) for req in resources]
+            write_list.extend(r.var for r in requested if r.var not in write_list)
+        writes = tuple(write_list)
+        if len(set(writes)) != len(writes):
+            # EngineError, as when the engine itself refused the duplicate variable before
+            raise EngineError(f"{op.name}: out= holds the same array (or views of one array) more than once")
+        reads = tuple(dict.fromkeys(var for a in inputs if (var := a._chunk.var) not in writes))
+        in_data = [a._data for a in inputs]
+        out_data = [o._data for o in outputs]
 
     compute = op.get_compute(ctx.device_type)
-    in_data = [a._data for a in inputs]
-    out_data = [o._data for o in outputs]
-    reqs = [WRITE] * num_outputs
+    reqs = call.reqs
     is_train = STATE.training
+    engine = Engine.get()
 
     if op.is_async:
         # The compute function starts the work and returns; the engine counts the
@@ -200,13 +269,20 @@ def invoke(
             op_ctx = OpContext(is_train, ctx, run_ctx.stream, requested, on_complete)
             compute(attrs, op_ctx, in_data, reqs, out_data)
 
-        Engine.get().push_async(run_async, ctx, reads, writes, prop=FnProperty.ASYNC, name=op.name)
+        engine.push_async(run_async, ctx, reads, writes, prop=FnProperty.ASYNC, name=op.name)
+    elif call.trivial_deps and ctx.device_type == "cpu":
+        op_ctx = call.cpu_op_context(is_train, ctx)
+
+        def run(run_ctx: Any) -> None:
+            compute(attrs, op_ctx, in_data, reqs, out_data)
+
+        engine.push_prepared(run, ctx, reads, writes, op.name, call.elements <= engine.inline_max_elements)
     else:
 
         def run(run_ctx: Any) -> None:
             compute(attrs, OpContext(is_train, ctx, run_ctx.stream, requested), in_data, reqs, out_data)
 
-        Engine.get().push_sync(run, ctx, reads, writes, name=op.name)
+        engine.push_prepared(run, ctx, reads, writes, op.name, call.elements <= engine.inline_max_elements)
 
     # 5. the tape
     if STATE.recording and tape_hook is not None:

@@ -35,6 +35,10 @@ METHOD_OPS = frozenset(
 )
 
 
+#: The scalar types of ``a + 1``, ``a * 0.5``: recognised by type before the slower ABC check.
+_PLAIN_NUMBERS = frozenset({int, float})
+
+
 def _call(name: str, inputs: list[NDArray], params: dict[str, Any], out: NDArray | None = None) -> NDArray:
     """Python operators' short path to ``invoke`` (skips the generated function's argument
     handling: the arguments of ``a + 1`` need no sorting out)."""
@@ -97,7 +101,8 @@ class OperatorMethods:
         if isinstance(other, NDArray):
             lhs, rhs = (other, self) if reverse else (self, other)
             return _call(nd_op, [lhs, rhs], {})
-        if isinstance(other, numbers.Number | np.generic):
+        # Plain int/float first: the abstract-class check below costs ten times more.
+        if type(other) in _PLAIN_NUMBERS or isinstance(other, numbers.Number | np.generic):
             name = rscalar_op if reverse and rscalar_op else scalar_op
             return _call(name, [self], {"scalar": float(other)})
         return NotImplemented
@@ -105,7 +110,7 @@ class OperatorMethods:
     def _inplace(self, other: Any, nd_op: str, scalar_op: str) -> NDArray:
         if isinstance(other, NDArray):
             _call(nd_op, [self, other], {}, out=self)
-        elif isinstance(other, numbers.Number | np.generic):
+        elif type(other) in _PLAIN_NUMBERS or isinstance(other, numbers.Number | np.generic):
             _call(scalar_op, [self], {"scalar": float(other)}, out=self)
         else:
             return NotImplemented

@@ -44,7 +44,10 @@ def new_array(shape: tuple[int, ...], ctx: Context, dtype_name: str) -> NDArray:
     dtype = _DTYPE_OBJECTS[dtype_name]
     nbytes = math.prod(shape) * dtype.itemsize
     chunk = Chunk(nbytes, ctx)
-    return NDArray(chunk, chunk.buffer[:nbytes].view(dtype).reshape(shape))
+    buffer = chunk.buffer
+    if type(buffer) is np.ndarray:  # one constructor call instead of slice, view and reshape
+        return NDArray(chunk, np.ndarray(shape, dtype, buffer))
+    return NDArray(chunk, buffer[:nbytes].view(dtype).reshape(shape))
 
 
 class NDArray:

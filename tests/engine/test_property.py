@@ -1,7 +1,9 @@
 """Property: any program of reads and writes gives sequential execution's per-variable history.
 
 Each generated operation reads some variables, writes others, sleeps briefly and maybe
-raises. Every write appends (op index, what the op observed of its reads) to the written
+raises; some ask to run inline when their variables are free (``inline_if_ready``), and
+some programs run with an events subscriber (the inline path then builds Operations).
+Every write appends (op index, what the op observed of its reads) to the written
 variable's log, so a log records exactly the order of writes and what each writer saw;
 read-only operations record their observations too. Sequential execution (with MXNet's
 skip-on-poisoned-input rule) is the reference.
@@ -17,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import framework as mx
+from framework import events
 from framework.engine import create
 
 
@@ -32,9 +35,12 @@ def programs(draw):
         sleep_us = draw(st.sampled_from([0, 0, 0, 20, 100]))
         fails = draw(st.integers(0, 30)) == 0
         device = draw(st.integers(0, 1))
-        ops.append((tuple(reads), tuple(writes), sleep_us, fails, device))
+        inline = draw(st.booleans())  # inline_if_ready: run in the pusher when every variable is free
+        ops.append((tuple(reads), tuple(writes), sleep_us, fails, device, inline))
     bulk = draw(st.sampled_from([1, 1, 4, 16]))
-    return num_vars, ops, bulk
+    # With a subscriber, inline runs are Operations with events; without, the quiet path runs them.
+    listening = draw(st.booleans())
+    return num_vars, ops, bulk, listening
 
 
 class OpFailed(Exception):
@@ -62,7 +68,7 @@ def run_sequentially(num_vars, ops):
     observations = {}
     poison = [None] * num_vars
     raised = []
-    for index, (reads, writes, _sleep_us, fails, _device) in enumerate(ops):
+    for index, (reads, writes, _sleep_us, fails, _device, _inline) in enumerate(ops):
         upstream = next((poison[v] for v in reads + writes if poison[v] is not None), None)
         if upstream is not None:
             for w in writes:
@@ -100,23 +106,27 @@ def stop_engines():
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(program=programs())
 def test_random_programs_match_sequential_execution(config, program):
-    num_vars, ops, bulk = program
+    num_vars, ops, bulk, listening = program
     engine = engine_for(config)
     variables = [engine.new_variable(f"v{i}") for i in range(num_vars)]
     logs = [[] for _ in range(num_vars)]
     observations = {}
     engine.set_bulk_size(bulk)
+    recorder = events.record(["engine.start"]).start() if listening else None
     try:
-        for index, (reads, writes, sleep_us, fails, device) in enumerate(ops):
+        for index, (reads, writes, sleep_us, fails, device, inline) in enumerate(ops):
             engine.push_sync(
                 make_fn(index, reads, writes, sleep_us, fails, logs, observations),
                 mx.cpu(device),
                 const_vars=[variables[r] for r in reads],
                 mutable_vars=[variables[w] for w in writes],
                 name=f"op{index}",
+                inline_if_ready=inline,
             )
     finally:
         engine.set_bulk_size(1)
+        if recorder is not None:
+            recorder.stop()
     assert engine._wait_idle(60), "engine did not finish the program within 60 s"
 
     expected_logs, expected_observations, poison, raised = run_sequentially(num_vars, ops)

@@ -324,5 +324,5 @@ def test_mxnet_loads_files_written_here(tmp_path):
 
 
 def test_reference_files_are_small():
-    assert sum(p.stat().st_size for p in DATA.iterdir()) < 50_000
+    assert sum(p.stat().st_size for p in DATA.iterdir() if p.is_file()) < 50_000  # the files MXNet wrote here
     assert sys.modules.get("make_files") is None  # the generator script is never imported by tests

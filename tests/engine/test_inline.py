@@ -1,0 +1,184 @@
+"""Inline execution: a short push whose variables are all free runs in the pushing thread.
+
+``push_sync(..., inline_if_ready=True)`` is how the imperative path asks for it; the worker
+name "inline" in the events is how a learner sees it happen.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+import numpy as np
+import pytest
+
+import framework as mx
+from framework import events
+from framework.base import EngineError
+from framework.engine import Engine
+
+
+@pytest.fixture(params=["ThreadedEngine", "ThreadedEnginePerDevice"])
+def engine(request, make_engine):
+    return make_engine(request.param, 2)
+
+
+@pytest.fixture
+def default_engine(make_engine):
+    """A fresh ThreadedEnginePerDevice installed as the process-wide engine for one test."""
+    engine = make_engine("ThreadedEnginePerDevice", 2)
+    previous = Engine.set(engine)
+    yield engine
+    engine.wait_for_all(timeout=10)
+    Engine.set(previous)
+
+
+def test_a_ready_push_runs_in_the_pushing_thread_before_push_returns(engine):
+    var = engine.new_variable()
+    seen = []
+    engine.push_sync(
+        lambda rc: seen.append((rc.worker, threading.get_ident())), mx.cpu(), [], [var], inline_if_ready=True
+    )
+    assert seen == [("inline", threading.get_ident())]
+
+
+def test_a_push_behind_pending_work_waits_for_a_worker(engine):
+    var = engine.new_variable()
+    gate = threading.Event()
+    seen = []
+    engine.push_sync(lambda rc: gate.wait(5), mx.cpu(), [], [var])
+    engine.push_sync(lambda rc: seen.append(rc.worker), mx.cpu(), [var], [], inline_if_ready=True)
+    assert seen == []  # queued behind the write: the push returned without running it
+    gate.set()
+    engine.wait_for_all(timeout=10)
+    assert len(seen) == 1 and seen[0] != "inline"
+
+
+def test_without_the_flag_a_ready_push_still_goes_to_a_worker(engine):
+    var = engine.new_variable()
+    seen = []
+    engine.push_sync(lambda rc: seen.append(rc.worker), mx.cpu(), [], [var])
+    engine.wait_for_all(timeout=10)
+    assert len(seen) == 1 and seen[0] != "inline"
+
+
+def _listening(listening):
+    """Events on: the inline run is an Operation with events; off: the quiet path without one."""
+    return events.record(["engine.start"]) if listening else contextlib.nullcontext()
+
+
+@pytest.mark.parametrize("listening", [False, True], ids=["quiet", "events"])
+def test_an_error_raised_inline_travels_with_the_variable_not_out_of_push(engine, listening):
+    var = engine.new_variable()
+
+    def fail(rc):
+        raise ValueError("inline failure")
+
+    with _listening(listening):
+        engine.push_sync(fail, mx.cpu(), [], [var], name="failing", inline_if_ready=True)  # does not raise here
+        skipped = []
+        engine.push_sync(lambda rc: skipped.append(1), mx.cpu(), [var], [], inline_if_ready=True)
+    with pytest.raises(ValueError, match="inline failure") as raised:
+        engine.wait_for_var(var)
+    assert skipped == []  # the reader inherited the error and was skipped
+    assert any("'failing'" in note and "worker inline" in note for note in raised.value.__notes__)
+
+
+@pytest.mark.parametrize("listening", [False, True], ids=["quiet", "events"])
+def test_an_interrupt_raised_inline_is_re_raised_by_the_next_wait(engine, listening):
+    var = engine.new_variable()
+
+    def interrupted(rc):
+        raise KeyboardInterrupt
+
+    with _listening(listening):
+        engine.push_sync(interrupted, mx.cpu(), [], [var], inline_if_ready=True)
+    with pytest.raises(KeyboardInterrupt):
+        engine.wait_for_all(timeout=10)
+    engine.wait_for_all(timeout=10)  # re-raised once
+    assert var.exception is None  # an interrupt is the program's, never stored on variables
+
+
+@pytest.mark.parametrize("listening", [False, True], ids=["quiet", "events"])
+def test_a_function_run_inline_may_push_work_and_wait_for_it(engine, listening):
+    outer, inner = engine.new_variable(), engine.new_variable()
+    seen = []
+
+    def nested(rc):
+        engine.push_sync(lambda rc2: seen.append("inner"), mx.cpu(), [], [inner], inline_if_ready=True)
+        engine.wait_for_var(inner, timeout=10)  # would hang if the inner push waited behind this one
+        seen.append("outer")
+
+    with _listening(listening):
+        engine.push_sync(nested, mx.cpu(), [], [outer], inline_if_ready=True)
+    engine.wait_for_all(timeout=10)
+    assert seen == ["inner", "outer"]
+
+
+def test_inline_operations_are_published_with_the_inline_worker(engine):
+    var = engine.new_variable()
+    with events.record(["engine.start"]) as rec:
+        engine.push_sync(lambda rc: None, mx.cpu(), [], [var], name="tiny", inline_if_ready=True)
+    assert [e["worker"] for e in rec.events] == ["inline"]
+
+
+def test_inline_if_ready_is_ignored_inside_a_bulk_segment(engine):
+    var = engine.new_variable()
+    seen = []
+    with engine.bulk(4):
+        engine.push_sync(lambda rc: seen.append(rc.worker), mx.cpu(), [], [var], inline_if_ready=True)
+        assert seen == []  # collected into the segment, not run
+    engine.wait_for_all(timeout=10)
+    assert len(seen) == 1
+
+
+def test_push_prepared_names_a_variable_of_another_engine(engine, make_engine):
+    other = make_engine("ThreadedEngine", 1).new_variable("foreign")
+    with pytest.raises(EngineError, match="foreign.*another engine"):
+        engine.push_prepared(lambda rc: None, mx.cpu(), (other,), (), "op", True)
+
+
+def test_push_prepared_names_a_deleted_variable(engine):
+    var = engine.new_variable("gone")
+    engine.delete_variable(None, mx.cpu(), var)
+    with pytest.raises(EngineError, match="gone.*deleted"):
+        engine.push_prepared(lambda rc: None, mx.cpu(), (), (var,), "op", True)
+
+
+# ----------------------------------------------------------------------------- the imperative path
+def _workers_of(op_name, recorded):
+    pushed = {e["op"] for e in recorded if e["kind"] == "engine.push" and e["name"] == op_name}
+    return [e["worker"] for e in recorded if e["kind"] == "engine.start" and e["op"] in pushed]
+
+
+def test_small_imperative_operations_run_inline_and_large_ones_on_workers(default_engine):
+    small = mx.nd.ones((16,))
+    large = mx.nd.ones((default_engine.inline_max_elements,))  # input + output exceed the limit
+    mx.nd.waitall()
+    with events.record(["engine.push", "engine.start"]) as rec:
+        small += 1
+        doubled = large * 2
+        mx.nd.waitall()
+    assert _workers_of("_plus_scalar", rec.events) == ["inline"]
+    assert _workers_of("_mul_scalar", rec.events) not in ([], ["inline"])
+    np.testing.assert_allclose(small.asnumpy(), 2.0)
+    np.testing.assert_allclose(doubled.asnumpy(), 2.0)
+
+
+def test_a_zero_limit_sends_every_imperative_operation_to_the_workers(default_engine, monkeypatch):
+    monkeypatch.setattr(default_engine, "inline_max_elements", 0)
+    a = mx.nd.ones((4,))
+    mx.nd.waitall()
+    with events.record(["engine.push", "engine.start"]) as rec:
+        b = a + 1
+        mx.nd.waitall()
+    assert _workers_of("_plus_scalar", rec.events) not in ([], ["inline"])
+    np.testing.assert_allclose(b.asnumpy(), 2.0)
+
+
+def test_the_limit_comes_from_the_environment(make_engine, monkeypatch):
+    monkeypatch.setenv("MXLAB_ENGINE_INLINE_MAX_ELEMENTS", "7")
+    assert make_engine("ThreadedEngine", 1).inline_max_elements == 7
+    monkeypatch.setenv("MXLAB_ENGINE_INLINE_MAX_ELEMENTS", "-1")
+    with pytest.raises(ValueError, match="MXLAB_ENGINE_INLINE_MAX_ELEMENTS"):
+        make_engine("ThreadedEngine", 1)
