@@ -348,7 +348,8 @@ SETTINGS: dict[str, Setting] = {
             "MXLAB_UPDATE_ON_KVSTORE",
             Boolean(),
             True,
-            "`Module` and Gluon's `Trainer` run the optimizer inside the KVStore when the store can (0: on each device)",
+            "`Module` and Gluon's `Trainer` run the optimizer inside the KVStore when the store can "
+            "(0: on each device)",
             mxnet="MXNET_UPDATE_ON_KVSTORE",
         ),
         # ------------------------------------------------------------------ KVStore
