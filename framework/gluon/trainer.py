@@ -97,8 +97,8 @@ class Trainer:
         """Choose the store (none for one context), the update mode, and seed it with the weights."""
         self._contexts = self._check_contexts()
         self._updaters = [opt.get_updater(self._optimizer) for _ in self._contexts]
-        config = self._kvstore_params
-        requested = config["kvstore"]
+        params = self._kvstore_params
+        requested = params["kvstore"]
         update_on_kvstore = config.get("MXLAB_UPDATE_ON_KVSTORE")
         store: kvs.KVStore | None
         if requested is None:
@@ -117,14 +117,14 @@ class Trainer:
         else:
             raise TrainerError(f"kvstore must be KVStore, str or None, got {type(requested).__name__}")
         if store is None:
-            if config["update_on_kvstore"]:
+            if params["update_on_kvstore"]:
                 raise TrainerError("Cannot set update_on_kvstore=True when there is no kvstore (one context)")
             update_on_kvstore = False
         else:
             if self._compression_params:
                 store.set_gradient_compression(self._compression_params)
-            if config["update_on_kvstore"] is not None:
-                update_on_kvstore = bool(config["update_on_kvstore"])
+            if params["update_on_kvstore"] is not None:
+                update_on_kvstore = bool(params["update_on_kvstore"])
             for i, param in enumerate(self._params):
                 store.init(i, param.list_data()[0])
                 store.pull(i, param.list_data(), priority=-i)  # every replica starts from the same weight
