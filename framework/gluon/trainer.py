@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import autograd
+from .. import autograd, config
 from .. import kvstore as kvs
 from .. import optimizer as opt
 from ..base import MXLabError
