@@ -12,6 +12,7 @@ from . import (
     custom_op,
     engine,
     events,
+    image,
     initializer,
     io,
     kvstore,
@@ -35,6 +36,7 @@ from . import (
     util,
     visualization,
 )
+from . import image as img
 from . import initializer as init
 from . import kvstore as kv
 from . import module as mod
@@ -72,6 +74,8 @@ __all__ = [
     "engine",
     "events",
     "gpu",
+    "image",
+    "img",
     "init",
     "io",
     "kv",

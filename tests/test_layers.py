@@ -56,6 +56,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "framework/module/",
             "framework/kvstore/",
             "framework/io/",
+            "framework/image/",
             "framework/model",
             "framework/optimizer",
             "framework/initializer",
