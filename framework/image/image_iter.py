@@ -111,6 +111,7 @@ class ImageIter(DataIter):
         self.path_root = path_root or ""
         self.shuffle = shuffle
         self.last_batch_handle = last_batch_handle
+        self.path_imgrec = path_imgrec
         self.imgrec: recordio.MXRecordIO | None = None
         self.imgidx: list[Any] | None = None
         if path_imgrec:
@@ -191,6 +192,7 @@ class ImageIter(DataIter):
             if self.last_batch_handle != "discard":
                 self.imgrec.reset()
             raise StopIteration
+        self.cur += 1
         header, img = recordio.unpack(record)
         return header.label, img
 
@@ -199,7 +201,10 @@ class ImageIter(DataIter):
         try:
             return imdecode(s)
         except ImageError as err:
-            where = f"image #{self.cur}" if self.seq is None else f"image with key {self.seq[self.cur - 1]!r}"
+            if self.seq is None:
+                where = f"record #{self.cur - 1} of {self.path_imgrec}"
+            else:
+                where = f"image with key {self.seq[self.cur - 1]!r}"
             raise ImageError(f"ImageIter: {where}: {err}") from None
 
     def check_valid_image(self, data: NDArray) -> None:
