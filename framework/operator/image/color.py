@@ -1,8 +1,8 @@
 """Colour operators on RGB images ``(H, W, 3)`` or ``(N, H, W, 3)``: lighting, brightness, contrast,
 saturation and hue, each fixed (``adjust_lighting``) or with a random strength (``random_*``).
 
-Each is a blend computed in float and written back in the input's dtype (rounded and clipped
-for uint8):
+Each is a blend computed in float and written back in the input's dtype (for uint8 clipped to
+[0, 255] and truncated, as MXNet's kernels cast):
 
 - brightness ``alpha``:  ``alpha * x``;
 - contrast ``alpha``:    ``alpha * x + (1 - alpha) * mean gray of the image``;
@@ -89,7 +89,7 @@ def lighting(xp: Any, x: Any, alpha: Any) -> Any:
 def _blend(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: list, fn: Any, alpha: Any) -> None:
     xp, data = op_ctx.xp, inputs[0]
     x = data.astype(work_dtype(data.dtype))
-    assign(outputs[0], req[0], saturate(xp, fn(xp, x, alpha), outputs[0].dtype))
+    assign(outputs[0], req[0], saturate(xp, fn(xp, x, alpha), outputs[0].dtype, truncate=True))
 
 
 def _register_rgb(name: str, params: type[ParamSet], compute: Any, description: str, random: bool) -> None:
@@ -184,7 +184,7 @@ def _color_jitter(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: lis
                                  (p.saturation, saturation, 1.0), (p.hue, hue, 0.0)):  # fmt: skip
         if strength > 0:
             x = fn(xp, x, _draw_factors(attrs, op_ctx, x, centre - strength, centre + strength))
-    assign(outputs[0], req[0], saturate(xp, x, outputs[0].dtype))
+    assign(outputs[0], req[0], saturate(xp, x, outputs[0].dtype, truncate=True))
 
 
 _register_rgb("_image_random_color_jitter", ColorJitterParam, _color_jitter,

@@ -4,7 +4,8 @@ Images reach these operators as MXNet's decoders make them, channels last: ``(H,
 a batch ``(N, H, W, C)``; ``to_tensor`` turns them into ``(C, H, W)`` / ``(N, C, H, W)`` floats,
 the layout ``normalize`` (and the network) expects. Colour arithmetic is done in float32 and
 written back in the input's dtype; for integer images the result is rounded and clipped to
-the dtype's range first, as OpenCV's ``saturate_cast`` does.
+the dtype's range first (resizing rounds as OpenCV does, the colour operators truncate as
+MXNet's kernels do).
 """
 
 from __future__ import annotations
@@ -57,13 +58,14 @@ def check_rgb(op_name: str, shape: Any) -> None:
         raise InferenceError(f"{op_name}: expected 3 (RGB) channels in the last axis, got shape {tuple(shape)}")
 
 
-def saturate(xp: Any, values: Any, dtype: Any) -> Any:
-    """``values`` in ``dtype``: integer dtypes are rounded (halves up, as OpenCV's fixed-point code
-    does) and clipped to their range first."""
+def saturate(xp: Any, values: Any, dtype: Any, truncate: bool = False) -> Any:
+    """``values`` in ``dtype``, clipped to an integer dtype's range first and rounded: halves up, as
+    OpenCV's fixed-point resize does, or towards zero (``truncate``), as MXNet's colour kernels cast."""
     dtype = np.dtype(dtype)
     if dtype.kind in "ui":
         info = np.iinfo(dtype)
-        return xp.clip(xp.floor(values + 0.5), info.min, info.max).astype(dtype)
+        values = xp.clip(values, info.min, info.max)
+        return (xp.trunc(values) if truncate else xp.floor(values + 0.5)).astype(dtype)
     return values.astype(dtype, copy=False)
 
 
