@@ -74,9 +74,12 @@ from .base import (
     PreparedBatchIter,
     check_batch_size,
     check_part,
+    ignore_unknown,
     plan_epoch,
     to_ndarray,
 )
+from .image_aug import DEFAULTS as AUGMENTATION_DEFAULTS
+from .image_aug import AugmentError, ExtraAugmentation
 
 _END = object()
 DTYPES = ("float32", "float16", "float64", "uint8")
@@ -87,24 +90,11 @@ MODES = {1: "L", 3: "RGB", 4: "RGBA"}
 UNSUPPORTED = {
     "path_imglist": "",
     "aug_seq": "aug_default",
-    "random_resized_crop": False,
-    "max_rotate_angle": 0,
-    "max_aspect_ratio": 0.0,
-    "max_shear_ratio": 0.0,
-    "max_crop_size": -1,
-    "min_crop_size": -1,
-    "max_random_scale": 1.0,
-    "min_random_scale": 1.0,
-    "brightness": 0.0,
-    "contrast": 0.0,
-    "saturation": 0.0,
-    "pca_noise": 0.0,
-    "rotate": -1,
-    "pad": 0,
     "mean_img": "",
     "shuffle_chunk_size": 0,
 }
-IGNORED = ("device_id", "shuffle_chunk_seed", "max_img_size", "min_img_size", "fill_value")
+# MXNet parameters about devices and chunked shuffling, which have no effect here
+IGNORED = ("device_id", "shuffle_chunk_seed")
 
 
 def partition(offsets: list[int], file_size: int, num_parts: int, part_index: int, indexed: bool) -> list[int]:
@@ -245,6 +235,7 @@ class _Augmenter:
         self.mult = np.float32(p["scale"]) / np.array(stds, dtype=np.float32).reshape(-1, 1, 1)
         self.max_pixels = p["max_decoded_pixels"]
         self._fromarray = Image.fromarray
+        self.extra: ExtraAugmentation = p["extra"]
 
     def label_of(self, header: Any, offset: int) -> Any:
         if header.flag > 0:
@@ -280,37 +271,74 @@ class _Augmenter:
             raise DataIterError(
                 f"ImageRecordIter: {self.path}, record at byte offset {offset}: cannot decode the image: {err}"
             ) from None
-        w, h = img.size
-        if self.resize > 0:
-            w, h = (self.resize, self.resize * h // w) if h > w else (self.resize * w // h, self.resize)
-        if h < self.height or w < self.width:
-            raise DataIterError(
-                f"ImageRecordIter: {self.path}, record at byte offset {offset}: image is {h}x{w} (HxW), smaller "
-                f"than data_shape {self.height}x{self.width}; set resize= to scale it up"
-            )
-        if self.rand_crop:
-            y = int(randoms[0] * (h - self.height + 1))
-            x = int(randoms[1] * (w - self.width + 1))
-        else:
-            y, x = (h - self.height) // 2, (w - self.width) // 2
         pixels = np.asarray(img)
         if self.mode == "L":  # decoded as RGB, converted with OpenCV's weights
             pixels = rgb_to_gray(pixels)
+        if self.extra.active:
+            return self._augmented(pixels, header, offset, randoms, out, label)
+        h, w = pixels.shape[:2]
+        if self.resize > 0:
+            w, h = self._resized_size(w, h)
+        y, x = self._crop_position(h, w, offset, randoms)
         if self.resize > 0 and self.resample is None:  # resize only the window the crop keeps
             crop = resize_bilinear(pixels, w, h, (y, x, self.height, self.width))
         else:
             if self.resize > 0:
                 pixels = np.asarray(self._fromarray(pixels).resize((w, h), self.resample))
             crop = pixels[y : y + self.height, x : x + self.width]
+        self._finish(crop, randoms, out)
+        return label, header.id
+
+    def _resized_size(self, w: int, h: int) -> tuple[int, int]:
+        """The size after ``resize``: the shorter edge becomes ``resize``."""
+        return (self.resize, self.resize * h // w) if h > w else (self.resize * w // h, self.resize)
+
+    def _crop_position(self, h: int, w: int, offset: int, randoms: np.ndarray) -> tuple[int, int]:
+        if h < self.height or w < self.width:
+            raise DataIterError(
+                f"ImageRecordIter: {self.path}, record at byte offset {offset}: image is {h}x{w} (HxW), smaller "
+                f"than data_shape {self.height}x{self.width}; set resize= to scale it up"
+            )
+        if self.rand_crop:
+            return int(randoms[0] * (h - self.height + 1)), int(randoms[1] * (w - self.width + 1))
+        return (h - self.height) // 2, (w - self.width) // 2
+
+    def _augmented(
+        self, pixels: np.ndarray, header: Any, offset: int, randoms: np.ndarray, out: np.ndarray, label: Any
+    ) -> tuple[Any, int]:
+        """The general path: resize, pad/warp, crop, colour (see :mod:`framework.io.image_aug`)."""
+        rng = np.random.RandomState(int(randoms[3]))
+        if self.resize > 0:
+            w, h = self._resized_size(pixels.shape[1], pixels.shape[0])
+            if self.resample is None:
+                pixels = np.ascontiguousarray(resize_bilinear(pixels, w, h))
+            else:
+                pixels = np.asarray(self._fromarray(pixels).resize((w, h), self.resample))
+        pixels = self.extra.geometry(pixels, rng)
+        if self.extra.crops:
+            crop = self.extra.crop(pixels, rng, self.height, self.width, self.rand_crop)
+        else:
+            y, x = self._crop_position(pixels.shape[0], pixels.shape[1], offset, randoms)
+            crop = pixels[y : y + self.height, x : x + self.width]
+        crop = self.extra.colour(crop, rng)
+        contrast, illumination = self.extra.normalize_jitter(rng)
+        self._finish(crop, randoms, out, contrast, illumination)
+        return label, header.id
+
+    def _finish(
+        self, crop: np.ndarray, randoms: np.ndarray, out: np.ndarray, contrast: float = 1.0, illumination: float = 0.0
+    ) -> None:
+        """Mirror, then ``(pixel - mean) * scale / std`` (times ``contrast``, plus ``illumination``) into ``out``."""
         if self.mirror or (self.rand_mirror and randoms[2] < 0.5):
             crop = crop[:, ::-1]
         chw = crop[None] if crop.ndim == 2 else crop.transpose(2, 0, 1)
         if self.normalize:
             np.subtract(chw, self.mean, out=out)
-            out *= self.mult
+            out *= self.mult if contrast == 1.0 else self.mult * np.float32(contrast)
+            if illumination:
+                out += np.float32(illumination)
         else:
             out[...] = chw
-        return label, header.id
 
 
 class _Loader:
@@ -382,7 +410,9 @@ class _Loader:
             if record is None:
                 raise DataIterError(f"ImageRecordIter: {self.path}: no record at byte offset {offset}")
             raw.append(record)
-        randoms = self.rng.random_sample((len(raw), 3))
+        randoms = self.rng.random_sample((len(raw), 3))  # crop position (y, x), mirror
+        if self.augment.extra.active:  # and a seed for each image's own augmentation generator
+            randoms = np.column_stack([randoms, self.rng.randint(0, 2**31 - 1, size=len(raw))])
         n = len(raw)
         if self.ctx.device_type == "cpu":
             # decode straight into the batch NDArray's memory (a block from the storage pool):
@@ -449,11 +479,9 @@ class ImageRecordIter(PreparedBatchIter):
         batch_size = check_batch_size("ImageRecordIter", batch_size)
         super().__init__(batch_size)
         for name, value in kwargs.items():
-            if name in UNSUPPORTED:
-                if value != UNSUPPORTED[name]:
-                    raise DataIterError(f"ImageRecordIter: {name}={value!r} is not implemented in MXLab")
-            elif name not in IGNORED:
-                raise DataIterError(f"ImageRecordIter: unknown argument {name!r}")
+            if name in UNSUPPORTED and value != UNSUPPORTED[name]:
+                raise DataIterError(f"ImageRecordIter: {name}={value!r} is not implemented in MXLab")
+        ignore_unknown("ImageRecordIter", kwargs, (*UNSUPPORTED, *IGNORED, *AUGMENTATION_DEFAULTS))
         data_shape = tuple(int(d) for d in data_shape)
         if len(data_shape) != 3 or data_shape[0] not in MODES or min(data_shape) <= 0:
             raise DataIterError(
@@ -518,6 +546,15 @@ class ImageRecordIter(PreparedBatchIter):
             scale=scale,
             max_decoded_pixels=max_decoded_pixels,
         )
+        try:
+            resample = (
+                None
+                if INTER_METHODS[inter_method] == "BILINEAR"
+                else getattr(Image.Resampling, INTER_METHODS[inter_method])
+            )
+            params["extra"] = ExtraAugmentation.from_kwargs(kwargs, resample)
+        except AugmentError as err:
+            raise DataIterError(f"ImageRecordIter: {err}") from None
         self._augment = _Augmenter(self.path_imgrec, data_shape, self.label_width, params)
         label_shape = (batch_size,) if self.label_width == 1 else (batch_size, self.label_width)
         self.provide_data = [DataDesc(data_name, (batch_size, *data_shape), self._np_dtype.type)]

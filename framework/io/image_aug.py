@@ -1,0 +1,275 @@
+"""``ImageRecordIter``'s optional augmentations: padding, affine jitter, random-resized and
+random-size crops, colour and lighting jitter, HLS jitter, and the legacy contrast/illumination.
+
+They follow MXNet 1.9.1's default image augmenter, in its order (``image_record_iter`` does
+the resize before and the mirror and normalisation after):
+
+1. ``pad`` pixels of ``fill_value`` around the image;
+2. an affine warp (Pillow, ``inter_method``'s filter, ``fill_value`` outside) when any of
+   ``rotate`` / ``max_rotate_angle`` (degrees), ``max_shear_ratio``, ``min_random_scale`` /
+   ``max_random_scale`` or ``max_aspect_ratio`` asks for one; the scaled size is kept within
+   ``[min_img_size, max_img_size]``;
+3. the crop: ``random_resized_crop`` (a window covering a fraction in ``[min_random_area,
+   max_random_area]`` of the image with an aspect ratio in ``[min_aspect_ratio,
+   max_aspect_ratio]``, ten tries, then the centre), or a square of a side in
+   ``[min_crop_size, max_crop_size]``, either resized to ``data_shape``; otherwise the
+   plain crop of ``image_record_iter``;
+4. colour: ``brightness``, ``contrast`` and ``saturation`` factors ``1 + U(-x, x)`` (contrast
+   towards the mean gray, saturation towards each pixel's gray), ``pca_noise`` (AlexNet's PCA
+   lighting, ImageNet's eigenvectors), and ``random_h`` / ``random_s`` / ``random_l`` offsets
+   in OpenCV's 8-bit HLS space (hue in [0, 180)); results are rounded and clipped to uint8;
+5. in the normalisation, ``max_random_contrast`` scales and ``max_random_illumination``
+   shifts the normalised pixels.
+
+Each image's random numbers come from its own generator, seeded by a number the loader
+draws from the epoch's generator, so the output does not depend on the threads. The
+arithmetic is vectorised over the pixels; the geometric warps are Pillow's.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+LUMA = np.array([0.299, 0.587, 0.114], dtype=np.float32)
+IMAGENET_EIGVAL = np.array([55.46, 4.794, 1.148], dtype=np.float32)
+IMAGENET_EIGVEC = np.array(
+    [[-0.5675, 0.7192, 0.4009], [-0.5808, -0.0045, -0.8140], [-0.5836, -0.6948, 0.4203]], dtype=np.float32
+)
+# The augmentation parameters and their MXNet 1.9.1 defaults (a default value means "off")
+DEFAULTS: dict[str, Any] = {
+    "pad": 0,
+    "fill_value": 255,
+    "rotate": -1,
+    "max_rotate_angle": 0,
+    "max_shear_ratio": 0.0,
+    "max_random_scale": 1.0,
+    "min_random_scale": 1.0,
+    "max_aspect_ratio": 0.0,
+    "min_aspect_ratio": None,
+    "max_img_size": 1e10,
+    "min_img_size": 0.0,
+    "random_resized_crop": False,
+    "max_random_area": 1.0,
+    "min_random_area": 1.0,
+    "max_crop_size": -1,
+    "min_crop_size": -1,
+    "brightness": 0.0,
+    "contrast": 0.0,
+    "saturation": 0.0,
+    "pca_noise": 0.0,
+    "random_h": 0,
+    "random_s": 0,
+    "random_l": 0,
+    "max_random_contrast": 0.0,
+    "max_random_illumination": 0.0,
+}
+
+
+class AugmentError(ValueError):
+    """An augmentation parameter out of its range (the message names it)."""
+
+
+@dataclass(frozen=True)
+class ExtraAugmentation:
+    """The optional augmentations of one iterator (the values of :data:`DEFAULTS`' keys)."""
+
+    params: dict[str, Any]
+    resample: Any  # Pillow's filter for the warps and the crop resizes
+
+    @classmethod
+    def from_kwargs(cls, kwargs: dict[str, Any], resample: Any) -> ExtraAugmentation:
+        params = dict(DEFAULTS)
+        params.update({k: v for k, v in kwargs.items() if k in DEFAULTS})
+        for name in ("pad", "max_rotate_angle", "random_h", "random_s", "random_l"):
+            if params[name] < 0:
+                raise AugmentError(f"{name} must be >= 0, got {params[name]}")
+        for name in ("max_shear_ratio", "max_aspect_ratio", "brightness", "contrast", "saturation", "pca_noise",
+                     "max_random_contrast", "max_random_illumination"):  # fmt: skip
+            if params[name] < 0:
+                raise AugmentError(f"{name} must be >= 0, got {params[name]}")
+        if not 0 < params["min_random_scale"] <= params["max_random_scale"]:
+            raise AugmentError(
+                f"need 0 < min_random_scale <= max_random_scale, got {params['min_random_scale']} and "
+                f"{params['max_random_scale']}"
+            )
+        if not 0 < params["min_random_area"] <= params["max_random_area"] <= 1:
+            raise AugmentError(
+                f"need 0 < min_random_area <= max_random_area <= 1, got {params['min_random_area']} and "
+                f"{params['max_random_area']}"
+            )
+        if params["min_aspect_ratio"] is not None and params["min_aspect_ratio"] <= 0:
+            raise AugmentError(f"min_aspect_ratio must be > 0, got {params['min_aspect_ratio']}")
+        if (params["max_crop_size"] == -1) != (params["min_crop_size"] == -1) or params["max_crop_size"] < params[
+            "min_crop_size"
+        ]:
+            raise AugmentError(
+                f"give both min_crop_size <= max_crop_size, got {params['min_crop_size']} and {params['max_crop_size']}"
+            )
+        if not 0 <= params["fill_value"] <= 255:
+            raise AugmentError(f"fill_value must be in [0, 255], got {params['fill_value']}")
+        return cls(params, resample)
+
+    # -------------------------------------------------------------- what is on
+    @property
+    def warps(self) -> bool:
+        p = self.params
+        return (
+            p["rotate"] > 0
+            or p["max_rotate_angle"] > 0
+            or p["max_shear_ratio"] > 0
+            or p["max_random_scale"] != 1
+            or p["min_random_scale"] != 1
+            or (p["max_aspect_ratio"] > 0 and not p["random_resized_crop"])
+        )
+
+    @property
+    def crops(self) -> bool:
+        return bool(self.params["random_resized_crop"]) or self.params["max_crop_size"] != -1
+
+    @property
+    def colours(self) -> bool:
+        p = self.params
+        return any(p[k] > 0 for k in ("brightness", "contrast", "saturation", "pca_noise", "random_h", "random_s",
+                                      "random_l"))  # fmt: skip
+
+    @property
+    def active(self) -> bool:
+        """Whether any augmentation here is on (the iterator then takes the general path)."""
+        p = self.params
+        return bool(
+            p["pad"] > 0 or self.warps or self.crops or self.colours
+            or p["max_random_contrast"] > 0 or p["max_random_illumination"] > 0
+        )  # fmt: skip
+
+    # -------------------------------------------------------------- geometry
+    def geometry(self, pixels: np.ndarray, rng: np.random.RandomState) -> np.ndarray:
+        """Pad, then warp (both optional)."""
+        p = self.params
+        if p["pad"] > 0:
+            width = ((p["pad"], p["pad"]), (p["pad"], p["pad"])) + ((0, 0),) * (pixels.ndim - 2)
+            pixels = np.pad(pixels, width, mode="constant", constant_values=p["fill_value"])
+        if self.warps:
+            pixels = self._warp(pixels, rng)
+        return pixels
+
+    def _warp(self, pixels: np.ndarray, rng: np.random.RandomState) -> np.ndarray:
+        p = self.params
+        angle = p["rotate"] if p["rotate"] > 0 else rng.uniform(-p["max_rotate_angle"], p["max_rotate_angle"])
+        shear = rng.uniform(-p["max_shear_ratio"], p["max_shear_ratio"])
+        scale = rng.uniform(p["min_random_scale"], p["max_random_scale"])
+        ratio = 1.0 + rng.uniform(-p["max_aspect_ratio"], p["max_aspect_ratio"])
+        # the scale splits into height and width scales whose ratio is ``ratio``
+        scale_h = 2 * scale / (1 + ratio)
+        scale_w = ratio * scale_h
+        height, width = pixels.shape[:2]
+        new_w = int(min(max(width * scale, p["min_img_size"]), p["max_img_size"]))
+        new_h = int(min(max(height * scale, p["min_img_size"]), p["max_img_size"]))
+        a, b = math.cos(math.radians(angle)), math.sin(math.radians(angle))
+        # forward map (about the centres): rotation, shear along x, then the two scales
+        forward = np.array([[scale_w * (a - shear * b), scale_w * (b + shear * a)], [-scale_h * b, scale_h * a]])
+        inverse = np.linalg.inv(forward)
+        centre_in = np.array([width / 2.0, height / 2.0])
+        centre_out = np.array([new_w / 2.0, new_h / 2.0])
+        offset = centre_in - inverse @ centre_out  # Pillow maps each output pixel back to the input
+        coeffs = (inverse[0, 0], inverse[0, 1], offset[0], inverse[1, 0], inverse[1, 1], offset[1])
+        fill = p["fill_value"] if pixels.ndim == 2 else (p["fill_value"],) * pixels.shape[2]
+        resample = self.resample if self.resample is not None else Image.Resampling.BILINEAR
+        image = Image.fromarray(np.ascontiguousarray(pixels))
+        warped = image.transform(
+            (max(new_w, 1), max(new_h, 1)), Image.Transform.AFFINE, coeffs, resample, fillcolor=fill
+        )
+        return np.asarray(warped)
+
+    def crop(
+        self, pixels: np.ndarray, rng: np.random.RandomState, height: int, width: int, rand_crop: bool
+    ) -> np.ndarray:
+        """The random-resized or random-size crop, resized to (height, width)."""
+        p = self.params
+        src_h, src_w = pixels.shape[:2]
+        if p["random_resized_crop"]:
+            low = p["min_aspect_ratio"] if p["min_aspect_ratio"] is not None else 1.0 - p["max_aspect_ratio"]
+            high = p["max_aspect_ratio"] if p["max_aspect_ratio"] > 0 else 1.0
+            low, high = min(low, high), max(low, high)
+            box = None
+            for _ in range(10):
+                area = rng.uniform(p["min_random_area"], p["max_random_area"]) * src_h * src_w
+                aspect = rng.uniform(low, high) if high > low else high
+                w = round(math.sqrt(area * aspect))
+                h = round(math.sqrt(area / aspect))
+                if 0 < w <= src_w and 0 < h <= src_h:
+                    box = (rng.randint(0, src_h - h + 1), rng.randint(0, src_w - w + 1), h, w)
+                    break
+            if box is None:  # the centre square that fits
+                side = min(src_h, src_w)
+                box = ((src_h - side) // 2, (src_w - side) // 2, side, side)
+        else:
+            side = min(rng.randint(p["min_crop_size"], p["max_crop_size"] + 1), src_h, src_w)
+            if rand_crop:
+                box = (rng.randint(0, src_h - side + 1), rng.randint(0, src_w - side + 1), side, side)
+            else:
+                box = ((src_h - side) // 2, (src_w - side) // 2, side, side)
+        y, x, h, w = box
+        window = np.ascontiguousarray(pixels[y : y + h, x : x + w])
+        resample = self.resample if self.resample is not None else Image.Resampling.BILINEAR
+        return np.asarray(Image.fromarray(window).resize((width, height), resample))
+
+    # -------------------------------------------------------------- colour
+    def colour(self, pixels: np.ndarray, rng: np.random.RandomState) -> np.ndarray:
+        """Brightness, contrast, saturation, PCA lighting and HLS jitter on an RGB uint8 image."""
+        p = self.params
+        if pixels.ndim != 3 or pixels.shape[2] < 3:
+            return pixels  # the colour jitters need red, green and blue
+        values = pixels[..., :3].astype(np.float32)
+        if p["brightness"] > 0:
+            values *= np.float32(1.0 + rng.uniform(-p["brightness"], p["brightness"]))
+        if p["contrast"] > 0:
+            alpha = np.float32(1.0 + rng.uniform(-p["contrast"], p["contrast"]))
+            values = alpha * values + (1 - alpha) * np.float32((values @ LUMA).mean())
+        if p["saturation"] > 0:
+            alpha = np.float32(1.0 + rng.uniform(-p["saturation"], p["saturation"]))
+            values = alpha * values + (1 - alpha) * (values @ LUMA)[..., None]
+        if p["pca_noise"] > 0:
+            alpha = rng.normal(0.0, p["pca_noise"], 3).astype(np.float32)
+            values = values + IMAGENET_EIGVEC @ (alpha * IMAGENET_EIGVAL)
+        if p["random_h"] or p["random_s"] or p["random_l"]:
+            values = self._hls_jitter(np.clip(values, 0, 255), rng)
+        out = pixels.copy()
+        out[..., :3] = np.clip(np.floor(values + 0.5), 0, 255).astype(np.uint8)
+        return out
+
+    def _hls_jitter(self, rgb: np.ndarray, rng: np.random.RandomState) -> np.ndarray:
+        """Add offsets to hue (OpenCV's 8-bit scale: 180 per turn), lightness and saturation (0-255)."""
+        p = self.params
+        dh = rng.uniform(-p["random_h"], p["random_h"])
+        ds = rng.uniform(-p["random_s"], p["random_s"])
+        dl = rng.uniform(-p["random_l"], p["random_l"])
+        unit = rgb / 255.0
+        high, low = unit.max(axis=-1), unit.min(axis=-1)
+        lightness = (high + low) / 2
+        chroma = high - low
+        safe = np.where(chroma > 0, chroma, 1.0)
+        saturation = np.where(chroma > 0, chroma / np.where(lightness < 0.5, high + low, 2 - high - low + 1e-12), 0.0)
+        r, g, b = unit[..., 0], unit[..., 1], unit[..., 2]
+        sector = np.where(high == r, ((g - b) / safe) % 6, np.where(high == g, (b - r) / safe + 2, (r - g) / safe + 4))
+        hue = (sector * 30 + dh) % 180  # 0..180, OpenCV's 8-bit hue
+        lightness = np.clip(lightness + dl / 255.0, 0, 1)
+        saturation = np.clip(saturation + ds / 255.0, 0, 1)
+        chroma = (1 - np.abs(2 * lightness - 1)) * saturation
+        high = lightness + chroma / 2
+        turned = hue / 30.0
+        channels = [
+            high - chroma * np.clip(np.minimum((n + turned) % 6, 4 - (n + turned) % 6), 0, 1) for n in (5, 3, 1)
+        ]
+        return np.stack(channels, axis=-1) * 255.0
+
+    def normalize_jitter(self, rng: np.random.RandomState) -> tuple[float, float]:
+        """(contrast factor, illumination offset) for the normalisation of one image."""
+        p = self.params
+        contrast = 1.0 + rng.uniform(-p["max_random_contrast"], p["max_random_contrast"])
+        illumination = rng.uniform(-p["max_random_illumination"], p["max_random_illumination"])
+        return contrast, illumination
