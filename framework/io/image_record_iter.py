@@ -32,6 +32,11 @@ Each image goes through MXNet's default augmenter in MXNet's order:
 4. ``(pixel - mean) * (scale / std)`` per channel (RGB order), in float32; skipped for
    ``dtype='uint8'``.
 
+When any of MXNet's other augmentation parameters is set (``pad``, ``max_rotate_angle``,
+``random_resized_crop``, ``brightness``, ``pca_noise``, ...), the image takes the general path
+of :mod:`framework.io.image_aug` between the resize and the mirror: pad and warp, the crop,
+the colour jitters, and a contrast/illumination jitter in the normalisation.
+
 ``data_shape[0]`` chooses the colour mode: 1 grayscale, 3 RGB, 4 RGBA. Labels come from the
 record header: a scalar label needs ``label_width=1``; an array label must have exactly
 ``label_width`` values.
