@@ -99,8 +99,7 @@ class ImageIter(DataIter):
             raise ImageError(
                 f"ImageIter: last_batch_handle must be one of {LAST_BATCH_HANDLES}, got {last_batch_handle!r}"
             )
-        if len(data_shape) != 3 or data_shape[0] != 3:
-            raise ImageError(f"ImageIter: data_shape must be (3, height, width) (RGB images), got {data_shape}")
+        self.check_data_shape(data_shape)
         if not 0 <= part_index < num_parts:
             raise ImageError(f"ImageIter: part_index must be in [0, num_parts={num_parts}), got {part_index}")
         if aug_list is not None and kwargs:
@@ -160,6 +159,17 @@ class ImageIter(DataIter):
                 self.imgrec.reset()
             self.cur = 0
             self._allow_read = True
+
+    def hard_reset(self) -> None:
+        """Start again from the first image, dropping a held roll-over batch."""
+        self._held = None
+        self.reset()
+
+    @staticmethod
+    def check_data_shape(data_shape: tuple[int, ...]) -> None:
+        """``data_shape`` must be (3, height, width): ImageIter decodes RGB images."""
+        if len(data_shape) != 3 or data_shape[0] != 3:
+            raise ImageError(f"ImageIter: data_shape must be (3, height, width) (RGB images), got {data_shape}")
 
     def read_image(self, fname: str) -> bytes:
         """The encoded bytes of ``fname`` under ``path_root``."""

@@ -51,6 +51,16 @@ def test_roll_over_completes_the_last_batch_in_the_next_epoch():
     np.testing.assert_array_equal(second[0].label[0].asnumpy(), [8 % 3, 9 % 3, 0, 1])
 
 
+def test_hard_reset_drops_the_held_roll_over_batch():
+    it = mx.image.ImageIter(4, (3, 8, 8), path_imgrec=REC, path_imgidx=IDX, aug_list=plain_augs(),
+                            last_batch_handle="roll_over")  # fmt: skip
+    epoch(it)
+    it.hard_reset()
+    np.testing.assert_array_equal(next(it).label[0].asnumpy(), [0, 1, 2, 0])
+    with pytest.raises(ImageError, match="data_shape"):
+        mx.image.ImageIter.check_data_shape((3, 8))
+
+
 def test_shuffle_uses_python_random_and_needs_the_index():
     random.seed(2)
     it = mx.image.ImageIter(5, (3, 8, 8), path_imgrec=REC, path_imgidx=IDX, shuffle=True, aug_list=plain_augs())

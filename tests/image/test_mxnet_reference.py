@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -117,4 +116,3 @@ def test_the_script_reproduces_the_committed_data(tmp_path):
         assert sorted(fresh.files) == sorted(committed.files)
         for key in committed.files:
             np.testing.assert_array_equal(fresh[key], committed[key], err_msg=key)
-    shutil.rmtree(tmp_path)
