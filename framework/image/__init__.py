@@ -4,6 +4,7 @@
 - :mod:`.decode`: ``imdecode`` / ``imread`` (Pillow; MXNet uses OpenCV);
 - :mod:`.resize`: ``imresize`` with MXNet's interpolation codes, ``scale_down``, ``resize_short``;
 - :mod:`.crop`: ``fixed_crop``, ``center_crop``, ``random_crop``, ``random_size_crop``;
+- :mod:`.rotate`: ``imrotate``, ``random_rotate`` (CHW float images, as in MXNet);
 - :mod:`.augmenters`: the ``Augmenter`` classes, ``color_normalize`` and ``CreateAugmenter``;
 - :mod:`.image_iter`: ``ImageIter``, batches from a ``.rec`` file or a list of image files.
 
@@ -42,6 +43,7 @@ from .crop import center_crop, fixed_crop, random_crop, random_size_crop
 from .decode import imdecode, imread
 from .image_iter import ImageIter
 from .resize import imresize, resize_short, scale_down
+from .rotate import imrotate, random_rotate
 
 __all__ = [
     "Augmenter",
@@ -71,7 +73,9 @@ __all__ = [
     "imdecode",
     "imread",
     "imresize",
+    "imrotate",
     "random_crop",
+    "random_rotate",
     "random_size_crop",
     "resize_short",
     "scale_down",

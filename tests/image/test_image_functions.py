@@ -175,3 +175,24 @@ def test_random_size_crop_falls_back_to_the_centre_and_checks_arguments():
         mx.image.random_size_crop(src, (5, 5), 0.5, (0.0, 1.0))
     with pytest.raises(ImageError, match="unknown arguments"):
         mx.image.random_size_crop(src, (5, 5), 0.5, (1.0, 1.0), bogus=1)
+
+
+def test_imrotate_turns_counter_clockwise_and_checks_its_arguments():
+    src = mx.nd.array(np.arange(25, dtype=np.float32).reshape(1, 5, 5))
+    np.testing.assert_allclose(mx.image.imrotate(src, 90).asnumpy()[0], np.rot90(src.asnumpy()[0]), atol=1e-4)
+    np.testing.assert_allclose(mx.image.imrotate(src, 0).asnumpy(), src.asnumpy(), atol=1e-5)
+    with pytest.raises(ImageError, match="float32"):
+        mx.image.imrotate(mx.nd.zeros((1, 4, 4), dtype="uint8"), 10)
+    with pytest.raises(ImageError, match="cannot both be True"):
+        mx.image.imrotate(src, 10, zoom_in=True, zoom_out=True)
+    with pytest.raises(ImageError, match="one angle or one per image"):
+        mx.image.imrotate(mx.nd.zeros((3, 1, 4, 4)), [1.0, 2.0])
+
+
+def test_random_rotate_draws_with_python_random():
+    src = mx.nd.array(np.random.default_rng(0).random((2, 1, 6, 6)).astype(np.float32))
+    random.seed(4)
+    out = mx.image.random_rotate(src, (-30, 30))
+    random.seed(4)
+    angles = [random.uniform(-30, 30) for _ in range(2)]
+    np.testing.assert_allclose(out.asnumpy(), mx.image.imrotate(src, angles).asnumpy())

@@ -109,6 +109,11 @@ def test_resizing_matches_opencv(key, tolerance, reference, mxlab_arrays):
     assert np.abs(ours - theirs).max() <= tolerance
 
 
+@pytest.mark.parametrize("key", ["imrotate/30", "imrotate/zoom_in", "imrotate/zoom_out", "imrotate/batch"])
+def test_rotation_matches_mxnet(key, reference, mxlab_arrays):
+    np.testing.assert_allclose(mxlab_arrays[key], reference[key], rtol=1e-5, atol=1e-3)
+
+
 @pytest.mark.skipif(not os.environ.get("MXNET_PYTHON"), reason="set MXNET_PYTHON to an interpreter with MXNet 1.9.1")
 def test_the_script_reproduces_the_committed_data(tmp_path):
     subprocess.run([os.environ["MXNET_PYTHON"], str(SCRIPT), str(tmp_path)], check=True, timeout=600)

@@ -13,7 +13,7 @@ It writes into OUT_DIR (default: this folder):
 - ``images.rec`` / ``images.idx``: the same PNGs as RecordIO records (key ``k``, label ``k % 3``);
 - ``reference.npz``: the ImageIter batches (data, label, pad per batch) for several pipelines
   of deterministic augmenters, and of random ones under a fixed ``random.seed``, plus
-  ``imresize`` / ``resize_short`` outputs for each interpolation code.
+  ``imresize`` / ``resize_short`` outputs for each interpolation code, and ``imrotate``'s.
 
 tests/image/test_mxnet_reference.py compares MXLab against these files (and runs this script
 live when ``MXNET_PYTHON`` names an interpreter with MXNet 1.9.1). The functions take the
@@ -167,6 +167,12 @@ def run_functions(mx: ModuleType, out: str, arrays: dict) -> None:
         arrays[f"imresize/grow/{interp}"] = mx.image.imresize(src, 45, 52, interp=interp).asnumpy()
     arrays["resize_short/20"] = mx.image.resize_short(src, 20, interp=1).asnumpy()
     arrays["fixed_crop"] = mx.image.fixed_crop(src, 3, 5, 20, 24, size=(10, 12), interp=1).asnumpy()
+    chw = mx.nd.array(src.asnumpy().transpose(2, 0, 1).astype(np.float32))
+    arrays["imrotate/30"] = mx.image.imrotate(chw, 30).asnumpy()
+    arrays["imrotate/zoom_in"] = mx.image.imrotate(chw, -40, zoom_in=True).asnumpy()
+    arrays["imrotate/zoom_out"] = mx.image.imrotate(chw, 25, zoom_out=True).asnumpy()
+    batch = mx.nd.array(np.stack([chw.asnumpy(), chw.asnumpy()[:, ::-1]]))
+    arrays["imrotate/batch"] = mx.image.imrotate(batch, mx.nd.array(np.array([10.0, -95.0], np.float32))).asnumpy()
     with open(os.path.join(out, "images", "img_3.png"), "rb") as f:
         arrays["gray"] = mx.image.imdecode(f.read(), flag=0).asnumpy()
 
