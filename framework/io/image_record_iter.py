@@ -212,6 +212,12 @@ def resize_bilinear(
     return out.reshape(h, channels, w).transpose(0, 2, 1)
 
 
+def pillow_filter(inter_method: int) -> Any:
+    """Pillow's resampling filter for ``inter_method``; None for bilinear (done as OpenCV does here)."""
+    method = INTER_METHODS[inter_method]
+    return None if method == "BILINEAR" else getattr(Image.Resampling, method)
+
+
 def rgb_to_gray(pixels: np.ndarray) -> np.ndarray:
     """OpenCV's ``BGR2GRAY`` in fixed point (0.299 R + 0.587 G + 0.114 B, 14-bit weights)."""
     rgb = pixels.astype(np.uint32)
@@ -230,8 +236,7 @@ class _Augmenter:
         self.rand_crop = p["rand_crop"]
         self.rand_mirror = p["rand_mirror"]
         self.mirror = p["mirror"]
-        method = INTER_METHODS[p["inter_method"]]
-        self.resample = None if method == "BILINEAR" else getattr(Image.Resampling, method)
+        self.resample = pillow_filter(p["inter_method"])
         self.normalize = p["dtype"] != "uint8"
         means = [p["mean_r"], p["mean_g"], p["mean_b"], p["mean_a"]][: self.channels]
         stds = [p["std_r"], p["std_g"], p["std_b"], p["std_a"]][: self.channels]
@@ -552,12 +557,7 @@ class ImageRecordIter(PreparedBatchIter):
             max_decoded_pixels=max_decoded_pixels,
         )
         try:
-            resample = (
-                None
-                if INTER_METHODS[inter_method] == "BILINEAR"
-                else getattr(Image.Resampling, INTER_METHODS[inter_method])
-            )
-            params["extra"] = ExtraAugmentation.from_kwargs(kwargs, resample)
+            params["extra"] = ExtraAugmentation.from_kwargs(kwargs, pillow_filter(inter_method))
         except AugmentError as err:
             raise DataIterError(f"ImageRecordIter: {err}") from None
         self._augment = _Augmenter(self.path_imgrec, data_shape, self.label_width, params)
