@@ -5,7 +5,7 @@ They follow MXNet 1.9.1's default image augmenter, in its order (``image_record_
 the resize before and the mirror and normalisation after):
 
 1. ``pad`` pixels of ``fill_value`` around the image;
-2. an affine warp (Pillow, ``inter_method``'s filter, ``fill_value`` outside) when any of
+2. an affine warp (OpenCV's ``warpAffine`` geometry, bilinear, ``fill_value`` outside) when any of
    ``rotate`` / ``max_rotate_angle`` (degrees), ``max_shear_ratio``, ``min_random_scale`` /
    ``max_random_scale`` or ``max_aspect_ratio`` asks for one; the scaled size is kept within
    ``[min_img_size, max_img_size]``;
@@ -23,7 +23,7 @@ the resize before and the mirror and normalisation after):
 
 Each image's random numbers come from its own generator, seeded by a number the loader
 draws from the epoch's generator, so the output does not depend on the threads. The
-arithmetic is vectorised over the pixels; the geometric warps are Pillow's.
+arithmetic is vectorised over the pixels.
 """
 
 from __future__ import annotations
@@ -70,6 +70,41 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
+def warp_affine(
+    pixels: np.ndarray, inverse: np.ndarray, offset: np.ndarray, width: int, height: int, fill: int, resample: Any
+) -> np.ndarray:
+    """OpenCV's ``warpAffine`` with a constant border: output pixel (x, y) (integer pixel centres)
+    samples the input at ``inverse @ (x, y) + offset``; neighbours outside the image are ``fill``.
+
+    Bilinear unless ``resample`` is Pillow's nearest filter; computed in float and rounded, where
+    OpenCV quantises the positions to 1/32 pixel (so a pixel may differ by a level).
+    """
+    src_h, src_w = pixels.shape[:2]
+    ys, xs = np.mgrid[0:height, 0:width].astype(np.float64)
+    sx = inverse[0, 0] * xs + inverse[0, 1] * ys + offset[0]
+    sy = inverse[1, 0] * xs + inverse[1, 1] * ys + offset[1]
+    planes = pixels.reshape(src_h, src_w, -1).astype(np.float32)
+    if resample == Image.Resampling.NEAREST:
+        taps = [(np.rint(sy).astype(np.intp), np.rint(sx).astype(np.intp), np.ones_like(sx))]
+    else:
+        x0, y0 = np.floor(sx).astype(np.intp), np.floor(sy).astype(np.intp)
+        fx, fy = sx - x0, sy - y0
+        taps = [
+            (y0, x0, (1 - fx) * (1 - fy)),
+            (y0, x0 + 1, fx * (1 - fy)),
+            (y0 + 1, x0, (1 - fx) * fy),
+            (y0 + 1, x0 + 1, fx * fy),
+        ]
+    out = np.zeros((height, width, planes.shape[2]), dtype=np.float32)
+    for yy, xx, weight in taps:
+        inside = (yy >= 0) & (yy < src_h) & (xx >= 0) & (xx < src_w)
+        values = planes[np.clip(yy, 0, src_h - 1), np.clip(xx, 0, src_w - 1)]
+        values = np.where(inside[..., None], values, np.float32(fill))
+        out += values * weight[..., None].astype(np.float32)
+    out = np.clip(np.floor(out + 0.5), 0, 255).astype(np.uint8)
+    return out.reshape((height, width, *pixels.shape[2:]))
+
+
 class AugmentError(ValueError):
     """An augmentation parameter out of its range (the message names it)."""
 
@@ -79,10 +114,11 @@ class ExtraAugmentation:
     """The optional augmentations of one iterator (the values of :data:`DEFAULTS`' keys)."""
 
     params: dict[str, Any]
-    resample: Any  # Pillow's filter for the warps and the crop resizes
+    resample: Any  # Pillow's filter for the warps (None: bilinear)
+    resize: Any  # resize(pixels, width, height) -> pixels, the iterator's resize for the crops
 
     @classmethod
-    def from_kwargs(cls, kwargs: dict[str, Any], resample: Any) -> ExtraAugmentation:
+    def from_kwargs(cls, kwargs: dict[str, Any], resample: Any, resize: Any) -> ExtraAugmentation:
         params = dict(DEFAULTS)
         params.update({k: v for k, v in kwargs.items() if k in DEFAULTS})
         for name in ("pad", "max_rotate_angle", "random_h", "random_s", "random_l"):
@@ -112,7 +148,7 @@ class ExtraAugmentation:
             )
         if not 0 <= params["fill_value"] <= 255:
             raise AugmentError(f"fill_value must be in [0, 255], got {params['fill_value']}")
-        return cls(params, resample)
+        return cls(params, resample, resize)
 
     # -------------------------------------------------------------- what is on
     @property
@@ -170,20 +206,14 @@ class ExtraAugmentation:
         new_w = int(min(max(width * scale, p["min_img_size"]), p["max_img_size"]))
         new_h = int(min(max(height * scale, p["min_img_size"]), p["max_img_size"]))
         a, b = math.cos(math.radians(angle)), math.sin(math.radians(angle))
-        # forward map (about the centres): rotation, shear along x, then the two scales
-        forward = np.array([[scale_w * (a - shear * b), scale_w * (b + shear * a)], [-scale_h * b, scale_h * a]])
-        inverse = np.linalg.inv(forward)
-        centre_in = np.array([width / 2.0, height / 2.0])
-        centre_out = np.array([new_w / 2.0, new_h / 2.0])
-        offset = centre_in - inverse @ centre_out  # Pillow maps each output pixel back to the input
-        coeffs = (inverse[0, 0], inverse[0, 1], offset[0], inverse[1, 0], inverse[1, 1], offset[1])
-        fill = p["fill_value"] if pixels.ndim == 2 else (p["fill_value"],) * pixels.shape[2]
-        resample = self.resample if self.resample is not None else Image.Resampling.BILINEAR
-        image = Image.fromarray(np.ascontiguousarray(pixels))
-        warped = image.transform(
-            (max(new_w, 1), max(new_h, 1)), Image.Transform.AFFINE, coeffs, resample, fillcolor=fill
+        # MXNet's forward map (source -> output pixel, integer pixel centres): rotation and shear,
+        # then the two scales; the translation takes the source centre to the output centre
+        forward = np.array(
+            [[scale_h * a - shear * b * scale_w, scale_h * b + shear * a * scale_w], [-b * scale_w, a * scale_w]]
         )
-        return np.asarray(warped)
+        shift = (np.array([new_w, new_h]) - forward @ np.array([width, height])) / 2
+        inverse = np.linalg.inv(forward)
+        return warp_affine(pixels, inverse, -inverse @ shift, new_w, new_h, p["fill_value"], self.resample)
 
     def crop(
         self, pixels: np.ndarray, rng: np.random.RandomState, height: int, width: int, rand_crop: bool
@@ -214,9 +244,7 @@ class ExtraAugmentation:
             else:
                 box = ((src_h - side) // 2, (src_w - side) // 2, side, side)
         y, x, h, w = box
-        window = np.ascontiguousarray(pixels[y : y + h, x : x + w])
-        resample = self.resample if self.resample is not None else Image.Resampling.BILINEAR
-        return np.asarray(Image.fromarray(window).resize((width, height), resample))
+        return self.resize(np.ascontiguousarray(pixels[y : y + h, x : x + w]), width, height)
 
     # -------------------------------------------------------------- colour
     def colour(self, pixels: np.ndarray, rng: np.random.RandomState) -> np.ndarray:

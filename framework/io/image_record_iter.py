@@ -212,6 +212,13 @@ def resize_bilinear(
     return out.reshape(h, channels, w).transpose(0, 2, 1)
 
 
+def resize_pixels(pixels: np.ndarray, width: int, height: int, resample: Any) -> np.ndarray:
+    """Resize an HWC uint8 image: OpenCV's bilinear (``resample=None``) or a Pillow filter."""
+    if resample is None:
+        return np.ascontiguousarray(resize_bilinear(pixels, width, height))
+    return np.asarray(Image.fromarray(pixels).resize((width, height), resample))
+
+
 def pillow_filter(inter_method: int) -> Any:
     """Pillow's resampling filter for ``inter_method``; None for bilinear (done as OpenCV does here)."""
     method = INTER_METHODS[inter_method]
@@ -320,10 +327,7 @@ class _Augmenter:
         rng = np.random.RandomState(int(randoms[3]))
         if self.resize > 0:
             w, h = self._resized_size(pixels.shape[1], pixels.shape[0])
-            if self.resample is None:
-                pixels = np.ascontiguousarray(resize_bilinear(pixels, w, h))
-            else:
-                pixels = np.asarray(self._fromarray(pixels).resize((w, h), self.resample))
+            pixels = resize_pixels(pixels, w, h, self.resample)
         pixels = self.extra.geometry(pixels, rng)
         if self.extra.crops:
             crop = self.extra.crop(pixels, rng, self.height, self.width, self.rand_crop)
@@ -557,7 +561,10 @@ class ImageRecordIter(PreparedBatchIter):
             max_decoded_pixels=max_decoded_pixels,
         )
         try:
-            params["extra"] = ExtraAugmentation.from_kwargs(kwargs, pillow_filter(inter_method))
+            resample = pillow_filter(inter_method)
+            params["extra"] = ExtraAugmentation.from_kwargs(
+                kwargs, resample, functools.partial(resize_pixels, resample=resample)
+            )
         except AugmentError as err:
             raise DataIterError(f"ImageRecordIter: {err}") from None
         self._augment = _Augmenter(self.path_imgrec, data_shape, self.label_width, params)

@@ -92,26 +92,30 @@ def test_a_fixed_rotation_of_180_degrees_turns_the_image():
             resize=-1, rand_crop=False, rand_mirror=False, mirror=False, inter_method=0, dtype="uint8",
             mean_r=0, mean_g=0, mean_b=0, mean_a=0, std_r=1, std_g=1, std_b=1, std_a=1, scale=1,
             max_decoded_pixels=10**6,
-            extra=io.image_aug.ExtraAugmentation.from_kwargs({"rotate": 180}, Image.Resampling.NEAREST),
+            extra=io.image_aug.ExtraAugmentation.from_kwargs({"rotate": 180}, Image.Resampling.NEAREST, None),
         ),
     )  # fmt: skip
     out = np.zeros(SHAPE, dtype=np.uint8)
     aug(record, 0, np.array([0.0, 0.0, 0.9, 1.0]), out)
-    np.testing.assert_array_equal(out.transpose(1, 2, 0), rgb[::-1, ::-1])
+    # MXNet turns about (w/2, h/2), not the centre pixel (w-1)/2: pixel x lands on w - x, so the first
+    # row and column come from outside the image (fill_value, 255) and the rest is the turned image
+    turned = out.transpose(1, 2, 0)
+    np.testing.assert_array_equal(turned[1:, 1:], rgb[::-1, ::-1][:-1, :-1])
+    assert np.all(turned[0] == 255) and np.all(turned[:, 0] == 255)
 
 
 def test_colour_arithmetic_matches_the_formulas():
-    extra = io.image_aug.ExtraAugmentation.from_kwargs({"brightness": 0.5}, None)
+    extra = io.image_aug.ExtraAugmentation.from_kwargs({"brightness": 0.5}, None, None)
     pixels = np.full((2, 2, 3), 100, dtype=np.uint8)
     rng = np.random.RandomState(0)
     factor = 1 + np.random.RandomState(0).uniform(-0.5, 0.5)
     np.testing.assert_array_equal(extra.colour(pixels, rng), np.floor(100 * np.float32(factor) + 0.5))
-    lighting = io.image_aug.ExtraAugmentation.from_kwargs({"pca_noise": 0.1}, None)
+    lighting = io.image_aug.ExtraAugmentation.from_kwargs({"pca_noise": 0.1}, None, None)
     alpha = np.random.RandomState(1).normal(0, 0.1, 3).astype(np.float32)
     expected = np.clip(np.floor(100 + IMAGENET_EIGVEC @ (alpha * IMAGENET_EIGVAL) + 0.5), 0, 255)
     np.testing.assert_array_equal(lighting.colour(pixels, np.random.RandomState(1))[0, 0], expected)
     gray = np.full((2, 2, 3), 90, dtype=np.uint8)  # no hue or saturation to change: HLS jitter keeps gray
-    hls = io.image_aug.ExtraAugmentation.from_kwargs({"random_h": 50, "random_s": 0}, None)
+    hls = io.image_aug.ExtraAugmentation.from_kwargs({"random_h": 50, "random_s": 0}, None, None)
     np.testing.assert_array_equal(hls.colour(gray, np.random.RandomState(2)), gray)
 
 

@@ -13,7 +13,8 @@ It writes into OUT_DIR (default: this folder):
 - ``images.rec`` / ``images.idx``: the same PNGs as RecordIO records (key ``k``, label ``k % 3``);
 - ``reference.npz``: the ImageIter batches (data, label, pad per batch) for several pipelines
   of deterministic augmenters, and of random ones under a fixed ``random.seed``, plus
-  ``imresize`` / ``resize_short`` outputs for each interpolation code, and ``imrotate``'s.
+  ``imresize`` / ``resize_short`` outputs for each interpolation code, ``imrotate``'s, and
+  ``ImageRecordIter`` batches with its deterministic augmentations (pad, rotate, crop size).
 
 tests/image/test_mxnet_reference.py compares MXLab against these files (and runs this script
 live when ``MXNET_PYTHON`` names an interpreter with MXNet 1.9.1). The functions take the
@@ -177,12 +178,31 @@ def run_functions(mx: ModuleType, out: str, arrays: dict) -> None:
         arrays["gray"] = mx.image.imdecode(f.read(), flag=0).asnumpy()
 
 
+RECORD_ITER_CASES = {
+    "pad": dict(data_shape=(3, 20, 20), pad=3, fill_value=9, resize=16),
+    "rotate90": dict(data_shape=(3, 16, 16), rotate=90, resize=16, fill_value=0),
+    "rotate30": dict(data_shape=(3, 16, 16), rotate=30, resize=18, fill_value=50),
+    "crop_size": dict(data_shape=(3, 12, 12), resize=16, min_crop_size=14, max_crop_size=14),
+}
+
+
+def run_record_iter(mx: ModuleType, out: str, arrays: dict) -> None:
+    """ImageRecordIter with its deterministic augmentations (padding, a fixed rotation, a fixed crop size)."""
+    for name, kwargs in RECORD_ITER_CASES.items():
+        it = mx.io.ImageRecordIter(path_imgrec=os.path.join(out, "images.rec"), batch_size=4, preprocess_threads=1,
+                                   **kwargs)  # fmt: skip
+        arrays[f"record_iter/{name}"] = next(iter(it)).data[0].asnumpy()
+        if hasattr(it, "close"):
+            it.close()
+
+
 def main(mx: ModuleType) -> None:
     out = sys.argv[1] if len(sys.argv) > 1 else HERE
     write_inputs(mx, out)
     arrays: dict = {}
     run_pipelines(mx, out, arrays)
     run_functions(mx, out, arrays)
+    run_record_iter(mx, out, arrays)
     np.savez_compressed(os.path.join(out, "reference.npz"), **arrays)
 
 
