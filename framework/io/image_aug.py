@@ -7,11 +7,12 @@ the resize before and the mirror and normalisation after):
 1. ``pad`` pixels of ``fill_value`` around the image;
 2. an affine warp (OpenCV's ``warpAffine`` geometry, bilinear, ``fill_value`` outside) when any of
    ``rotate`` / ``max_rotate_angle`` (degrees), ``max_shear_ratio``, ``min_random_scale`` /
-   ``max_random_scale`` or ``max_aspect_ratio`` asks for one; the scaled size is kept within
-   ``[min_img_size, max_img_size]``;
+   ``max_random_scale`` or the aspect ratio (``[min_aspect_ratio, max_aspect_ratio]``, or
+   ``1 +- max_aspect_ratio`` without a minimum) asks for one; the scaled size is kept within
+   ``[min_img_size, max_img_size]``; with ``random_resized_crop`` only rotation and shear warp;
 3. the crop: ``random_resized_crop`` (a window covering a fraction in ``[min_random_area,
-   max_random_area]`` of the image with an aspect ratio in ``[min_aspect_ratio,
-   max_aspect_ratio]``, ten tries, then the centre), or a square of a side in
+   max_random_area]`` of the image with an aspect ratio in the same range, ten tries, then
+   the centre), or a square of a side in
    ``[min_crop_size, max_crop_size]``, either resized to ``data_shape``; otherwise the
    plain crop of ``image_record_iter``;
 4. colour: ``brightness``, ``contrast`` and ``saturation`` factors ``1 + U(-x, x)`` (contrast
@@ -138,8 +139,16 @@ class ExtraAugmentation:
                 f"need 0 < min_random_area <= max_random_area <= 1, got {params['min_random_area']} and "
                 f"{params['max_random_area']}"
             )
-        if params["min_aspect_ratio"] is not None and params["min_aspect_ratio"] <= 0:
-            raise AugmentError(f"min_aspect_ratio must be > 0, got {params['min_aspect_ratio']}")
+        if params["min_aspect_ratio"] is not None and not 0 < params["min_aspect_ratio"] <= params["max_aspect_ratio"]:
+            raise AugmentError(
+                f"need 0 < min_aspect_ratio <= max_aspect_ratio, got {params['min_aspect_ratio']} and "
+                f"{params['max_aspect_ratio']}"
+            )
+        if params["min_aspect_ratio"] is None and params["max_aspect_ratio"] >= 1:
+            raise AugmentError(
+                f"without min_aspect_ratio the ratio is drawn from [1 - max_aspect_ratio, 1 + max_aspect_ratio]: "
+                f"max_aspect_ratio must be < 1, got {params['max_aspect_ratio']}"
+            )
         if (params["max_crop_size"] == -1) != (params["min_crop_size"] == -1) or params["max_crop_size"] < params[
             "min_crop_size"
         ]:
@@ -153,15 +162,19 @@ class ExtraAugmentation:
     # -------------------------------------------------------------- what is on
     @property
     def warps(self) -> bool:
+        """Rotation and shear always warp; scale and aspect jitter only without ``random_resized_crop``
+        (which has its own area and aspect ratio)."""
         p = self.params
-        return (
-            p["rotate"] > 0
-            or p["max_rotate_angle"] > 0
-            or p["max_shear_ratio"] > 0
-            or p["max_random_scale"] != 1
-            or p["min_random_scale"] != 1
-            or (p["max_aspect_ratio"] > 0 and not p["random_resized_crop"])
-        )
+        turns = p["rotate"] > 0 or p["max_rotate_angle"] > 0 or p["max_shear_ratio"] > 0
+        rescales = p["max_random_scale"] != 1 or p["min_random_scale"] != 1 or p["max_aspect_ratio"] > 0
+        return turns or (rescales and not p["random_resized_crop"])
+
+    def aspect_range(self) -> tuple[float, float]:
+        """``[min_aspect_ratio, max_aspect_ratio]``, or ``[1 - max, 1 + max]`` without a minimum."""
+        p = self.params
+        if p["min_aspect_ratio"] is None:
+            return 1.0 - p["max_aspect_ratio"], 1.0 + p["max_aspect_ratio"]
+        return p["min_aspect_ratio"], p["max_aspect_ratio"]
 
     @property
     def crops(self) -> bool:
@@ -197,8 +210,9 @@ class ExtraAugmentation:
         p = self.params
         angle = p["rotate"] if p["rotate"] > 0 else rng.uniform(-p["max_rotate_angle"], p["max_rotate_angle"])
         shear = rng.uniform(-p["max_shear_ratio"], p["max_shear_ratio"])
-        scale = rng.uniform(p["min_random_scale"], p["max_random_scale"])
-        ratio = 1.0 + rng.uniform(-p["max_aspect_ratio"], p["max_aspect_ratio"])
+        rescale = not p["random_resized_crop"]  # random_resized_crop brings its own area and aspect
+        scale = rng.uniform(p["min_random_scale"], p["max_random_scale"]) if rescale else 1.0
+        ratio = rng.uniform(*self.aspect_range()) if rescale else 1.0
         # the scale splits into height and width scales whose ratio is ``ratio``
         scale_h = 2 * scale / (1 + ratio)
         scale_w = ratio * scale_h
@@ -222,9 +236,7 @@ class ExtraAugmentation:
         p = self.params
         src_h, src_w = pixels.shape[:2]
         if p["random_resized_crop"]:
-            low = p["min_aspect_ratio"] if p["min_aspect_ratio"] is not None else 1.0 - p["max_aspect_ratio"]
-            high = p["max_aspect_ratio"] if p["max_aspect_ratio"] > 0 else 1.0
-            low, high = min(low, high), max(low, high)
+            low, high = self.aspect_range()
             box = None
             for _ in range(10):
                 area = rng.uniform(p["min_random_area"], p["max_random_area"]) * src_h * src_w

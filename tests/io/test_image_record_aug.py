@@ -63,6 +63,7 @@ def test_pad_adds_a_border_of_fill_value(rec_file):
         dict(max_shear_ratio=0.3),
         dict(min_random_scale=0.8, max_random_scale=1.2),
         dict(max_aspect_ratio=0.3),
+        dict(min_aspect_ratio=0.7, max_aspect_ratio=1.4),
         dict(random_resized_crop=True, min_random_area=0.3, max_random_area=0.8, min_aspect_ratio=0.75,
              max_aspect_ratio=1.33),
         dict(min_crop_size=10, max_crop_size=14, rand_crop=True),
@@ -126,7 +127,8 @@ def test_colour_arithmetic_matches_the_formulas():
         (dict(brightness=-0.1), "brightness must be >= 0"),
         (dict(min_random_scale=1.2, max_random_scale=1.0), "min_random_scale <= max_random_scale"),
         (dict(min_random_area=0.0), "min_random_area"),
-        (dict(min_aspect_ratio=-1.0), "min_aspect_ratio must be > 0"),
+        (dict(min_aspect_ratio=-1.0, max_aspect_ratio=1.3), "0 < min_aspect_ratio <= max_aspect_ratio"),
+        (dict(max_aspect_ratio=1.5), "max_aspect_ratio must be < 1"),
         (dict(max_crop_size=10), "min_crop_size <= max_crop_size"),
         (dict(fill_value=300), "fill_value must be in"),
         (dict(aug_seq="aug_torch"), "aug_seq='aug_torch' is not implemented"),
@@ -150,3 +152,16 @@ def test_unknown_keywords_are_ignored_with_a_warning(rec_file, tmp_path):
     csv.write_text("1,2\n3,4\n")
     with pytest.warns(UserWarning, match="CSVIter: ignoring keyword\\(s\\) flat"):
         io.CSVIter(data_csv=str(csv), data_shape=(2,), batch_size=1, flat=True)
+
+
+def test_random_resized_crop_ignores_the_scale_jitter():
+    extra = io.image_aug.ExtraAugmentation.from_kwargs(
+        {"random_resized_crop": True, "max_random_scale": 1.5, "min_aspect_ratio": 0.5, "max_aspect_ratio": 2.0},
+        None,
+        None,
+    )
+    assert not extra.warps and extra.crops and extra.aspect_range() == (0.5, 2.0)
+    assert io.image_aug.ExtraAugmentation.from_kwargs({"max_aspect_ratio": 0.25}, None, None).aspect_range() == (
+        0.75,
+        1.25,
+    )
