@@ -46,7 +46,8 @@ and drawn batch by batch in the loader, so the output does not depend on how the
 split between threads. Shuffling permutes the records with ``seed``. (Both differ from
 MXNet's C++ generators.) The default bilinear resize (``inter_method=1``) reproduces
 OpenCV's fixed-point arithmetic (:func:`resize_bilinear`), so its output equals MXNet's;
-the other ``inter_method`` values use Pillow's filters, which differ from OpenCV's.
+the other ``inter_method`` values use Pillow's filters, which differ from OpenCV's; 9 picks
+per resize (bicubic to enlarge, area to shrink, else bilinear) and 10 one of 0-4 per image.
 
 ``num_parts`` / ``part_index`` split the file as MXNet's readers do: with an index file by
 record count (``ceil(n / num_parts)`` records per part), without one by byte ranges of
@@ -90,6 +91,7 @@ _END = object()
 DTYPES = ("float32", "float16", "float64", "uint8")
 # inter_method -> Pillow resampling filter name (MXNet: 0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 lanczos)
 INTER_METHODS = {0: "NEAREST", 1: "BILINEAR", 2: "BICUBIC", 3: "BOX", 4: "LANCZOS"}
+AUTO_INTER, RANDOM_INTER = 9, 10  # per resize: cubic to enlarge, area to shrink, else bilinear; one of 0-4 at random
 MODES = {1: "L", 3: "RGB", 4: "RGBA"}
 # MXNet parameters this iterator accepts but does not implement (any non-default value is an error)
 UNSUPPORTED = {
@@ -219,6 +221,25 @@ def resize_pixels(pixels: np.ndarray, width: int, height: int, resample: Any) ->
     return np.asarray(Image.fromarray(pixels).resize((width, height), resample))
 
 
+def concrete_inter_method(inter_method: int, src_w: int, src_h: int, dst_w: int, dst_h: int, draw: int = 0) -> int:
+    """The method (0-4) a resize uses: ``inter_method`` itself, or what 9 (auto) / 10 (random, from ``draw``) pick."""
+    if inter_method == AUTO_INTER:
+        if dst_w > src_w and dst_h > src_h:
+            return 2
+        if dst_w < src_w and dst_h < src_h:
+            return 3
+        return 1
+    if inter_method == RANDOM_INTER:
+        return draw % 5
+    return inter_method
+
+
+def resize_with(pixels: np.ndarray, width: int, height: int, inter_method: int, draw: int = 0) -> np.ndarray:
+    """Resize with ``inter_method`` (0-4, 9 or 10)."""
+    code = concrete_inter_method(inter_method, pixels.shape[1], pixels.shape[0], width, height, draw)
+    return resize_pixels(pixels, width, height, pillow_filter(code))
+
+
 def pillow_filter(inter_method: int) -> Any:
     """Pillow's resampling filter for ``inter_method``; None for bilinear (done as OpenCV does here)."""
     method = INTER_METHODS[inter_method]
@@ -243,7 +264,7 @@ class _Augmenter:
         self.rand_crop = p["rand_crop"]
         self.rand_mirror = p["rand_mirror"]
         self.mirror = p["mirror"]
-        self.resample = pillow_filter(p["inter_method"])
+        self.inter_method = p["inter_method"]
         self.normalize = p["dtype"] != "uint8"
         means = [p["mean_r"], p["mean_g"], p["mean_b"], p["mean_a"]][: self.channels]
         stds = [p["std_r"], p["std_g"], p["std_b"], p["std_a"]][: self.channels]
@@ -293,18 +314,28 @@ class _Augmenter:
             pixels = rgb_to_gray(pixels)
         if self.extra.active:
             return self._augmented(pixels, header, offset, randoms, out, label)
-        h, w = pixels.shape[:2]
+        src_h, src_w = h, w = pixels.shape[:2]
         if self.resize > 0:
             w, h = self._resized_size(w, h)
         y, x = self._crop_position(h, w, offset, randoms)
-        if self.resize > 0 and self.resample is None:  # resize only the window the crop keeps
+        resample = pillow_filter(concrete_inter_method(self.inter_method, src_w, src_h, w, h, self._draw(randoms)))
+        if self.resize > 0 and resample is None:  # resize only the window the crop keeps
             crop = resize_bilinear(pixels, w, h, (y, x, self.height, self.width))
         else:
             if self.resize > 0:
-                pixels = np.asarray(self._fromarray(pixels).resize((w, h), self.resample))
+                pixels = np.asarray(self._fromarray(pixels).resize((w, h), resample))
             crop = pixels[y : y + self.height, x : x + self.width]
         self._finish(crop, randoms, out)
         return label, header.id
+
+    @property
+    def needs_seed(self) -> bool:
+        """Whether each image needs a seed of its own (augmentations, or a random ``inter_method``)."""
+        return self.extra.active or self.inter_method == RANDOM_INTER
+
+    @staticmethod
+    def _draw(randoms: np.ndarray) -> int:
+        return int(randoms[3]) if len(randoms) > 3 else 0
 
     def _resized_size(self, w: int, h: int) -> tuple[int, int]:
         """The size after ``resize``: the shorter edge becomes ``resize``."""
@@ -327,7 +358,7 @@ class _Augmenter:
         rng = np.random.RandomState(int(randoms[3]))
         if self.resize > 0:
             w, h = self._resized_size(pixels.shape[1], pixels.shape[0])
-            pixels = resize_pixels(pixels, w, h, self.resample)
+            pixels = resize_with(pixels, w, h, self.inter_method, self._draw(randoms))
         pixels = self.extra.geometry(pixels, rng)
         if self.extra.crops:
             crop = self.extra.crop(pixels, rng, self.height, self.width, self.rand_crop)
@@ -425,7 +456,7 @@ class _Loader:
                 raise DataIterError(f"ImageRecordIter: {self.path}: no record at byte offset {offset}")
             raw.append(record)
         randoms = self.rng.random_sample((len(raw), 3))  # crop position (y, x), mirror
-        if self.augment.extra.active:  # and a seed for each image's own augmentation generator
+        if self.augment.needs_seed:  # and a seed for each image's own generator
             randoms = np.column_stack([randoms, self.rng.randint(0, 2**31 - 1, size=len(raw))])
         n = len(raw)
         if self.ctx.device_type == "cpu":
@@ -510,9 +541,10 @@ class ImageRecordIter(PreparedBatchIter):
             raise DataIterError(f"ImageRecordIter: prefetch_buffer must be >= 1, got {prefetch_buffer}")
         if isinstance(max_decoded_pixels, bool) or not isinstance(max_decoded_pixels, int) or max_decoded_pixels < 1:
             raise DataIterError(f"ImageRecordIter: max_decoded_pixels must be an int >= 1, got {max_decoded_pixels!r}")
-        if inter_method not in INTER_METHODS:
+        if inter_method not in (*INTER_METHODS, AUTO_INTER, RANDOM_INTER):
             raise DataIterError(
-                f"ImageRecordIter: inter_method must be one of {sorted(INTER_METHODS)}, got {inter_method}"
+                f"ImageRecordIter: inter_method must be one of {[*sorted(INTER_METHODS), AUTO_INTER, RANDOM_INTER]}, "
+                f"got {inter_method}"
             )
         dtype = dtype or "float32"
         if dtype not in DTYPES:
@@ -561,9 +593,9 @@ class ImageRecordIter(PreparedBatchIter):
             max_decoded_pixels=max_decoded_pixels,
         )
         try:
-            resample = pillow_filter(inter_method)
+            warp_filter = pillow_filter(inter_method) if inter_method in INTER_METHODS else None
             params["extra"] = ExtraAugmentation.from_kwargs(
-                kwargs, resample, functools.partial(resize_pixels, resample=resample)
+                kwargs, warp_filter, functools.partial(resize_with, inter_method=inter_method)
             )
         except AugmentError as err:
             raise DataIterError(f"ImageRecordIter: {err}") from None

@@ -165,3 +165,17 @@ def test_random_resized_crop_ignores_the_scale_jitter():
         0.75,
         1.25,
     )
+
+
+def test_inter_method_auto_and_random(rec_file):
+    # the 16x20 images shrink to a 12-pixel short side: auto (9) picks area (3)
+    np.testing.assert_array_equal(
+        batches(rec_file, resize=12, inter_method=9), batches(rec_file, resize=12, inter_method=3)
+    )
+    np.testing.assert_array_equal(
+        batches(rec_file, resize=24, inter_method=9), batches(rec_file, resize=24, inter_method=2)
+    )
+    random_once = batches(rec_file, resize=14, inter_method=10, seed_aug=5)
+    np.testing.assert_array_equal(batches(rec_file, resize=14, inter_method=10, seed_aug=5), random_once)
+    with pytest.raises(DataIterError, match="inter_method must be one of"):
+        batches(rec_file, inter_method=7)
