@@ -17,6 +17,7 @@ from . import (
     events,
     feedforward,
     gluon,
+    image,
     initializer,
     io,
     kvstore,
@@ -42,6 +43,7 @@ from . import (
     util,
     visualization,
 )
+from . import image as img
 from . import initializer as init
 from . import kvstore as kv
 from . import module as mod
@@ -106,6 +108,8 @@ __all__ = [
     "events",
     "gluon",
     "gpu",
+    "image",
+    "img",
     "init",
     "io",
     "kv",

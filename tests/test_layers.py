@@ -57,6 +57,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "framework/kvstore/",
             "framework/io/",
             "framework/rnn/",
+            "framework/image/",
             "framework/model",
             "framework/feedforward",
             "framework/optimizer",

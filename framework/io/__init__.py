@@ -4,7 +4,8 @@
 - :mod:`.ndarray_iter`: ``NDArrayIter`` over arrays in memory (shuffle, last-batch handling);
 - :mod:`.csv_iter`, :mod:`.mnist_iter`: file formats read whole into memory;
 - :mod:`.image_record_iter`: ``ImageRecordIter``, images from RecordIO files decoded and
-  augmented on worker threads (the file format itself is :mod:`framework.recordio`);
+  augmented on worker threads (the file format itself is :mod:`framework.recordio`; the
+  optional augmentations are :mod:`.image_aug`);
 - :mod:`.prefetch`, :mod:`.resize`: iterators that wrap other iterators.
 """
 

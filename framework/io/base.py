@@ -26,6 +26,7 @@ epoch (after ``reset()``) starts *after* the examples already used as filler.
 
 from __future__ import annotations
 
+import warnings
 from collections import namedtuple
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -187,6 +188,23 @@ def check_batch_size(api: str, batch_size: Any) -> int:
     if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer) or batch_size <= 0:
         raise DataIterError(f"{api}: batch_size must be a positive integer, got {batch_size!r}")
     return int(batch_size)
+
+
+def ignore_unknown(api: str, kwargs: dict[str, Any], known: Sequence[str] = ()) -> None:
+    """Warn about (and so ignore) keywords an iterator does not know.
+
+    MXNet's C++ iterators parse their keywords leniently: an unknown one is accepted and
+    ignored, so scripts pass e.g. ``MNISTIter(data_shape=...)``. MXLab accepts them too, but
+    says which it ignored, so a misspelt keyword does not go unnoticed.
+    """
+    unknown = sorted(set(kwargs) - set(known))
+    if unknown:
+        warnings.warn(
+            f"{api}: ignoring keyword(s) {', '.join(unknown)} (not parameters of this iterator; "
+            "MXNet 1.9.1 accepts and ignores them too)",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def check_part(api: str, num_parts: int, part_index: int) -> None:

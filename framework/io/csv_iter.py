@@ -26,6 +26,7 @@ from .base import (
     DataIterError,
     PreparedBatchIter,
     check_batch_size,
+    ignore_unknown,
     plan_epoch,
     to_ndarray,
 )
@@ -84,9 +85,7 @@ class CSVIter(PreparedBatchIter):
     ) -> None:
         batch_size = check_batch_size("CSVIter", batch_size)
         super().__init__(batch_size)
-        unknown = set(kwargs) - {"prefetch_buffer"}
-        if unknown:
-            raise DataIterError(f"CSVIter: unknown argument(s) {sorted(unknown)}")
+        ignore_unknown("CSVIter", kwargs, ("prefetch_buffer",))
         dtype = dtype or "float32"
         if dtype not in DTYPES:
             raise DataIterError(f"CSVIter: dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")

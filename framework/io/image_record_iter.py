@@ -32,6 +32,11 @@ Each image goes through MXNet's default augmenter in MXNet's order:
 4. ``(pixel - mean) * (scale / std)`` per channel (RGB order), in float32; skipped for
    ``dtype='uint8'``.
 
+When any of MXNet's other augmentation parameters is set (``pad``, ``max_rotate_angle``,
+``random_resized_crop``, ``brightness``, ``pca_noise``, ...), the image takes the general path
+of :mod:`framework.io.image_aug` between the resize and the mirror: pad and warp, the crop,
+the colour jitters, and a contrast/illumination jitter in the normalisation.
+
 ``data_shape[0]`` chooses the colour mode: 1 grayscale, 3 RGB, 4 RGBA. Labels come from the
 record header: a scalar label needs ``label_width=1``; an array label must have exactly
 ``label_width`` values.
@@ -41,7 +46,8 @@ and drawn batch by batch in the loader, so the output does not depend on how the
 split between threads. Shuffling permutes the records with ``seed``. (Both differ from
 MXNet's C++ generators.) The default bilinear resize (``inter_method=1``) reproduces
 OpenCV's fixed-point arithmetic (:func:`resize_bilinear`), so its output equals MXNet's;
-the other ``inter_method`` values use Pillow's filters, which differ from OpenCV's.
+the other ``inter_method`` values use Pillow's filters, which differ from OpenCV's; 9 picks
+per resize (bicubic to enlarge, area to shrink, else bilinear) and 10 one of 0-4 per image.
 
 ``num_parts`` / ``part_index`` split the file as MXNet's readers do: with an index file by
 record count (``ceil(n / num_parts)`` records per part), without one by byte ranges of
@@ -74,37 +80,28 @@ from .base import (
     PreparedBatchIter,
     check_batch_size,
     check_part,
+    ignore_unknown,
     plan_epoch,
     to_ndarray,
 )
+from .image_aug import DEFAULTS as AUGMENTATION_DEFAULTS
+from .image_aug import AugmentError, ExtraAugmentation
 
 _END = object()
 DTYPES = ("float32", "float16", "float64", "uint8")
 # inter_method -> Pillow resampling filter name (MXNet: 0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 lanczos)
 INTER_METHODS = {0: "NEAREST", 1: "BILINEAR", 2: "BICUBIC", 3: "BOX", 4: "LANCZOS"}
+AUTO_INTER, RANDOM_INTER = 9, 10  # per resize: cubic to enlarge, area to shrink, else bilinear; one of 0-4 at random
 MODES = {1: "L", 3: "RGB", 4: "RGBA"}
 # MXNet parameters this iterator accepts but does not implement (any non-default value is an error)
 UNSUPPORTED = {
     "path_imglist": "",
     "aug_seq": "aug_default",
-    "random_resized_crop": False,
-    "max_rotate_angle": 0,
-    "max_aspect_ratio": 0.0,
-    "max_shear_ratio": 0.0,
-    "max_crop_size": -1,
-    "min_crop_size": -1,
-    "max_random_scale": 1.0,
-    "min_random_scale": 1.0,
-    "brightness": 0.0,
-    "contrast": 0.0,
-    "saturation": 0.0,
-    "pca_noise": 0.0,
-    "rotate": -1,
-    "pad": 0,
     "mean_img": "",
     "shuffle_chunk_size": 0,
 }
-IGNORED = ("device_id", "shuffle_chunk_seed", "max_img_size", "min_img_size", "fill_value")
+# MXNet parameters about devices and chunked shuffling, which have no effect here
+IGNORED = ("device_id", "shuffle_chunk_seed")
 
 
 def partition(offsets: list[int], file_size: int, num_parts: int, part_index: int, indexed: bool) -> list[int]:
@@ -217,6 +214,38 @@ def resize_bilinear(
     return out.reshape(h, channels, w).transpose(0, 2, 1)
 
 
+def resize_pixels(pixels: np.ndarray, width: int, height: int, resample: Any) -> np.ndarray:
+    """Resize an HWC uint8 image: OpenCV's bilinear (``resample=None``) or a Pillow filter."""
+    if resample is None:
+        return np.ascontiguousarray(resize_bilinear(pixels, width, height))
+    return np.asarray(Image.fromarray(pixels).resize((width, height), resample))
+
+
+def concrete_inter_method(inter_method: int, src_w: int, src_h: int, dst_w: int, dst_h: int, draw: int = 0) -> int:
+    """The method (0-4) a resize uses: ``inter_method`` itself, or what 9 (auto) / 10 (random, from ``draw``) pick."""
+    if inter_method == AUTO_INTER:
+        if dst_w > src_w and dst_h > src_h:
+            return 2
+        if dst_w < src_w and dst_h < src_h:
+            return 3
+        return 1
+    if inter_method == RANDOM_INTER:
+        return draw % 5
+    return inter_method
+
+
+def resize_with(pixels: np.ndarray, width: int, height: int, inter_method: int, draw: int = 0) -> np.ndarray:
+    """Resize with ``inter_method`` (0-4, 9 or 10)."""
+    code = concrete_inter_method(inter_method, pixels.shape[1], pixels.shape[0], width, height, draw)
+    return resize_pixels(pixels, width, height, pillow_filter(code))
+
+
+def pillow_filter(inter_method: int) -> Any:
+    """Pillow's resampling filter for ``inter_method``; None for bilinear (done as OpenCV does here)."""
+    method = INTER_METHODS[inter_method]
+    return None if method == "BILINEAR" else getattr(Image.Resampling, method)
+
+
 def rgb_to_gray(pixels: np.ndarray) -> np.ndarray:
     """OpenCV's ``BGR2GRAY`` in fixed point (0.299 R + 0.587 G + 0.114 B, 14-bit weights)."""
     rgb = pixels.astype(np.uint32)
@@ -235,8 +264,7 @@ class _Augmenter:
         self.rand_crop = p["rand_crop"]
         self.rand_mirror = p["rand_mirror"]
         self.mirror = p["mirror"]
-        method = INTER_METHODS[p["inter_method"]]
-        self.resample = None if method == "BILINEAR" else getattr(Image.Resampling, method)
+        self.inter_method = p["inter_method"]
         self.normalize = p["dtype"] != "uint8"
         means = [p["mean_r"], p["mean_g"], p["mean_b"], p["mean_a"]][: self.channels]
         stds = [p["std_r"], p["std_g"], p["std_b"], p["std_a"]][: self.channels]
@@ -245,6 +273,7 @@ class _Augmenter:
         self.mult = np.float32(p["scale"]) / np.array(stds, dtype=np.float32).reshape(-1, 1, 1)
         self.max_pixels = p["max_decoded_pixels"]
         self._fromarray = Image.fromarray
+        self.extra: ExtraAugmentation = p["extra"]
 
     def label_of(self, header: Any, offset: int) -> Any:
         if header.flag > 0:
@@ -280,37 +309,81 @@ class _Augmenter:
             raise DataIterError(
                 f"ImageRecordIter: {self.path}, record at byte offset {offset}: cannot decode the image: {err}"
             ) from None
-        w, h = img.size
+        pixels = np.asarray(img)
+        if self.mode == "L":  # decoded as RGB, converted with OpenCV's weights
+            pixels = rgb_to_gray(pixels)
+        if self.extra.active:
+            return self._augmented(pixels, header, offset, randoms, out, label)
+        src_h, src_w = h, w = pixels.shape[:2]
         if self.resize > 0:
-            w, h = (self.resize, self.resize * h // w) if h > w else (self.resize * w // h, self.resize)
+            w, h = self._resized_size(w, h)
+        y, x = self._crop_position(h, w, offset, randoms)
+        resample = pillow_filter(concrete_inter_method(self.inter_method, src_w, src_h, w, h, self._draw(randoms)))
+        if self.resize > 0 and resample is None:  # resize only the window the crop keeps
+            crop = resize_bilinear(pixels, w, h, (y, x, self.height, self.width))
+        else:
+            if self.resize > 0:
+                pixels = np.asarray(self._fromarray(pixels).resize((w, h), resample))
+            crop = pixels[y : y + self.height, x : x + self.width]
+        self._finish(crop, randoms, out)
+        return label, header.id
+
+    @property
+    def needs_seed(self) -> bool:
+        """Whether each image needs a seed of its own (augmentations, or a random ``inter_method``)."""
+        return self.extra.active or self.inter_method == RANDOM_INTER
+
+    @staticmethod
+    def _draw(randoms: np.ndarray) -> int:
+        return int(randoms[3]) if len(randoms) > 3 else 0
+
+    def _resized_size(self, w: int, h: int) -> tuple[int, int]:
+        """The size after ``resize``: the shorter edge becomes ``resize``."""
+        return (self.resize, self.resize * h // w) if h > w else (self.resize * w // h, self.resize)
+
+    def _crop_position(self, h: int, w: int, offset: int, randoms: np.ndarray) -> tuple[int, int]:
         if h < self.height or w < self.width:
             raise DataIterError(
                 f"ImageRecordIter: {self.path}, record at byte offset {offset}: image is {h}x{w} (HxW), smaller "
                 f"than data_shape {self.height}x{self.width}; set resize= to scale it up"
             )
         if self.rand_crop:
-            y = int(randoms[0] * (h - self.height + 1))
-            x = int(randoms[1] * (w - self.width + 1))
+            return int(randoms[0] * (h - self.height + 1)), int(randoms[1] * (w - self.width + 1))
+        return (h - self.height) // 2, (w - self.width) // 2
+
+    def _augmented(
+        self, pixels: np.ndarray, header: Any, offset: int, randoms: np.ndarray, out: np.ndarray, label: Any
+    ) -> tuple[Any, int]:
+        """The general path: resize, pad/warp, crop, colour (see :mod:`framework.io.image_aug`)."""
+        rng = np.random.RandomState(int(randoms[3]))
+        if self.resize > 0:
+            w, h = self._resized_size(pixels.shape[1], pixels.shape[0])
+            pixels = resize_with(pixels, w, h, self.inter_method, self._draw(randoms))
+        pixels = self.extra.geometry(pixels, rng)
+        if self.extra.crops:
+            crop = self.extra.crop(pixels, rng, self.height, self.width, self.rand_crop)
         else:
-            y, x = (h - self.height) // 2, (w - self.width) // 2
-        pixels = np.asarray(img)
-        if self.mode == "L":  # decoded as RGB, converted with OpenCV's weights
-            pixels = rgb_to_gray(pixels)
-        if self.resize > 0 and self.resample is None:  # resize only the window the crop keeps
-            crop = resize_bilinear(pixels, w, h, (y, x, self.height, self.width))
-        else:
-            if self.resize > 0:
-                pixels = np.asarray(self._fromarray(pixels).resize((w, h), self.resample))
+            y, x = self._crop_position(pixels.shape[0], pixels.shape[1], offset, randoms)
             crop = pixels[y : y + self.height, x : x + self.width]
+        crop = self.extra.colour(crop, rng)
+        contrast, illumination = self.extra.normalize_jitter(rng)
+        self._finish(crop, randoms, out, contrast, illumination)
+        return label, header.id
+
+    def _finish(
+        self, crop: np.ndarray, randoms: np.ndarray, out: np.ndarray, contrast: float = 1.0, illumination: float = 0.0
+    ) -> None:
+        """Mirror, then ``(pixel - mean) * scale / std`` (times ``contrast``, plus ``illumination``) into ``out``."""
         if self.mirror or (self.rand_mirror and randoms[2] < 0.5):
             crop = crop[:, ::-1]
         chw = crop[None] if crop.ndim == 2 else crop.transpose(2, 0, 1)
         if self.normalize:
             np.subtract(chw, self.mean, out=out)
-            out *= self.mult
+            out *= self.mult if contrast == 1.0 else self.mult * np.float32(contrast)
+            if illumination:
+                out += np.float32(illumination)
         else:
             out[...] = chw
-        return label, header.id
 
 
 class _Loader:
@@ -382,7 +455,9 @@ class _Loader:
             if record is None:
                 raise DataIterError(f"ImageRecordIter: {self.path}: no record at byte offset {offset}")
             raw.append(record)
-        randoms = self.rng.random_sample((len(raw), 3))
+        randoms = self.rng.random_sample((len(raw), 3))  # crop position (y, x), mirror
+        if self.augment.needs_seed:  # and a seed for each image's own generator
+            randoms = np.column_stack([randoms, self.rng.randint(0, 2**31 - 1, size=len(raw))])
         n = len(raw)
         if self.ctx.device_type == "cpu":
             # decode straight into the batch NDArray's memory (a block from the storage pool):
@@ -449,11 +524,9 @@ class ImageRecordIter(PreparedBatchIter):
         batch_size = check_batch_size("ImageRecordIter", batch_size)
         super().__init__(batch_size)
         for name, value in kwargs.items():
-            if name in UNSUPPORTED:
-                if value != UNSUPPORTED[name]:
-                    raise DataIterError(f"ImageRecordIter: {name}={value!r} is not implemented in MXLab")
-            elif name not in IGNORED:
-                raise DataIterError(f"ImageRecordIter: unknown argument {name!r}")
+            if name in UNSUPPORTED and value != UNSUPPORTED[name]:
+                raise DataIterError(f"ImageRecordIter: {name}={value!r} is not implemented in MXLab")
+        ignore_unknown("ImageRecordIter", kwargs, (*UNSUPPORTED, *IGNORED, *AUGMENTATION_DEFAULTS))
         data_shape = tuple(int(d) for d in data_shape)
         if len(data_shape) != 3 or data_shape[0] not in MODES or min(data_shape) <= 0:
             raise DataIterError(
@@ -468,9 +541,10 @@ class ImageRecordIter(PreparedBatchIter):
             raise DataIterError(f"ImageRecordIter: prefetch_buffer must be >= 1, got {prefetch_buffer}")
         if isinstance(max_decoded_pixels, bool) or not isinstance(max_decoded_pixels, int) or max_decoded_pixels < 1:
             raise DataIterError(f"ImageRecordIter: max_decoded_pixels must be an int >= 1, got {max_decoded_pixels!r}")
-        if inter_method not in INTER_METHODS:
+        if inter_method not in (*INTER_METHODS, AUTO_INTER, RANDOM_INTER):
             raise DataIterError(
-                f"ImageRecordIter: inter_method must be one of {sorted(INTER_METHODS)}, got {inter_method}"
+                f"ImageRecordIter: inter_method must be one of {[*sorted(INTER_METHODS), AUTO_INTER, RANDOM_INTER]}, "
+                f"got {inter_method}"
             )
         dtype = dtype or "float32"
         if dtype not in DTYPES:
@@ -518,6 +592,13 @@ class ImageRecordIter(PreparedBatchIter):
             scale=scale,
             max_decoded_pixels=max_decoded_pixels,
         )
+        try:
+            warp_filter = pillow_filter(inter_method) if inter_method in INTER_METHODS else None
+            params["extra"] = ExtraAugmentation.from_kwargs(
+                kwargs, warp_filter, functools.partial(resize_with, inter_method=inter_method)
+            )
+        except AugmentError as err:
+            raise DataIterError(f"ImageRecordIter: {err}") from None
         self._augment = _Augmenter(self.path_imgrec, data_shape, self.label_width, params)
         label_shape = (batch_size,) if self.label_width == 1 else (batch_size, self.label_width)
         self.provide_data = [DataDesc(data_name, (batch_size, *data_shape), self._np_dtype.type)]

@@ -31,6 +31,7 @@ from .base import (
     PreparedBatchIter,
     check_batch_size,
     check_part,
+    ignore_unknown,
     to_ndarray,
 )
 
@@ -85,9 +86,7 @@ class MNISTIter(PreparedBatchIter):
     ) -> None:
         batch_size = check_batch_size("MNISTIter", batch_size)
         super().__init__(batch_size)
-        unknown = set(kwargs) - {"prefetch_buffer", "dtype"}
-        if unknown:
-            raise DataIterError(f"MNISTIter: unknown argument(s) {sorted(unknown)}")
+        ignore_unknown("MNISTIter", kwargs, ("prefetch_buffer", "dtype"))
         check_part("MNISTIter", num_parts, part_index)
         (count, rows, cols), pixels = _read_idx(os.fspath(image), IMAGE_MAGIC, "image")
         (label_count,), labels = _read_idx(os.fspath(label), LABEL_MAGIC, "label")

@@ -45,6 +45,7 @@ from .wrappers import eye, histogram, linspace, split_v2
 
 contrib = OperatorNamespace("mx.nd.contrib", "_contrib_")
 linalg = OperatorNamespace("mx.nd.linalg", "_linalg_")
+image = OperatorNamespace("mx.nd.image", "_image_")
 _internal = OperatorNamespace("mx.nd._internal", "")
 
 

@@ -7,12 +7,12 @@
 * ``framework.operator.legacy``: the OperatorProperty front door (Forward/Backward classes).
 * ``framework.operator.simple_op``: the SimpleOp front door (unary/binary functions).
 
-Importing this package registers every built-in operator (``tensor/``, ``nn/``, ``linalg/``).
+Importing this package registers every built-in operator (``tensor/``, ``nn/``, ``linalg/``, ``image/``).
 """
 
 from __future__ import annotations
 
-from . import contrib, linalg, nn, registry, sequence, tensor
+from . import contrib, image, linalg, nn, registry, sequence, tensor
 from .grad import (
     elemwise_grad_use_in,
     elemwise_grad_use_in_out,
@@ -58,6 +58,7 @@ __all__ = [
     "elemwise_shape",
     "elemwise_type",
     "get",
+    "image",
     "linalg",
     "list_operators",
     "nn",

@@ -45,6 +45,7 @@ _internal = SymbolNamespace("mx.sym._internal", "")
 op = SymbolNamespace("mx.sym.op", "")
 contrib = SymbolNamespace("mx.sym.contrib", "_contrib_")
 linalg = SymbolNamespace("mx.sym.linalg", "_linalg_")
+image = SymbolNamespace("mx.sym.image", "_image_")
 
 
 def __getattr__(name: str) -> Any:

@@ -293,10 +293,12 @@ def test_bad_arguments_are_named():
     common = dict(path_imgrec=rec(), batch_size=2)
     with pytest.raises(DataIterError, match=r"data_shape must be \(channels, height, width\) with 1, 3 or 4 channels"):
         ImageRecordIter(data_shape=(2, 8, 8), **common)
-    with pytest.raises(DataIterError, match=r"unknown argument 'colour'"):
-        ImageRecordIter(data_shape=(3, 8, 8), colour=1, **common)
-    with pytest.raises(DataIterError, match=r"max_rotate_angle=10 is not implemented"):
-        ImageRecordIter(data_shape=(3, 8, 8), max_rotate_angle=10, **common)
+    with pytest.warns(UserWarning, match=r"ImageRecordIter: ignoring keyword\(s\) colour"):
+        ImageRecordIter(data_shape=(3, 8, 8), colour=1, **common).close()
+    with pytest.raises(DataIterError, match=r"mean_img='mean.bin' is not implemented"):
+        ImageRecordIter(data_shape=(3, 8, 8), mean_img="mean.bin", **common)
+    with pytest.raises(DataIterError, match=r"max_rotate_angle must be >= 0, got -10"):
+        ImageRecordIter(data_shape=(3, 8, 8), max_rotate_angle=-10, **common)
     with pytest.raises(DataIterError, match=r"part_index must be in \[0, 2\), got 5"):
         ImageRecordIter(data_shape=(3, 8, 8), num_parts=2, part_index=5, **common)
     with pytest.raises(DataIterError, match=r"part 7 of 8 .* holds no records \(7 records in the file\)"):
