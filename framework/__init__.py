@@ -35,6 +35,7 @@ from . import (
     util,
     visualization,
 )
+from . import errors as error
 from . import initializer as init
 from . import kvstore as kv
 from . import module as mod
@@ -42,7 +43,7 @@ from . import ndarray as nd
 from . import symbol as sym
 from . import visualization as viz
 from .backend import num_gpus
-from .base import MXLabError
+from .base import MXLabError, MXNetError
 from .context import Context, cpu, current_context, gpu
 from .symbol import naming as name
 from .util import is_np_array, is_np_shape, np_shape, set_np_shape, use_np_shape
@@ -63,6 +64,7 @@ __mxlab_version__ = libinfo.MXLAB_VERSION
 __all__ = [
     "Context",
     "MXLabError",
+    "MXNetError",
     "autograd",
     "base",
     "callback",
@@ -70,6 +72,7 @@ __all__ = [
     "cpu",
     "current_context",
     "engine",
+    "error",
     "events",
     "gpu",
     "init",

@@ -29,7 +29,7 @@ _names = itertools.count()
 _FREED = object()
 
 
-class AutogradError(MXLabError):
+class AutogradError(MXLabError, ValueError):
     """Differentiation was asked for something that was not recorded (or already freed)."""
 
 

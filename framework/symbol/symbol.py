@@ -60,7 +60,7 @@ class SymbolTypeError(MXLabError, TypeError):
     """A symbol operation got an argument of the wrong type (an NDArray, a string, ...)."""
 
 
-class NotImplementedForSymbol(MXLabError):
+class NotImplementedForSymbol(MXLabError, NotImplementedError):
     """An NDArray-only operation (``bool(sym)``, ``sym += 1``) was used on a Symbol."""
 
     def __init__(self, function: str, alias: str) -> None:
