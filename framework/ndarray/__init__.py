@@ -19,6 +19,23 @@ from . import (
     random,
 )
 from .creation import arange, full, ones, zeros
+from .functions import (
+    concatenate,
+    eye,
+    from_dlpack,
+    from_numpy,
+    histogram,
+    linspace,
+    logical_and,
+    logical_or,
+    logical_xor,
+    moveaxis,
+    onehot_encode,
+    power,
+    split_v2,
+    to_dlpack_for_read,
+    to_dlpack_for_write,
+)
 from .imperative import invoke
 from .io import load, load_frombuffer, save, save_tobuffer
 from .namespace import OperatorNamespace
@@ -36,7 +53,6 @@ from .ufunc import (
     modulo,
     multiply,
     not_equal,
-    power,
     subtract,
     true_divide,
 )
@@ -75,6 +91,20 @@ __all__ = [
     "true_divide",
     "arange",
     "array",
+    "concatenate",
+    "eye",
+    "from_dlpack",
+    "from_numpy",
+    "histogram",
+    "linspace",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "moveaxis",
+    "onehot_encode",
+    "split_v2",
+    "to_dlpack_for_read",
+    "to_dlpack_for_write",
     "contrib",
     "empty",
     "full",

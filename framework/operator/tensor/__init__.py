@@ -7,6 +7,7 @@ from . import (  # noqa: F401
     dot,
     elemwise_binary,
     elemwise_unary,
+    histogram,
     indexing,
     init_ops,
     join_split,

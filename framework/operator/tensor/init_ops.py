@@ -1,4 +1,5 @@
-"""Array creation operators: ``_zeros``, ``_ones``, ``_full``, ``_arange``, ``zeros_like``, ``ones_like``.
+"""Array creation operators: ``_zeros``, ``_ones``, ``_full``, ``_arange``, ``_linspace``, ``_eye``,
+``zeros_like``, ``ones_like``.
 
 Creation is an operator like any other, so it is scheduled by the engine and can appear in
 symbols (``mx.sym.zeros``). The creation operators take ``ctx`` and ``dtype`` parameters
@@ -11,10 +12,11 @@ import math
 
 import numpy as np
 
+from ...shape_mode import is_np_shape
 from ..grad import zero_grad
 from ..infer import InferenceError, elemwise_shape, elemwise_type, shape_assign, type_assign
 from ..kernel import assign
-from ..params import DType, Param, ParamSet, Shape
+from ..params import REQUIRED, DType, Param, ParamSet, Shape
 from ..registry import register
 
 
@@ -42,6 +44,14 @@ def _init_shape(attrs, in_shapes, out_shapes) -> bool:
     shape = attrs.parsed.shape
     if any(d < 0 for d in shape):
         raise InferenceError(f"{attrs.name}: shape dimensions must be >= 0, got {tuple(shape)}")
+    if not is_np_shape() and (not shape or 0 in shape):
+        # MXNet 1.x's legacy shape semantics: () means "ndim unknown" and a 0 "this dimension
+        # unknown", so the output's shape cannot be inferred from the parameters alone.
+        raise InferenceError(
+            f"{attrs.name}: cannot create an array of shape {tuple(shape)}: under MXNet 1.x's legacy shape "
+            "semantics () and 0 dimensions mean unknown; use mx.util.use_np_shape() / set_np_shape(True) "
+            "for zero-size and 0-d arrays"
+        )
     shape_assign(out_shapes, 0, shape, attrs.name, "output")
     return True
 
@@ -106,6 +116,67 @@ def _arange_compute(attrs, op_ctx, inputs, req, outputs) -> None:
     .set_infer_shape(_arange_shape)
     .set_infer_type(_init_type)
     .set_compute(_arange_compute)
+)
+
+
+class LinspaceParam(ParamSet):
+    start = Param(float, REQUIRED, "The first value.")
+    stop = Param(float, REQUIRED, "The last value (included when endpoint is True).")
+    num = Param(int, REQUIRED, "How many values.", low=0)
+    endpoint = Param(bool, True, "Whether stop is the last value (else the interval is [start, stop)).")
+    ctx = Param(str, "", "Context of the output (set by the front end).")
+    dtype = Param(DType, "float32", "Data type of the output.")
+
+
+def _linspace_shape(attrs, in_shapes, out_shapes) -> bool:
+    shape_assign(out_shapes, 0, (attrs.parsed.num,), attrs.name, "output")
+    return True
+
+
+def _linspace_compute(attrs, op_ctx, inputs, req, outputs) -> None:
+    p, xp = attrs.parsed, op_ctx.xp
+    values = xp.linspace(p.start, p.stop, p.num, endpoint=p.endpoint, dtype=np.float64)
+    assign(outputs[0], req[0], values.astype(outputs[0].dtype))
+
+
+(
+    register("_linspace")
+    .describe("``num`` evenly spaced values from start to stop (MXNet's ``linspace``).")
+    .set_params(LinspaceParam)
+    .set_num_inputs(0)
+    .set_infer_shape(_linspace_shape)
+    .set_infer_type(_init_type)
+    .set_compute(_linspace_compute)
+)
+
+
+class EyeParam(ParamSet):
+    N = Param(int, REQUIRED, "Number of rows.", low=0)
+    M = Param(int, 0, "Number of columns (0 means N).", low=0)
+    k = Param(int, 0, "Diagonal of ones: 0 the main one, > 0 above it, < 0 below it.")
+    ctx = Param(str, "", "Context of the output (set by the front end).")
+    dtype = Param(DType, "float32", "Data type of the output.")
+
+
+def _eye_shape(attrs, in_shapes, out_shapes) -> bool:
+    p = attrs.parsed
+    shape_assign(out_shapes, 0, (p.N, p.M or p.N), attrs.name, "output")
+    return True
+
+
+def _eye_compute(attrs, op_ctx, inputs, req, outputs) -> None:
+    p = attrs.parsed
+    assign(outputs[0], req[0], op_ctx.xp.eye(p.N, p.M or p.N, k=p.k, dtype=outputs[0].dtype))
+
+
+(
+    register("_eye")
+    .describe("A 2-D array with ones on diagonal ``k`` and zeros elsewhere (MXNet's ``eye``).")
+    .set_params(EyeParam)
+    .set_num_inputs(0)
+    .set_infer_shape(_eye_shape)
+    .set_infer_type(_init_type)
+    .set_compute(_eye_compute)
 )
 
 for _name, _value in (("zeros_like", 0), ("ones_like", 1)):
