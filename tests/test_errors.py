@@ -115,3 +115,10 @@ def test_check_stype_names_sparse_storage_as_absent(stype):
     with pytest.raises(errors.SparseStorageError, match=f"zeros: .*{stype}.*MXLab") as info:
         errors.check_stype(stype, "zeros")
     assert isinstance(info.value, mx.MXNetError) and isinstance(info.value, NotImplementedError)
+
+
+def test_kvstore_row_sparse_pull_names_sparse_storage_as_absent():
+    store = mx.kv.create("local")
+    store.init("w", mx.nd.ones((2, 2)))
+    with pytest.raises(errors.SparseStorageError, match="row_sparse_pull: stype='row_sparse' is sparse storage"):
+        store.row_sparse_pull("w", out=mx.nd.zeros((2, 2)), row_ids=mx.nd.array([0]))

@@ -40,6 +40,7 @@ import numpy as np
 from ..atomic_file import write_text_atomic
 from ..base import DTYPE_TO_FLAG, MXLabError
 from ..context import current_context
+from ..errors import check_stype
 from ..executor import bind, simple_bind
 from ..executor.infer import infer_shapes, infer_types
 from ..ndarray.ndarray import NDArray
@@ -338,8 +339,7 @@ def Variable(
     if init is not None:
         extra["__init__"] = init if isinstance(init, str) else init.dumps()
     if stype is not None:
-        if stype not in _STORAGE_TYPES:
-            raise SymbolError(f"Variable {name!r}: MXLab supports only dense storage (stype='default'), got {stype!r}")
+        check_stype(stype, f"Variable {name!r}")
         extra["__storage_type__"] = str(_STORAGE_TYPES[stype])
     for key, value in kwargs.items():
         if not _is_dunder(key):
