@@ -935,6 +935,10 @@ class Symbol:
         """``mx.sym.squeeze(self, axis=axis)``; ``inplace`` only matters for NDArrays."""
         return create_symbol("squeeze", "squeeze", (self,), {"axis": axis, **kwargs})
 
+    def split_v2(self, *args: Any, **kwargs: Any) -> Symbol:
+        """``mx.sym.split_v2(self, indices_or_sections, axis=0, squeeze_axis=False)``."""
+        return split_v2(self, *args, **kwargs)
+
     def copy(self) -> Symbol:
         """A deep copy of the graph (MXNet's ``Symbol.copy``)."""
         return self.__copy__()

@@ -14,6 +14,7 @@ from . import (  # noqa: F401
     optimizer_ops,
     ordering,
     random_ops,
+    rearrange,
     reduce,
     shape,
     slicing,
