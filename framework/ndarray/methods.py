@@ -102,6 +102,10 @@ class OperatorMethods:
         """This array broadcast to ``other``'s shape."""
         return op.broadcast_like(self, other)
 
+    def diag(self, k: int = 0, **kwargs: Any) -> NDArray:
+        """``mx.nd.diag(self, k=k)``: a vector's matrix with it on diagonal ``k``, or a matrix's diagonal ``k``."""
+        return op.diag(self, k=k, **kwargs)
+
     def split_v2(self, *args: Any, **kwargs: Any) -> list[NDArray] | NDArray:
         """``mx.nd.split_v2(self, indices_or_sections, axis=0, squeeze_axis=False)``."""
         return functions.split_v2(self, *args, **kwargs)

@@ -935,6 +935,10 @@ class Symbol:
         """``mx.sym.squeeze(self, axis=axis)``; ``inplace`` only matters for NDArrays."""
         return create_symbol("squeeze", "squeeze", (self,), {"axis": axis, **kwargs})
 
+    def diag(self, k: int = 0, **kwargs: Any) -> Symbol:
+        """``mx.sym.diag(self, k=k)``."""
+        return create_symbol("diag", "diag", (self,), {"k": k, **kwargs})
+
     def split_v2(self, *args: Any, **kwargs: Any) -> Symbol:
         """``mx.sym.split_v2(self, indices_or_sections, axis=0, squeeze_axis=False)``."""
         return split_v2(self, *args, **kwargs)

@@ -45,6 +45,11 @@ X = np.array([[1.5, -2.0, 3.0], [0.25, 4.0, -1.0]], dtype=np.float32)
         ("trunc", (), {}),
         ("zeros_like", (), {}),
         ("one_hot", (), {"depth": 3}),
+        ("flip", (), {"axis": 1}),
+        ("diag", (), {"k": 1}),
+        ("shape_array", (), {}),
+        ("slice_like", (mx.nd.zeros((1, 2)),), {}),
+        ("reshape_like", (mx.nd.zeros((3, 2)),), {}),
     ],
 )
 def test_fluent_method_is_the_operator_with_self_first(method, args, kwargs):

@@ -73,3 +73,75 @@ def test_shape_array_and_size_array():
         y = mx.nd.sum(x.shape_array())
     y.backward()
     assert x.grad.asnumpy().sum() == 0  # integers carry no gradient
+
+
+@pytest.mark.parametrize(
+    ("shape", "like", "axes"), [((3, 4), (2, 3), ()), ((3, 4), (1, 2), (1,)), ((2, 3, 4), (2, 2, 2), (0, -1))]
+)
+def test_slice_like_cuts_from_the_start(shape, like, axes):
+    x = RNG.uniform(-1, 1, shape)
+    got = mx.nd.slice_like(mx.nd.array(x, dtype="float64"), mx.nd.zeros(like), axes=axes)
+    chosen = {a % len(shape) for a in axes} if axes else set(range(len(shape)))
+    key = tuple(slice(0, like[i]) if i in chosen else slice(None) for i in range(len(shape)))
+    assert_almost_equal(got, x[key])
+    check_numeric_gradient(lambda a, b: mx.nd.slice_like(a, b, axes=axes), [x, np.zeros(like)], grad_nodes=[0])
+    check_req("slice_like", [x, np.zeros(like)], axes=axes)
+
+
+def test_slice_like_errors():
+    with pytest.raises(InferenceError, match="longer than data's"):
+        mx.nd.slice_like(mx.nd.ones((2, 2)), mx.nd.ones((3, 2)))
+    with pytest.raises(InferenceError, match="as many dimensions"):
+        mx.nd.slice_like(mx.nd.ones((2, 2)), mx.nd.ones((2,)))
+
+
+@pytest.mark.parametrize(
+    ("shape", "params"),
+    [
+        ((4,), {"k": 0}),
+        ((3,), {"k": -1}),
+        ((3, 4), {"k": 1}),
+        ((4, 3), {"k": -2}),
+        ((2, 3, 4), {"axis1": 1, "axis2": 2}),
+    ],
+)
+def test_diag_matches_numpy(shape, params):
+    x = RNG.uniform(-1, 1, shape)
+    got = mx.nd.diag(mx.nd.array(x, dtype="float64"), **params)
+    k = params.get("k", 0)
+    if len(shape) == 1:
+        expected = np.diag(x, k)
+    else:
+        expected = np.diagonal(x, offset=k, axis1=params.get("axis1", 0), axis2=params.get("axis2", 1))
+    assert_almost_equal(got, expected)
+    check_numeric_gradient(lambda a: mx.nd.diag(a, **params), [x])
+    check_req("diag", [x], **params)
+    with pytest.raises(InferenceError, match="axis1 and axis2 must differ"):
+        mx.nd.diag(mx.nd.ones((2, 2)), axis1=1, axis2=1)
+
+
+@pytest.mark.parametrize("mode", ["constant", "edge", "reflect"])
+def test_pad_matches_numpy_and_its_gradient_sums_the_copies(mode):
+    x = RNG.uniform(-1, 1, (1, 2, 3, 3))
+    width = (0, 0, 0, 0, 1, 2, 2, 1)
+    pairs = [(0, 0), (0, 0), (1, 2), (2, 1)]
+    extra = {"constant_value": 0.5} if mode == "constant" else {}
+    got = mx.nd.Pad(mx.nd.array(x, dtype="float64"), mode=mode, pad_width=width, **extra)
+    if mode == "constant":
+        expected = np.pad(x, pairs, mode="constant", constant_values=0.5)
+    else:
+        expected = np.pad(x, pairs, mode=mode)
+    assert_almost_equal(got, expected)
+    check_numeric_gradient(lambda a: mx.nd.pad(a, mode=mode, pad_width=width, **extra), [x])
+    check_req("Pad", [x], mode=mode, pad_width=width, **extra)
+
+
+def test_pad_errors_name_the_rule():
+    with pytest.raises(InferenceError, match="batch and channel axes cannot be padded"):
+        mx.nd.Pad(mx.nd.ones((1, 1, 2, 2)), pad_width=(1, 0, 0, 0, 0, 0, 0, 0))
+    with pytest.raises(InferenceError, match="4-D or 5-D"):
+        mx.nd.Pad(mx.nd.ones((2, 2)), pad_width=(0, 0, 1, 1))
+    with pytest.raises(InferenceError, match="needs 8 values"):
+        mx.nd.Pad(mx.nd.ones((1, 1, 2, 2)), pad_width=(0, 0, 0, 0, 1, 1))
+    with pytest.raises(InferenceError, match="reflect padding must be smaller"):
+        mx.nd.Pad(mx.nd.ones((1, 1, 2, 2)), mode="reflect", pad_width=(0, 0, 0, 0, 2, 0, 0, 0))

@@ -1,5 +1,6 @@
 """Operators that move values without arithmetic: ``reverse`` (alias ``flip``), ``reshape_like``,
-``depth_to_space`` / ``space_to_depth``, and the shape readers ``shape_array`` / ``size_array``.
+``depth_to_space`` / ``space_to_depth``, ``diag``, ``Pad`` (alias ``pad``), and the shape readers
+``shape_array`` / ``size_array``.
 
 A rearrangement's gradient is the inverse rearrangement of the output gradient (``reverse``
 undoes itself, ``depth_to_space`` and ``space_to_depth`` undo each other), written with the
@@ -12,12 +13,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..grad import zero_grad
+from ..grad import elemwise_grad_use_in, zero_grad
 from ..infer import InferenceError, ShapeT, shape_assign, shape_known, type_assign
+from ..kernel import Req
 from ..node import Entry, Node
-from ..params import Param, ParamSet, Shape
+from ..params import REQUIRED, Param, ParamSet, Shape
 from ..registry import alias, register
-from .common import forward_node, normalize_axis, put, same_type
+from .common import forward_node, normalize_axis, put, register_backward, same_type
 
 
 # ---------------------------------------------------------------------- reverse / flip
@@ -190,3 +192,150 @@ for _name, _length, _values, _what in (
         )
         .set_gradient(zero_grad)
     )
+
+
+# ---------------------------------------------------------------------- diag
+class DiagParam(ParamSet):
+    k = Param(int, 0, "The diagonal: 0 the main one, > 0 above it, < 0 below it.")
+    axis1 = Param(int, 0, "First axis of the 2-D planes whose diagonal is taken (inputs of 2+ dimensions).")
+    axis2 = Param(int, 1, "Second axis of those planes.")
+
+
+def _diag_axes(attrs: Any, ndim: int) -> tuple[int, int]:
+    p = attrs.parsed
+    a1, a2 = normalize_axis(attrs.name, p.axis1, ndim, "axis1"), normalize_axis(attrs.name, p.axis2, ndim, "axis2")
+    if a1 == a2:
+        raise InferenceError(f"{attrs.name}: axis1 and axis2 must differ, both are {a1}")
+    return a1, a2
+
+
+def _diagonal_length(rows: int, cols: int, k: int) -> int:
+    return max(0, min(rows + min(k, 0), cols - max(k, 0)))
+
+
+def _diag_shape(attrs: Any, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
+    shape, k = in_shapes[0], attrs.parsed.k
+    if not shape_known(shape):
+        return False
+    if len(shape) == 1:  # a vector becomes a square matrix with it on diagonal k
+        side = shape[0] + abs(k)
+        shape_assign(out_shapes, 0, (side, side), attrs.name, "output")
+        return True
+    a1, a2 = _diag_axes(attrs, len(shape))
+    rest = [d for i, d in enumerate(shape) if i not in (a1, a2)]
+    shape_assign(out_shapes, 0, (*rest, _diagonal_length(shape[a1], shape[a2], k)), attrs.name, "output")
+    return True
+
+
+def _diag_compute(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: list) -> None:
+    x, xp, k = inputs[0], op_ctx.xp, attrs.parsed.k
+    if x.ndim == 1:
+        put(outputs[0], req[0], xp.diag(x, k))
+        return
+    a1, a2 = _diag_axes(attrs, x.ndim)
+    put(outputs[0], req[0], xp.diagonal(x, offset=k, axis1=a1, axis2=a2))
+
+
+def _diag_backward(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: list) -> None:
+    # inputs: (out_grad, data). A vector's gradient is diagonal k of the output gradient; a
+    # matrix's is the output gradient written back onto diagonal k, zeros elsewhere.
+    ograd, data, k, xp = inputs[0], inputs[1], attrs.parsed.k, op_ctx.xp
+    if req[0] is Req.NULL:
+        return
+    if data.ndim == 1:
+        put(outputs[0], req[0], xp.diagonal(ograd, offset=k))
+        return
+    out = outputs[0]
+    if req[0] is not Req.ADD:
+        out[...] = 0
+    a1, a2 = _diag_axes(attrs, data.ndim)
+    planes = xp.moveaxis(out, (a1, a2), (-2, -1))  # a writable view of out
+    steps = xp.arange(ograd.shape[-1])
+    planes[..., steps + max(-k, 0), steps + max(k, 0)] += ograd.astype(out.dtype, copy=False)
+
+
+(
+    register("diag")
+    .describe("A vector's square matrix with it on diagonal k, or a matrix's diagonal k (as NumPy's diag/diagonal).")
+    .set_params(DiagParam)
+    .set_num_inputs(1)
+    .set_input_names(["data"])
+    .set_infer_shape(_diag_shape)
+    .set_infer_type(same_type)
+    .set_compute(_diag_compute)
+    .set_gradient(elemwise_grad_use_in("_backward_diag"))
+)
+register_backward("_backward_diag", _diag_backward, params=DiagParam)
+
+
+# ---------------------------------------------------------------------- Pad
+class PadParam(ParamSet):
+    mode = Param(str, "constant", "How the border is filled.", choices=("constant", "edge", "reflect"))
+    pad_width = Param(Shape, REQUIRED, "(before, after) per axis, flattened; the first two axes (N, C) get 0.")
+    constant_value = Param(float, 0.0, "The fill value of mode='constant'.")
+
+
+def _pad_pairs(attrs: Any, ndim: int) -> list[tuple[int, int]]:
+    width = attrs.parsed.pad_width
+    if ndim not in (4, 5):
+        raise InferenceError(f"{attrs.name}: pads 4-D or 5-D inputs (N, C, spatial...), got {ndim} dimension(s)")
+    if len(width) != 2 * ndim:
+        raise InferenceError(f"{attrs.name}: pad_width needs {2 * ndim} values (before, after per axis), got {width}")
+    pairs = [(width[2 * i], width[2 * i + 1]) for i in range(ndim)]
+    if pairs[0] != (0, 0) or pairs[1] != (0, 0):
+        raise InferenceError(f"{attrs.name}: the batch and channel axes cannot be padded, got pad_width={width}")
+    return pairs
+
+
+def _pad_shape(attrs: Any, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
+    shape = in_shapes[0]
+    if not shape_known(shape):
+        return False
+    pairs = _pad_pairs(attrs, len(shape))
+    if attrs.parsed.mode == "reflect" and any(max(p) >= d for p, d in zip(pairs, shape, strict=True) if max(p)):
+        raise InferenceError(f"{attrs.name}: reflect padding must be smaller than the axis it pads, got {shape}")
+    shape_assign(out_shapes, 0, tuple(d + a + b for d, (a, b) in zip(shape, pairs, strict=True)), attrs.name, "output")
+    return True
+
+
+def _pad_compute(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: list) -> None:
+    x, p = inputs[0], attrs.parsed
+    pairs = _pad_pairs(attrs, x.ndim)
+    if p.mode == "constant":
+        padded = op_ctx.xp.pad(x, pairs, mode="constant", constant_values=p.constant_value)
+    else:
+        padded = op_ctx.xp.pad(x, pairs, mode=p.mode)
+    put(outputs[0], req[0], padded)
+
+
+def _pad_backward(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: list) -> None:
+    # Padding copies input elements to output positions: pad the input's flat indices the same
+    # way (the constant border gets -1, "no source"), then sum each output gradient into the
+    # element it came from. One rule for every mode.
+    ograd, data, xp = inputs[0], inputs[1], op_ctx.xp
+    if req[0] is Req.NULL:
+        return
+    pairs = _pad_pairs(attrs, data.ndim)
+    index = xp.arange(data.size).reshape(data.shape)
+    if attrs.parsed.mode == "constant":
+        source = xp.pad(index, pairs, mode="constant", constant_values=-1).ravel()
+    else:
+        source = xp.pad(index, pairs, mode=attrs.parsed.mode).ravel()
+    keep = source >= 0
+    grad = xp.bincount(source[keep], weights=ograd.ravel()[keep].astype(xp.float64), minlength=data.size)
+    put(outputs[0], req[0], grad.reshape(data.shape))
+
+
+(
+    register("Pad")
+    .describe("Pads the spatial axes of a 4-D/5-D input: a constant, the edge values, or a reflection.")
+    .set_params(PadParam)
+    .set_num_inputs(1)
+    .set_input_names(["data"])
+    .set_infer_shape(_pad_shape)
+    .set_infer_type(same_type)
+    .set_compute(_pad_compute)
+    .set_gradient(elemwise_grad_use_in("_backward_Pad"))
+)
+register_backward("_backward_Pad", _pad_backward, params=PadParam)
+alias("pad", "Pad")

@@ -24,7 +24,7 @@ from ..infer import (
     type_assign,
 )
 from ..kernel import ADD, NULL, Req, assign
-from ..params import REQUIRED, Param, ParamSet
+from ..params import REQUIRED, Param, ParamSet, Shape
 from ..registry import alias, register
 from .common import (
     grads_like_inputs,
@@ -302,3 +302,67 @@ def _basic_index_backward_compute(attrs, op_ctx, inputs, req, outputs) -> None:
     .set_compute(_basic_index_backward_compute)
     .set_is_backward()
 )
+
+
+# ---------------------------------------------------------------------------- slice_like
+class SliceLikeParam(ParamSet):
+    axes = Param(Shape, Shape(), "The axes to cut to shape_like's size; empty means every axis.")
+
+
+def _slice_like_key(attrs: Any, shape: tuple[int, ...], like: tuple[int, ...]) -> tuple[slice, ...]:
+    """``[:like[a]]`` on each chosen axis ``a``, the whole axis elsewhere."""
+    axes = attrs.parsed.axes
+    if not axes and len(like) != len(shape):
+        raise InferenceError(
+            f"{attrs.name}: with no axes, shape_like {like} must have as many dimensions as data {shape}"
+        )
+    chosen = {normalize_axis(attrs.name, a, len(shape)) for a in axes} if axes else set(range(len(shape)))
+    key = []
+    for axis, size in enumerate(shape):
+        if axis not in chosen:
+            key.append(slice(None))
+            continue
+        if axis >= len(like):
+            raise InferenceError(f"{attrs.name}: axis {axis} is out of range for shape_like {like}")
+        if like[axis] > size:
+            raise InferenceError(
+                f"{attrs.name}: shape_like's axis {axis} ({like[axis]}) is longer than data's ({size})"
+            )
+        key.append(slice(0, like[axis]))
+    return tuple(key)
+
+
+def _slice_like_shape(attrs: Any, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
+    data, like = in_shapes
+    if not shape_known(data) or not shape_known(like):
+        return False
+    key = _slice_like_key(attrs, data, like)
+    shape_assign(
+        out_shapes, 0, tuple(len(range(*k.indices(d))) for k, d in zip(key, data, strict=True)), attrs.name, "output"
+    )
+    return True
+
+
+def _slice_like_compute(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: list) -> None:
+    put(outputs[0], req[0], inputs[0][_slice_like_key(attrs, inputs[0].shape, inputs[1].shape)])
+
+
+def _slice_like_backward(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: list) -> None:
+    # inputs: (out_grad, data, shape_like); shape_like's values never reach the output: zero gradient.
+    _scatter_slice(outputs, req, _slice_like_key(attrs, inputs[1].shape, inputs[2].shape), inputs[0])
+    if req[1] is not Req.NULL and req[1] is not Req.ADD:
+        outputs[1][...] = 0
+
+
+(
+    register("slice_like")
+    .describe("Cuts ``data`` to ``shape_like``'s size on the chosen axes (from the start of each).")
+    .set_params(SliceLikeParam)
+    .set_num_inputs(2)
+    .set_input_names(["data", "shape_like"])
+    .set_infer_shape(_slice_like_shape)
+    .set_infer_type(same_type)
+    .set_compute(_slice_like_compute)
+    .set_gradient(elemwise_grad_use_in("_backward_slice_like"))
+)
+register_backward("_backward_slice_like", _slice_like_backward, params=SliceLikeParam, num_inputs=3, num_outputs=2)
