@@ -196,7 +196,8 @@ class Param:
                 raise TypeError(value)
             return Shape(int(v) for v in items)
         if kind is FloatTuple:
-            items = tuple(python_scalar(v) for v in (value if isinstance(value, list | tuple) else (value,)))
+            sequence = value if isinstance(value, list | tuple | np.ndarray) else (value,)
+            items = tuple(python_scalar(v) for v in sequence)
             if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in items):
                 raise TypeError(value)
             return FloatTuple(float(v) for v in items)

@@ -124,3 +124,15 @@ def test_dlpack_round_trip_shares_memory_with_numpy():
     assert mx.nd.from_dlpack(np.arange(3.0)).dtype == np.float64
     with pytest.raises(mx.MXNetError, match="cannot read a DLPack tensor from list"):
         mx.nd.from_dlpack([1, 2])
+
+
+def test_histogram_float_range_round_trips_through_symbol_json():
+    x = mx.sym.Variable("x")
+    sym = mx.sym.histogram(x, bins=2, range=(0.5, 2.5))
+    text = sym.tojson()
+    assert '"range": "(0.5, 2.5)"' in text
+    loaded = mx.sym.load_json(text)
+    data = mx.nd.array([0.0, 1.0, 1.0, 2.0, 3.0])
+    assert loaded.eval(x=data)[0].asnumpy().tolist() == sym.eval(x=data)[0].asnumpy().tolist() == [2, 1]
+    with pytest.raises(mx.MXNetError, match="'range' expects a tuple of numbers"):
+        mx.nd.histogram(mx.nd.ones(3), bins=2, range=("a", "b"))

@@ -11,7 +11,7 @@ import pytest
 
 import framework as mx
 from framework.operator import registry
-from framework.operator.params import REQUIRED, OperatorParamError, Shape, python_scalar
+from framework.operator.params import REQUIRED, FloatTuple, OperatorParamError, Shape, python_scalar
 
 
 def _python_value(field):
@@ -20,6 +20,8 @@ def _python_value(field):
         return field.default
     if field.type is Shape:
         return (1, 2)
+    if field.type is FloatTuple:
+        return (0.5, 2.0)
     if field.type is bool:
         return True
     low = field.low if field.low is not None else 1
@@ -30,6 +32,8 @@ def _numpy_variants(field, value):
     """The same value as NumPy scalars of several kinds and as a 0-d array."""
     if field.type is Shape:
         return [tuple(np.int64(v) for v in value), tuple(np.int32(v) for v in value), np.array(value)]
+    if field.type is FloatTuple:
+        return [tuple(np.float64(v) for v in value), tuple(np.float32(v) for v in value), np.array(value)]
     if field.type is bool:
         return [np.bool_(value), np.array(value)]
     if field.type is int:
@@ -53,7 +57,7 @@ def _numeric_fields():
     for name in registry.list_operators():
         params = registry.get(name).params
         for field in params.fields.values():
-            if field.type in (int, float, bool, Shape) and field.choices is None:
+            if field.type in (int, float, bool, Shape, FloatTuple) and field.choices is None:
                 yield pytest.param(name, field, id=f"{name}.{field.name}")
 
 
@@ -77,7 +81,7 @@ def test_numpy_typed_parameter_parses_like_the_python_value(op_name, field):
 
 def test_the_walk_covers_every_kind_of_parameter():
     kinds = {param.values[1].type for param in _numeric_fields()}
-    assert kinds == {int, float, bool, Shape}
+    assert kinds == {int, float, bool, Shape, FloatTuple}
 
 
 def test_python_scalar_unwraps_numpy_numbers_only():
