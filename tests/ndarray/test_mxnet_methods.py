@@ -214,6 +214,8 @@ def test_numpy_scalars_in_arithmetic_on_both_sides():
         assert isinstance(left, mx.nd.NDArray) and left.asnumpy().tolist() == [2, 4]
         assert (scalar - x).asnumpy().tolist() == [1, 0]
         assert (scalar / x).asnumpy().tolist() == [2, 1]
+    assert mx.nd.maximum(x, np.array(1.5)).asnumpy().tolist() == [1.5, 2]
+    assert mx.nd.power(np.int64(2), x).asnumpy().tolist() == [2, 4]
     y = mx.nd.array([1.0, 2.0])
     y += np.float32(1)
     y *= np.array(2.0)
