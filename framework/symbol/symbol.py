@@ -48,7 +48,7 @@ from ..operator import registry
 from ..operator.fluent import available_fluent_methods, fluent_doc
 from ..operator.infer import InferenceError, shape_known
 from ..operator.node import Entry, Node, NodeAttrs, topo_sort
-from ..operator.params import DType, OperatorParamError
+from ..operator.params import DType, OperatorParamError, python_scalar
 from ..operator.registry import OpDef
 from ..operator.signature import default_input_names
 from . import json_format, naming
@@ -398,6 +398,7 @@ def load(fname: str) -> Symbol:
 
 # ---------------------------------------------------------------------------- the class
 def _binary(lhs: Symbol, other: Any, sym_op: str, scalar_op: str, symbol: str) -> Symbol:
+    other = python_scalar(other)  # a 0-d NumPy array is a number here, as np.float32(2) is
     if isinstance(other, Symbol):
         return call_op(sym_op, lhs, other)
     if isinstance(other, numbers.Number):
@@ -1020,6 +1021,7 @@ def full(shape: Any, val: float, dtype: Any = None, **kwargs: Any) -> Symbol:
 
 def _binary_function(name: str, sym_op: str, scalar_op: str, rscalar_op: str | None = None) -> Any:
     def function(left: Any, right: Any) -> Any:
+        left, right = python_scalar(left), python_scalar(right)
         if isinstance(left, Symbol) and isinstance(right, Symbol):
             return call_op(sym_op, left, right)
         if isinstance(left, Symbol) and isinstance(right, numbers.Number):

@@ -76,6 +76,8 @@ def test_numpy_scalars_on_either_side_of_a_symbol():
     assert isinstance(left, mx.sym.Symbol)
     assert_almost_equal(_run(left, x=X), 2 * X)
     assert_almost_equal(_run(x / np.float32(2), x=X), X / 2)
+    assert_almost_equal(_run(x - np.array(1.0), x=X), X - 1)
+    assert_almost_equal(_run(mx.sym.maximum(x, np.array(0.0)), x=X), np.maximum(X, 0))
     assert_almost_equal(_run(x.__rdiv__(np.float32(1.0)), x=np.abs(X) + 1), 1 / (np.abs(X) + 1))
 
 
