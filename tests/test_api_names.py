@@ -242,3 +242,20 @@ def test_special_methods_compare_by_arity_only():
     assert compare_arity(theirs, renamed) == []
     assert compare_arity(theirs, [["self", "POSITIONAL_OR_KEYWORD"], ["args", "VAR_POSITIONAL"]]) == []
     assert compare_arity(theirs, renamed[:2]) == ["takes 2 positional parameters (MXNet: 3)"]
+
+
+# The hand-written mx.nd / mx.sym functions of MXNet 1.9.1 that MXLab has: MXNet's signatures.
+ND_FUNCTIONS = (
+    "array empty zeros ones full arange linspace eye histogram moveaxis concatenate split_v2 onehot_encode "
+    "from_numpy from_dlpack to_dlpack_for_read to_dlpack_for_write power logical_and logical_or logical_xor"
+).split()
+SYM_FUNCTIONS = "zeros ones full arange linspace eye histogram split_v2 pow power Group".split()
+
+
+@pytest.mark.parametrize(
+    ("path", "name"), [("ndarray", n) for n in ND_FUNCTIONS] + [("symbol", n) for n in SYM_FUNCTIONS]
+)
+def test_hand_written_functions_have_mxnets_signatures(reference, path, name):
+    entry = reference["modules"][path]["names"][name]
+    ours = getattr(resolve(mx, path), name)
+    assert compare_signatures(entry["signature"]["params"], signature_params(ours)) == []
