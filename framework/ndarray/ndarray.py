@@ -196,12 +196,12 @@ class NDArray:
         ``np.from_dlpack``, ``torch.from_dlpack`` and :func:`mx.nd.from_dlpack` all accept.
         """
         self.wait_to_read()
-        return DLPackTensor(self._data)
+        return DLPackTensor(self._data, self._chunk)
 
     def to_dlpack_for_write(self) -> DLPackTensor:
         """As :meth:`to_dlpack_for_read`; a consumer may write through it (nothing else may be pending)."""
         self._chunk.engine.wait_for_var(self._chunk.var)
-        return DLPackTensor(self._data)
+        return DLPackTensor(self._data, self._chunk)
 
     def as_nd_ndarray(self) -> NDArray:
         """This array (MXNet converts ``mx.np`` arrays back; MXLab has only ``mx.nd`` arrays)."""
@@ -258,19 +258,38 @@ class NDArray:
 class DLPackTensor:
     """An array's memory offered through the DLPack protocol (``__dlpack__``, ``__dlpack_device__``).
 
-    It holds the view, so the memory stays alive while a consumer's capsule does.
+    The memory belongs to a storage-pool block, which returns to the pool when its chunk dies.
+    A consumer keeps only the exported view alive (the capsule references it), so the view
+    carries a reference to the chunk: the block stays out of the pool while anyone reads it.
     """
 
     __slots__ = ("_view",)
 
-    def __init__(self, view: Any) -> None:
-        self._view = view
+    def __init__(self, view: Any, chunk: Chunk) -> None:
+        self._view = _pinned_view(view, chunk)
 
     def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
         return self._view.__dlpack__(*args, **kwargs)
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return self._view.__dlpack_device__()
+
+
+_PINNED_TYPES: dict[type, type] = {}
+
+
+def _pinned_view(view: Any, owner: Any) -> Any:
+    """A view of ``view`` (NumPy or CuPy) that holds a reference to ``owner``.
+
+    An array subclass with no behaviour of its own: its only job is the ``_owner`` attribute.
+    """
+    base = type(view)
+    pinned = _PINNED_TYPES.get(base)
+    if pinned is None:
+        pinned = _PINNED_TYPES[base] = type(f"Pinned{base.__name__}", (base,), {})
+    result = view.view(pinned)
+    result._owner = owner
+    return result
 
 
 def _new_for_unpickling() -> NDArray:

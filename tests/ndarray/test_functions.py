@@ -3,6 +3,8 @@ and the operators behind them (``_linspace``, ``_eye``, ``_histogram``, ``_contr
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -136,3 +138,15 @@ def test_histogram_float_range_round_trips_through_symbol_json():
     assert loaded.eval(x=data)[0].asnumpy().tolist() == sym.eval(x=data)[0].asnumpy().tolist() == [2, 1]
     with pytest.raises(mx.MXNetError, match="'range' expects a tuple of numbers"):
         mx.nd.histogram(mx.nd.ones(3), bins=2, range=("a", "b"))
+
+
+def test_dlpack_consumers_keep_the_memory_out_of_the_pool():
+    x = mx.nd.array(np.arange(256), dtype="float32")
+    consumer = np.from_dlpack(x.to_dlpack_for_read())
+    del x
+    gc.collect()
+    mx.nd.waitall()
+    others = [mx.nd.full((256,), -1.0) for _ in range(4)]  # would reuse a returned block
+    mx.nd.waitall()
+    assert consumer.tolist() == list(range(256))
+    assert all(o.asnumpy()[0] == -1 for o in others)
