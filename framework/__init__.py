@@ -43,6 +43,7 @@ from . import (
     util,
     visualization,
 )
+from . import errors as error
 from . import image as img
 from . import initializer as init
 from . import kvstore as kv
@@ -52,7 +53,7 @@ from . import ndarray as nd
 from . import symbol as sym
 from . import visualization as viz
 from .backend import num_gpus
-from .base import MXLabError
+from .base import MXLabError, MXNetError
 from .context import Context, cpu, cpu_pinned, current_context, gpu
 from .executor import cached_op as _cached_op
 from .symbol import AttrScope
@@ -98,6 +99,7 @@ __all__ = [
     "contrib",
     "cpu_pinned",
     "MXLabError",
+    "MXNetError",
     "autograd",
     "base",
     "callback",
@@ -105,6 +107,7 @@ __all__ = [
     "cpu",
     "current_context",
     "engine",
+    "error",
     "events",
     "gluon",
     "gpu",

@@ -33,7 +33,7 @@ _fresh_grads: weakref.WeakValueDictionary[int, NDArray] = weakref.WeakValueDicti
 _FREED = object()
 
 
-class AutogradError(MXLabError):
+class AutogradError(MXLabError, ValueError):
     """Differentiation was asked for something that was not recorded (or already freed)."""
 
 

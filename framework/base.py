@@ -11,7 +11,16 @@ import os
 import numpy as np
 
 from . import config
-from .errors import ContextError, EngineError, EngineTimeoutError, MXLabError, StorageError
+from .errors import (
+    ContextError,
+    EngineError,
+    EngineTimeoutError,
+    InternalError,
+    MXLabError,
+    MXNetError,
+    SparseStorageError,
+    StorageError,
+)
 
 __all__ = [
     "DTYPE_TO_FLAG",
@@ -19,7 +28,10 @@ __all__ = [
     "ContextError",
     "EngineError",
     "EngineTimeoutError",
+    "InternalError",
     "MXLabError",
+    "MXNetError",
+    "SparseStorageError",
     "StorageError",
     "data_dir",
     "data_dir_default",

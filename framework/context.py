@@ -7,9 +7,12 @@ pool), which makes multi-device logic testable on a machine without a GPU.
 
 from __future__ import annotations
 
+import numbers
 import threading
 from collections.abc import Callable
 from typing import ClassVar
+
+import numpy as np
 
 from .base import ContextError
 
@@ -45,8 +48,10 @@ class Context(metaclass=_ContextType):
             device_type, device_id = device_type.device_type, device_type.device_id
         if not isinstance(device_type, str) or device_type not in ("cpu", "gpu"):
             raise ContextError(f"Context: device_type must be 'cpu' or 'gpu', got {device_type!r}")
-        if isinstance(device_id, bool) or not isinstance(device_id, int) or device_id < 0:
+        # Any integer, NumPy's included (mx.cpu(np.int64(1))), as MXNet accepts; never a bool.
+        if isinstance(device_id, bool | np.bool_) or not isinstance(device_id, numbers.Integral) or device_id < 0:
             raise ContextError(f"Context: device_id must be a non-negative int, got {device_id!r}")
+        device_id = int(device_id)
         self.device_type: str = device_type
         self.device_id: int = device_id
 

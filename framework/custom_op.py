@@ -74,7 +74,7 @@ from .operator.params import REQUIRED, OperatorParamError, Param, ParamSet
 __all__ = ["CustomOp", "CustomOpProp", "CustomOpError", "get_all_registered_operators", "register"]
 
 
-class CustomOpError(MXLabError):
+class CustomOpError(MXLabError, ValueError):
     """A Python custom operator is unknown, misdeclared, or raised in forward/backward."""
 
 

@@ -1,22 +1,35 @@
 """The errors MXLab raises on purpose: the bottom of the layer order, imported by every layer.
 
-Every error MXLab raises on purpose derives from :class:`MXLabError`, so a user can
-catch the framework's complaints without catching their own bugs. Subclasses say
-which layer complained; the message says what was expected and what was given.
+Every error MXLab raises on purpose derives from :class:`MXNetError` (MXNet's name; the
+older name ``MXLabError`` is the same class), so a user can catch the framework's
+complaints without catching their own bugs. As in MXNet, ``MXNetError`` is a
+``RuntimeError``; each layer's subclass also mixes in the built-in kind that says what
+went wrong (a malformed parameter is a ``ValueError``, a missing feature a
+``NotImplementedError``), the way MXNet's ``mxnet.error`` registers ``ValueError``,
+``TypeError``, ``IndexError``... So both ``except mx.base.MXNetError`` and
+``except ValueError`` catch it. The message says what was expected and what was given.
 """
 
 from __future__ import annotations
 
 
-class MXLabError(Exception):
-    """Base class of every error MXLab raises deliberately (MXNet's ``MXNetError``)."""
+class MXNetError(RuntimeError):
+    """Base class of every error MXLab raises deliberately (MXNet's ``mx.base.MXNetError``)."""
 
 
-class ContextError(MXLabError, ValueError):
+# The name MXLab used before it took MXNet's: the same class, so old ``except`` clauses still work.
+MXLabError = MXNetError
+
+
+class InternalError(MXNetError):
+    """A framework invariant broke: a bug in MXLab, not in the caller's code (MXNet's ``InternalError``)."""
+
+
+class ContextError(MXNetError, ValueError):
     """A device context is malformed or names a device that does not exist."""
 
 
-class EngineError(MXLabError):
+class EngineError(MXNetError):
     """The dependency engine was used wrongly (bad push, deleted variable, stopped engine)."""
 
 
@@ -24,5 +37,31 @@ class EngineTimeoutError(EngineError, TimeoutError):
     """A wait did not finish in time; the message lists the operations still pending."""
 
 
-class StorageError(MXLabError):
+class StorageError(MXNetError, ValueError):
     """The storage allocator was used wrongly (double free, foreign handle, bad size)."""
+
+
+class SparseStorageError(MXNetError, NotImplementedError):
+    """A sparse storage type (``row_sparse``, ``csr``) was asked for: MXLab has dense storage only."""
+
+
+# The storage type names MXNet 1.x knows; only "default" (dense) exists in MXLab.
+DENSE_STYPE = "default"
+SPARSE_STYPES = ("row_sparse", "csr")
+
+
+def check_stype(stype: str | None, api: str) -> None:
+    """Accept ``None`` or ``"default"``; any other storage type raises :class:`SparseStorageError`.
+
+    One check for every MXNet API with an ``stype`` argument, so the message is the same everywhere.
+    """
+    if stype is None or stype == DENSE_STYPE:
+        return
+    if stype in SPARSE_STYPES:
+        raise SparseStorageError(
+            f"{api}: stype={stype!r} is sparse storage, which MXLab does not have; only stype='default' (dense)"
+        )
+    raise SparseStorageError(
+        f"{api}: unknown storage type {stype!r}; MXLab has only stype='default' (MXNet's sparse "
+        f"{' and '.join(SPARSE_STYPES)} storage is absent)"
+    )

@@ -80,7 +80,7 @@ def check_imperative_gradient(
     with autograd.record():
         outputs = _outputs_list(fn(*inputs), "check_imperative_gradient")
     projections = [rng.uniform(0.1, 1.1, size=o.shape).astype(o.dtype) for o in outputs]
-    autograd.backward(outputs, [nd.array(p, ctx=ctx) for p in projections])
+    autograd.backward(outputs, [nd.array(p, ctx=ctx, dtype=p.dtype) for p in projections])
     analytic = {i: inputs[i].grad.asnumpy().astype(np.float64) for i in grad_nodes}
 
     def loss(values: list[np.ndarray]) -> float:

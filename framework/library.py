@@ -85,7 +85,7 @@ _STATE = {"cpu": 512, "gpu": 1024}
 _DEVICE_INDEX = {"cpu": 0, "gpu": 1}
 
 
-class LibraryError(MXLabError):
+class LibraryError(MXLabError, ValueError):
     """Loading a custom-operator library, or one of its functions, failed."""
 
 

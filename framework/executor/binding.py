@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..context import Context, current_context
+from ..errors import check_stype
 from ..ndarray.creation import zeros
 from ..ndarray.ndarray import NDArray
 from . import plan_memory as planner
@@ -127,8 +128,7 @@ def simple_bind(
         raise ExecutorError(f"simple_bind: ctx must be a Context such as mx.cpu(), got {ctx!r}")
     check_group2ctx(group2ctx, ctx)
     for name, stype in (stype_dict or {}).items():
-        if stype != "default":
-            raise ExecutorError(f"simple_bind: {name!r} asks for storage type {stype!r}; MXLab has dense arrays only")
+        check_stype(stype, f"simple_bind: argument {name!r}")
     arg_shapes, aux_shapes, arg_types, aux_types = infer_variables(symbol, shapes, dict(type_dict or {}))
     arg_names = list(arg_shapes)
     reqs = parse_grad_reqs(grad_req, arg_names)

@@ -41,6 +41,7 @@ context (``group2ctx`` must map every group to it).
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -540,6 +541,14 @@ class Executor:
     def graph(self) -> IndexedGraph:
         """The forward + backward graph the plan and the steps were made from."""
         return self._graph
+
+    def get_optimized_symbol(self) -> Any:
+        """The symbol this executor runs, as a copy.
+
+        MXNet returns the graph after its subgraph backends (MKLDNN, TensorRT) rewrote it;
+        MXLab has none, so the bound symbol is already the one that runs.
+        """
+        return copy.copy(self._symbol)
 
     def copy_params_from(
         self,

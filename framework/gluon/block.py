@@ -681,14 +681,14 @@ class HybridBlock(Block):
         raise NotImplementedError(f"{type(self).__name__} must implement hybrid_forward")
 
     def _dtype_hint(self, inputs: list[Any]) -> str:
-        """A hint when floating-point inputs and parameters differ in dtype (a float64 NumPy batch)."""
+        """A hint when floating-point inputs and parameters differ in dtype (a batch made as float64)."""
         given = {a.dtype.name for a in inputs if isinstance(a, NDArray) and a.dtype.kind == "f"}
         params = {np.dtype(p.dtype).name for p in self.collect_params().values()}
         if not given or given <= params:
             return ""
         return (
-            f" (the inputs are {sorted(given)} but the parameters {sorted(params)}: mx.nd.array keeps a NumPy "
-            "array's dtype, so pass dtype='float32' when making the batch, or cast the block with net.cast())"
+            f" (the inputs are {sorted(given)} but the parameters {sorted(params)}: make the batch in the "
+            "parameters' dtype (mx.nd.array(..., dtype='float32')), or cast the block with net.cast())"
         )
 
     # ------------------------------------------------------------------ export

@@ -37,7 +37,7 @@ from ..symbol.symbol import Symbol, var
 GRAD_REQS = ("write", "add", "null")
 
 
-class DeferredInitializationError(MXLabError):
+class DeferredInitializationError(MXLabError, RuntimeError):
     """The parameter's shape is not known yet: run one forward pass first."""
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..base import MXLabError
+from ..errors import check_stype
 
 Key = int | str
 Updater = Callable[[Any, Any, Any], None]
@@ -103,6 +104,12 @@ class KVStore(ABC):
     @abstractmethod
     def load_optimizer_states(self, fname: str) -> None:
         """Restore optimizer states written by :meth:`save_optimizer_states`."""
+
+    def row_sparse_pull(
+        self, key: Key | Sequence[Key], out: Any = None, priority: int = 0, row_ids: Any = None
+    ) -> None:
+        """MXNet pulls selected rows of ``row_sparse`` values; MXLab has no sparse storage."""
+        check_stype("row_sparse", "row_sparse_pull")
 
     def set_gradient_compression(self, compression_params: dict[str, Any]) -> None:
         """MXNet compresses gradients on their way to the servers; MXLab does not implement it."""

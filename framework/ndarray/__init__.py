@@ -5,7 +5,7 @@ names start with ``_contrib_`` or ``_linalg_`` live in ``mx.nd.contrib`` and
 ``mx.nd.linalg``; the samplers are wrapped by ``mx.nd.random`` (``uniform``, ``normal``, ...);
 the remaining ``_``-prefixed operators (scalar helpers, backward operators) are in
 ``mx.nd._internal``; ``linspace``, ``eye``, ``histogram`` and ``split_v2`` are hand-written
-front ends over internal operators (:mod:`.wrappers`).
+front ends over internal operators, with MXNet's other Python-written functions (:mod:`.functions`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,23 @@ from . import (
     random,
 )
 from .creation import arange, full, ones, zeros
+from .functions import (
+    concatenate,
+    eye,
+    from_dlpack,
+    from_numpy,
+    histogram,
+    linspace,
+    logical_and,
+    logical_or,
+    logical_xor,
+    moveaxis,
+    onehot_encode,
+    power,
+    split_v2,
+    to_dlpack_for_read,
+    to_dlpack_for_write,
+)
 from .imperative import invoke
 from .io import load, load_frombuffer, save, save_tobuffer
 from .namespace import OperatorNamespace
@@ -37,11 +54,9 @@ from .ufunc import (
     modulo,
     multiply,
     not_equal,
-    power,
     subtract,
     true_divide,
 )
-from .wrappers import eye, histogram, linspace, split_v2
 
 contrib = OperatorNamespace("mx.nd.contrib", "_contrib_")
 linalg = OperatorNamespace("mx.nd.linalg", "_linalg_")
@@ -78,14 +93,25 @@ __all__ = [
     "true_divide",
     "arange",
     "array",
+    "concatenate",
+    "eye",
+    "from_dlpack",
+    "from_numpy",
+    "histogram",
+    "linspace",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "moveaxis",
+    "onehot_encode",
+    "split_v2",
+    "to_dlpack_for_read",
+    "to_dlpack_for_write",
     "contrib",
     "empty",
-    "eye",
     "full",
-    "histogram",
     "invoke",
     "linalg",
-    "linspace",
     "load",
     "load_frombuffer",
     "normalize_dtype",
@@ -94,7 +120,6 @@ __all__ = [
     "random",
     "save",
     "save_tobuffer",
-    "split_v2",
     "waitall",
     "zeros",
 ]

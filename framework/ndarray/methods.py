@@ -19,21 +19,14 @@ import numpy as np
 
 from .. import autograd
 from ..base import MXLabError
+from ..errors import check_stype
 from ..operator import registry
+from ..operator.fluent import available_fluent_methods, fluent_doc
+from ..operator.params import python_scalar
 from ..operator.tensor.shape import reshape_shape
 from ..operator.tensor.slicing import encode_index
-from . import imperative, op
-from .creation import zeros
-from .ndarray import NDArray, _advanced_get, _is_basic_index, _view_key, normalize_dtype
-
-# Operators reachable as NDArray methods (MXNet 1.x's NDArray methods).
-METHOD_OPS = frozenset(
-    """abs sign exp log log1p expm1 sqrt rsqrt square reciprocal sin cos tan arcsin arccos arctan sinh cosh tanh
-    floor ceil round rint fix sigmoid relu softmax log_softmax sum mean prod max min argmax argmin norm nansum
-    transpose swapaxes flatten expand_dims squeeze clip tile repeat split slice slice_axis take pick one_hot topk
-    sort argsort broadcast_to broadcast_like zeros_like ones_like softsign dot""".split()
-)
-
+from . import functions, imperative, op
+from .ndarray import NDArray, _advanced_get, _is_basic_index, _view_key, empty, normalize_dtype
 
 #: The scalar types of ``a + 1``, ``a * 0.5``: recognised by type before the slower ABC check.
 _PLAIN_NUMBERS = frozenset({int, float})
@@ -76,8 +69,64 @@ class OperatorMethods:
             return NDArray(self._chunk, self._data.reshape(new_shape))
         return op.reshape(self, shape=new_shape)
 
-    def reshape_like(self, other: NDArray) -> NDArray:
+    def reshape_like(self, *args: Any, **kwargs: Any) -> NDArray:
+        """This array's values in the shape of ``rhs`` (``x.reshape_like(y)``), as a view when it can be."""
+        (other,) = _one_array("reshape_like", "rhs", args, kwargs)
         return self.reshape(other.shape)
+
+    def expand_dims(self, axis: int, inplace: bool = False) -> NDArray:
+        """A new axis of length 1 at ``axis``; ``inplace=True`` returns a view sharing this array's memory."""
+        if inplace:
+            shape = list(self.shape)
+            position = int(axis) + len(shape) + 1 if int(axis) < 0 else int(axis)
+            shape.insert(position, 1)
+            return self.reshape(shape)
+        return op.expand_dims(self, axis=axis)
+
+    def flatten(self, inplace: bool = False) -> NDArray:
+        """Collapse every axis after the first (MXNet's ``Flatten``); ``inplace=True`` returns a view."""
+        if inplace:
+            return self.reshape((self.shape[0], -1) if self.ndim else (1, 1))
+        return op.flatten(self)
+
+    def squeeze(self, axis: int | tuple[int, ...] | None = None, inplace: bool = False) -> NDArray:
+        """Drop axes of length 1 (all of them, or those in ``axis``); ``inplace=True`` returns a view."""
+        if inplace:
+            axes = range(self.ndim) if axis is None else [a % self.ndim for a in _as_tuple(axis)]
+            shape = [d for i, d in enumerate(self.shape) if not (i in axes and d == 1)]
+            return self.reshape(shape or [1])
+        return op.squeeze(self, axis=axis)
+
+    def broadcast_to(self, shape: Any) -> NDArray:
+        """This array repeated along its length-1 axes to ``shape`` (0 in ``shape`` keeps the axis)."""
+        return op.broadcast_to(self, shape=shape)
+
+    def broadcast_like(self, other: NDArray) -> NDArray:
+        """This array broadcast to ``other``'s shape."""
+        return op.broadcast_like(self, other)
+
+    def diag(self, k: int = 0, **kwargs: Any) -> NDArray:
+        """``mx.nd.diag(self, k=k)``: a vector's matrix with it on diagonal ``k``, or a matrix's diagonal ``k``."""
+        return op.diag(self, k=k, **kwargs)
+
+    def split_v2(self, *args: Any, **kwargs: Any) -> list[NDArray] | NDArray:
+        """``mx.nd.split_v2(self, indices_or_sections, axis=0, squeeze_axis=False)``."""
+        return functions.split_v2(self, *args, **kwargs)
+
+    def tostype(self, stype: str) -> NDArray:
+        """A copy in storage type ``stype``: only ``"default"`` (dense) exists in MXLab."""
+        check_stype(stype, "tostype")
+        return self.copy()
+
+    def slice_assign(self, rhs: NDArray, begin: Any, end: Any, step: Any) -> NDArray:
+        """Write ``rhs`` into ``self[begin:end:step]`` (per axis; None means the whole axis); returns self."""
+        self[_slices(begin, end, step)] = rhs
+        return self
+
+    def slice_assign_scalar(self, value: float, begin: Any, end: Any, step: Any) -> NDArray:
+        """Fill ``self[begin:end:step]`` with ``value``; returns self."""
+        self[_slices(begin, end, step)] = float(value)
+        return self
 
     # ------------------------------------------------------------------ indexing
     def __getitem__(self, key: Any) -> NDArray:
@@ -91,13 +140,17 @@ class OperatorMethods:
     # ------------------------------------------------------------------ autograd
     def attach_grad(self, grad_req: str = "write", stype: str | None = None) -> None:
         """Allocate ``.grad`` and mark this array as a variable to differentiate against."""
-        autograd.mark_variables([self], [zeros(self.shape, self.context, self.dtype)], grad_reqs=grad_req)
+        check_stype(stype, "attach_grad")
+        grad = empty(self.shape, self.context, self.dtype)  # not zeros(): zero-size arrays have gradients too
+        grad[...] = 0
+        autograd.mark_variables([self], [grad], grad_reqs=grad_req)
 
     def backward(self, out_grad: NDArray | None = None, retain_graph: bool = False, train_mode: bool = True) -> None:
         autograd.backward([self], [out_grad] if out_grad is not None else None, retain_graph, train_mode)
 
     # ------------------------------------------------------------------ arithmetic (MXNet 1.x rules)
     def _binary(self, other: Any, nd_op: str, scalar_op: str, rscalar_op: str | None, reverse: bool = False):
+        other = python_scalar(other)  # a 0-d NumPy array is a number here, as np.float32(2) is
         if isinstance(other, NDArray):
             lhs, rhs = (other, self) if reverse else (self, other)
             return _call(nd_op, [lhs, rhs], {})
@@ -108,6 +161,7 @@ class OperatorMethods:
         return NotImplemented
 
     def _inplace(self, other: Any, nd_op: str, scalar_op: str) -> NDArray:
+        other = python_scalar(other)
         if isinstance(other, NDArray):
             _call(nd_op, [self, other], {}, out=self)
         elif type(other) in _PLAIN_NUMBERS or isinstance(other, numbers.Number | np.generic):
@@ -188,18 +242,51 @@ class OperatorMethods:
     def __itruediv__(self, o):
         return self._inplace(o, "broadcast_div", "_div_scalar")
 
-    def __getattr__(self, name: str) -> Any:
-        """Operators as methods (``x.sum(axis=1)``, ``x.exp()``): the array is the first input."""
-        if name.startswith("_"):
-            raise AttributeError(name)
-        if name not in METHOD_OPS or not registry.exists(name):
-            raise AttributeError(f"'NDArray' object has no attribute {name!r}")
-        function = getattr(op, name)
-        return lambda *args, **kwargs: function(self, *args, **kwargs)
+    def __imod__(self, o):
+        return self._inplace(o, "broadcast_mod", "_mod_scalar")
+
+    # Python 2's names, which MXNet 1.x still defines.
+    __div__ = __truediv__
+    __rdiv__ = __rtruediv__
+    __idiv__ = __itruediv__
+
+
+def _one_array(method: str, name: str, args: tuple, kwargs: dict) -> tuple[NDArray]:
+    """The single NDArray argument of a method taking MXNet's ``(*args, **kwargs)``."""
+    if len(args) + len(kwargs) != 1 or (kwargs and name not in kwargs):
+        raise MXLabError(f"{method}: expected one array argument ({name}), got args={args!r} kwargs={sorted(kwargs)}")
+    value = args[0] if args else kwargs[name]
+    if not isinstance(value, NDArray):
+        raise MXLabError(f"{method}: {name} must be an NDArray, got {type(value).__name__}")
+    return (value,)
+
+
+def _as_tuple(value: Any) -> tuple:
+    return tuple(value) if isinstance(value, list | tuple) else (value,)
+
+
+def _slices(begin: Any, end: Any, step: Any) -> tuple[slice, ...]:
+    """MXNet's (begin, end, step) tuples as one slice per axis (a missing step is 1)."""
+    begin, end = _as_tuple(begin), _as_tuple(end)
+    step = _as_tuple(step) if step not in (None, ()) else (None,) * len(begin)
+    if not len(begin) == len(end) == len(step):
+        raise MXLabError(f"slice_assign: begin {begin}, end {end} and step {step} must have the same length")
+    return tuple(slice(b, e, s) for b, e, s in zip(begin, end, step, strict=True))
+
+
+def _make_fluent(method: str, op_name: str) -> Any:
+    def fluent(self: NDArray, *args: Any, **kwargs: Any) -> Any:
+        return getattr(op, op_name)(self, *args, **kwargs)
+
+    fluent.__name__ = method
+    fluent.__qualname__ = f"NDArray.{method}"
+    fluent.__doc__ = fluent_doc(method, op_name, "mx.nd")
+    return fluent
 
 
 def install() -> None:
-    """Copy every method and property of :class:`OperatorMethods` onto ``NDArray``.
+    """Copy every method and property of :class:`OperatorMethods` onto ``NDArray``, then generate
+    the fluent methods (:mod:`framework.operator.fluent`) that are not written by hand.
 
     Assigning ``__eq__`` after the class exists keeps NDArrays hashable by identity: Python
     only sets ``__hash__`` to None when ``__eq__`` is defined inside the class statement.
@@ -207,6 +294,9 @@ def install() -> None:
     for name, member in vars(OperatorMethods).items():
         if isinstance(member, types.FunctionType | property):
             setattr(NDArray, name, member)
+    for method, op_name in available_fluent_methods():
+        if method not in vars(OperatorMethods):
+            setattr(NDArray, method, _make_fluent(method, op_name))
 
 
 install()

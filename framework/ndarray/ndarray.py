@@ -20,7 +20,12 @@ from .. import backend
 from ..base import MXLabError
 from ..context import Context, current_context
 from ..engine import Engine, FnProperty
+from ..errors import check_stype
 from .chunk import Chunk, bury_the_dead
+
+# MXNet's mx_real_t: the dtype of arrays created without one (mx.nd.array of anything but an NDArray,
+# zeros, ones, empty, full).
+DEFAULT_DTYPE = "float32"
 
 _DTYPES = ("float16", "float32", "float64", "uint8", "int8", "int32", "int64", "bool")
 
@@ -159,10 +164,51 @@ class NDArray:
             raise TypeError(f"only integer NDArrays can be used as an index, not {self.dtype}")
         return int(self.asscalar())
 
+    __nonzero__ = __bool__  # Python 2's name, which MXNet 1.x still defines
+
+    # MXNet's C handle of the array. MXLab has no C library: always None (documented).
+    handle = None
+
+    @property
+    def writable(self) -> bool:
+        """Whether the array may be written: every MXLab array can be (MXNet's read-only DLPack imports aside)."""
+        return True
+
+    # ------------------------------------------------------------------ pickling (values and context)
     def __reduce__(self) -> tuple:
-        """Pickle the values and the context (as MXNet's NDArray pickles), not the engine state."""
+        """Pickle through :meth:`__getstate__` / :meth:`__setstate__`, as MXNet's NDArray does."""
+        return _new_for_unpickling, (), self.__getstate__()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The values (a NumPy copy, after pending writes) and the context; not the engine state."""
         ctx = self.context
-        return _unpickle, (self.asnumpy(), ctx.device_type, ctx.device_id)
+        return {"values": self.asnumpy(), "device_type": ctx.device_type, "device_id": ctx.device_id}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Become a fresh array holding ``state``'s values (on the pickled context)."""
+        values = state["values"]
+        fresh = array(values, ctx=Context(state["device_type"], state["device_id"]), dtype=values.dtype)
+        self._chunk, self._data = fresh._chunk, fresh._data
+        self._grad, self._grad_req, self._entry = None, "null", None
+
+    # ------------------------------------------------------------------ DLPack (NumPy's protocol)
+    def to_dlpack_for_read(self) -> DLPackTensor:
+        """The values, shared (not copied) through DLPack, after pending writes.
+
+        MXNet returns a bare capsule; MXLab returns an object with ``__dlpack__``, which
+        ``np.from_dlpack``, ``torch.from_dlpack`` and :func:`mx.nd.from_dlpack` all accept.
+        """
+        self.wait_to_read()
+        return DLPackTensor(self._data, self._chunk)
+
+    def to_dlpack_for_write(self) -> DLPackTensor:
+        """As :meth:`to_dlpack_for_read`; a consumer may write through it (nothing else may be pending)."""
+        self._chunk.engine.wait_for_var(self._chunk.var)
+        return DLPackTensor(self._data, self._chunk)
+
+    def as_nd_ndarray(self) -> NDArray:
+        """This array (MXNet converts ``mx.np`` arrays back; MXLab has only ``mx.nd`` arrays)."""
+        return self
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         values = self.asnumpy()
@@ -188,9 +234,9 @@ class NDArray:
         _push_copy(self, target)
         return target
 
-    def as_in_context(self, ctx: Context) -> NDArray:
-        """This array if it already lives on ``ctx``, else a copy there."""
-        return self if ctx == self.context else self.copyto(ctx)
+    def as_in_context(self, context: Context) -> NDArray:
+        """This array if it already lives on ``context``, else a copy there."""
+        return self if context == self.context else self.copyto(context)
 
     def detach(self) -> NDArray:
         """The same values, cut off from the autograd graph."""
@@ -212,7 +258,50 @@ class NDArray:
             _push_copy(source, target, broadcast=True)
 
 
+class DLPackTensor:
+    """An array's memory offered through the DLPack protocol (``__dlpack__``, ``__dlpack_device__``).
+
+    The memory belongs to a storage-pool block, which returns to the pool when its chunk dies.
+    A consumer keeps only the exported view alive (the capsule references it), so the view
+    carries a reference to the chunk: the block stays out of the pool while anyone reads it.
+    """
+
+    __slots__ = ("_view",)
+
+    def __init__(self, view: Any, chunk: Chunk) -> None:
+        self._view = _pinned_view(view, chunk)
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._view.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self._view.__dlpack_device__()
+
+
+_PINNED_TYPES: dict[type, type] = {}
+
+
+def _pinned_view(view: Any, owner: Any) -> Any:
+    """A view of ``view`` (NumPy or CuPy) that holds a reference to ``owner``.
+
+    An array subclass with no behaviour of its own: its only job is the ``_owner`` attribute.
+    """
+    base = type(view)
+    pinned = _PINNED_TYPES.get(base)
+    if pinned is None:
+        pinned = _PINNED_TYPES[base] = type(f"Pinned{base.__name__}", (base,), {})
+    result = view.view(pinned)
+    result._owner = owner
+    return result
+
+
+def _new_for_unpickling() -> NDArray:
+    """An empty shell that :meth:`NDArray.__setstate__` fills."""
+    return NDArray.__new__(NDArray)
+
+
 def _unpickle(values: np.ndarray, device_type: str, device_id: int) -> NDArray:
+    """Arrays pickled by earlier MXLab versions (values, device type, device id)."""
     return array(values, ctx=Context(device_type, device_id), dtype=values.dtype)
 
 
@@ -305,29 +394,31 @@ def _push_fill(target: NDArray, value: Any) -> None:
 
 
 # ---------------------------------------------------------------------- creation
-def empty(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = "float32") -> NDArray:
-    """An uninitialised array (its memory comes from the storage pool)."""
+def empty(
+    shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = None, stype: str | None = None
+) -> NDArray:
+    """An uninitialised array (its memory comes from the storage pool); dtype defaults to float32."""
+    check_stype(stype, "empty")
     shape = _check_shape(shape, "empty")
     ctx = ctx or current_context()
     if not isinstance(ctx, Context):
         raise MXLabError(f"ctx must be a Context such as mx.cpu(0), got {ctx!r}")
-    dtype = normalize_dtype(dtype)
+    dtype = normalize_dtype(DEFAULT_DTYPE if dtype is None else dtype)
     backend.check_context(ctx)
     return new_array(shape, ctx, dtype.name)
 
 
-def array(source: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
-    """An array holding a copy of ``source`` (list, NumPy array or NDArray).
+def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
+    """An array holding a copy of ``source_array`` (NDArray, NumPy array, list, scalar).
 
-    The dtype defaults to the source's for NDArrays and NumPy arrays, and to float32 for
-    Python lists (MXNet 1.x also turns NumPy arrays into float32: see docs/differences.md).
+    As in MXNet 1.x the dtype defaults to float32 whatever the source holds (NumPy float64 and
+    int arrays, Python ints, NumPy scalars), except that an NDArray source keeps its own dtype.
     """
+    source = source_array
     if isinstance(source, NDArray):
         result = source.copyto(ctx or source.context)
         return result if dtype is None else result.astype(dtype)
-    if dtype is None:
-        dtype = source.dtype if isinstance(source, np.ndarray) else np.float32
-    dtype = normalize_dtype(dtype, "array")
+    dtype = normalize_dtype(DEFAULT_DTYPE if dtype is None else dtype, "array")
     try:
         values = np.array(source, dtype=dtype)
     except (TypeError, ValueError) as err:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..base import MXLabError
+from ..operator.params import python_scalar
 from . import op
 from .ndarray import NDArray
 
@@ -23,6 +24,7 @@ from .ndarray import NDArray
 def _apply(
     name: str, lhs: Any, rhs: Any, nd_op: str, scalar_op: str, rscalar_op: str | None, python: Callable[[Any, Any], Any]
 ) -> Any:
+    lhs, rhs = python_scalar(lhs), python_scalar(rhs)  # 0-d NumPy arrays count as numbers
     lhs_nd, rhs_nd = isinstance(lhs, NDArray), isinstance(rhs, NDArray)
     if lhs_nd and rhs_nd:
         return getattr(op, nd_op)(lhs, rhs)

@@ -18,7 +18,7 @@ from . import registry
 from .node import Entry, Node, NodeAttrs, topo_sort
 
 
-class GradientError(MXLabError):
+class GradientError(MXLabError, NotImplementedError):
     """A gradient was requested through an operator that has none."""
 
 

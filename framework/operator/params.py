@@ -36,6 +36,10 @@ class Shape(tuple):
     """Marker type: a parameter holding a tuple of ints, like MXNet's ``TShape``."""
 
 
+class FloatTuple(tuple):
+    """Marker type: a parameter holding a tuple of numbers, like MXNet's ``Tuple<double>`` (``range=(0, 1.5)``)."""
+
+
 class DType:
     """Marker type: a parameter holding a NumPy dtype name (``"float32"``)."""
 
@@ -43,10 +47,22 @@ class DType:
 _DTYPE_NAMES = ("float16", "float32", "float64", "uint8", "int8", "int32", "int64", "bool")
 
 
+def python_scalar(value: Any) -> Any:
+    """NumPy scalars (``np.int64(2)``, ``np.float32(0.5)``, ``np.bool_(True)``) and 0-d arrays as the
+    Python number they hold; anything else unchanged.
+
+    MXNet formats every parameter as a string, so a NumPy number is as good as a Python one there;
+    converting up front lets the type checks below treat both alike.
+    """
+    if isinstance(value, np.generic) or (isinstance(value, np.ndarray) and value.ndim == 0):
+        return value.item()
+    return value
+
+
 class Param:
     """One declared parameter: ``Param(type, default, description, low=, high=, choices=)``.
 
-    ``type`` is ``float``, ``int``, ``bool``, ``str``, :class:`Shape` or :class:`DType`.
+    ``type`` is ``float``, ``int``, ``bool``, ``str``, :class:`Shape`, :class:`FloatTuple` or :class:`DType`.
     ``optional=True`` also allows None (MXNet's ``dmlc::optional``).
     """
 
@@ -86,9 +102,15 @@ class Param:
         if self.choices:
             text = "{" + ", ".join(repr(c) for c in self.choices) + "}"
         else:
-            text = {float: "float", int: "int", bool: "boolean", str: "string", Shape: "Shape(tuple)", DType: "dtype"}[
-                self.type
-            ]
+            text = {
+                float: "float",
+                int: "int",
+                bool: "boolean",
+                str: "string",
+                Shape: "Shape(tuple)",
+                FloatTuple: "tuple of <float>",
+                DType: "dtype",
+            }[self.type]
         if self.default is REQUIRED:
             return f"{text}, required"
         return f"{text}, optional, default={self.default!r}"
@@ -115,7 +137,7 @@ class Param:
         """The string form stored in symbol JSON (MXNet's attribute strings)."""
         if value is None:
             return "None"
-        if self.type is Shape:
+        if self.type in (Shape, FloatTuple):
             return "(" + ", ".join(str(v) for v in value) + ("," if len(value) == 1 else "") + ")"
         if self.type is DType:
             return str(np.dtype(value))
@@ -128,11 +150,13 @@ class Param:
             bool: "a boolean",
             str: "a string",
             Shape: "a tuple of integers such as (2, 3)",
+            FloatTuple: "a tuple of numbers such as (0, 1.5)",
             DType: f"a dtype name ({', '.join(_DTYPE_NAMES)})",
         }[self.type]
 
     def _convert(self, value: Any) -> Any:
         kind = self.type
+        value = python_scalar(value)
         if isinstance(value, str) and kind not in (str, DType):
             text = value.strip()
             if kind is bool:
@@ -141,7 +165,7 @@ class Param:
                 if text in ("False", "false", "0"):
                     return False
                 raise ValueError(text)
-            value = ast.literal_eval(text) if kind is Shape else text
+            value = ast.literal_eval(text) if kind in (Shape, FloatTuple) else text
         if kind is float:
             if isinstance(value, bool | np.bool_):
                 raise TypeError("bool is not a number here")
@@ -153,6 +177,8 @@ class Param:
                 return int(value)
             if isinstance(value, float) and not value.is_integer():
                 raise ValueError(value)
+            if not isinstance(value, int | float):
+                raise TypeError(value)
             return int(value)
         if kind is bool:
             if isinstance(value, bool | np.bool_) or value in (0, 1):
@@ -165,10 +191,16 @@ class Param:
         if kind is Shape:
             if isinstance(value, int | np.integer) and not isinstance(value, bool):
                 return Shape((int(value),))
-            items = tuple(value)
+            items = tuple(python_scalar(v) for v in value)
             if not all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in items):
                 raise TypeError(value)
             return Shape(int(v) for v in items)
+        if kind is FloatTuple:
+            sequence = value if isinstance(value, list | tuple | np.ndarray) else (value,)
+            items = tuple(python_scalar(v) for v in sequence)
+            if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in items):
+                raise TypeError(value)
+            return FloatTuple(float(v) for v in items)
         if kind is DType:
             name = np.dtype(value).name
             if name not in _DTYPE_NAMES:

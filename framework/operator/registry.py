@@ -56,7 +56,7 @@ class NodeAttrs:
 AttrFn = Callable[[NodeAttrs], Any]
 
 
-class OperatorError(MXLabError):
+class OperatorError(MXLabError, ValueError):
     """An operator is unknown, registered twice, or missing what a call needs."""
 
 

@@ -4,7 +4,7 @@
 * ``mx.sym.<operator>``: generated from the operator registry on first use (:mod:`.register`);
   ``_``-prefixed operators are in ``mx.sym._internal``, ``_contrib_<x>`` in
   ``mx.sym.contrib``, ``_linalg_<x>`` in ``mx.sym.linalg``, the samplers in ``mx.sym.random``;
-* ``linspace``, ``eye``, ``histogram``, ``split_v2``: hand-written front ends (:mod:`.wrappers`);
+* ``arange``, ``linspace``, ``eye``, ``histogram``, ``split_v2``: hand-written front ends (:mod:`.symbol`);
 * automatic names and ``Prefix``: :mod:`.naming` (MXNet's ``mx.name``); ``AttrScope``:
   :mod:`.attribute` (MXNet's ``mx.attribute``).
 """
@@ -27,8 +27,12 @@ from .symbol import (
     SymbolError,
     SymbolTypeError,
     Variable,
+    arange,
+    eye,
     full,
+    histogram,
     hypot,
+    linspace,
     load,
     load_json,
     maximum,
@@ -36,10 +40,10 @@ from .symbol import (
     ones,
     pow,
     power,
+    split_v2,
     var,
     zeros,
 )
-from .wrappers import eye, histogram, linspace, split_v2
 
 _internal = SymbolNamespace("mx.sym._internal", "")
 op = SymbolNamespace("mx.sym.op", "")
@@ -70,6 +74,7 @@ __all__ = [
     "SymbolJSONError",
     "SymbolTypeError",
     "Variable",
+    "arange",
     "contrib",
     "eye",
     "full",

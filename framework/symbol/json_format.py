@@ -38,6 +38,7 @@ from ..operator import registry
 from ..operator.node import Entry, Node, NodeAttrs, topo_sort
 from ..operator.params import REQUIRED, OperatorParamError
 from ..operator.registry import OperatorError
+from ..shape_mode import is_np_shape
 
 #: The version this format is written as (MXNet 1.9.1).
 MXNET_VERSION = 10901
@@ -184,15 +185,21 @@ def to_json(outputs: list[Entry]) -> str:
     w.ints(row_ptr)
     w.key("heads")
     w.entries([[index[e.node.id], e.index, e.version] for e in outputs])
+    # The graph's own attributes, sorted by key as MXNet writes them: the version that wrote the
+    # file, and is_np_shape when NumPy shape semantics were on (a 0 in a shape is then a size).
+    graph_attrs = {"mxnet_version": MXNET_VERSION}
+    if is_np_shape():
+        graph_attrs["is_np_shape"] = 1
     w.key("attrs")
-    w.begin("{", False)
-    w.key("mxnet_version")
-    w.begin("[", False)
-    w.array_item()
-    w.scalar("int")
-    w.array_item()
-    w.scalar(MXNET_VERSION)
-    w.end("]")
+    w.begin("{", len(graph_attrs) > 1)
+    for key in sorted(graph_attrs):
+        w.key(key)
+        w.begin("[", False)
+        w.array_item()
+        w.scalar("int")
+        w.array_item()
+        w.scalar(graph_attrs[key])
+        w.end("]")
     w.end("}")
     w.end("}")
     return w.text()

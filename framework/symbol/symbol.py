@@ -29,6 +29,7 @@ overloads follow MXNet 1.x: ``a + b`` is ``_Plus`` (``elemwise_add``), ``a * 2``
 
 from __future__ import annotations
 
+import itertools
 import numbers
 import warnings
 from collections.abc import Iterator, Sequence
@@ -39,13 +40,15 @@ import numpy as np
 from ..atomic_file import write_text_atomic
 from ..base import DTYPE_TO_FLAG, MXLabError
 from ..context import current_context
+from ..errors import check_stype
 from ..executor import bind, simple_bind
 from ..executor.infer import infer_shapes, infer_types
 from ..ndarray.ndarray import NDArray
 from ..operator import registry
+from ..operator.fluent import available_fluent_methods, fluent_doc
 from ..operator.infer import InferenceError, shape_known
 from ..operator.node import Entry, Node, NodeAttrs, topo_sort
-from ..operator.params import DType, OperatorParamError
+from ..operator.params import DType, OperatorParamError, python_scalar
 from ..operator.registry import OpDef
 from ..operator.signature import default_input_names
 from . import attribute, json_format, naming
@@ -60,7 +63,7 @@ class SymbolTypeError(MXLabError, TypeError):
     """A symbol operation got an argument of the wrong type (an NDArray, a string, ...)."""
 
 
-class NotImplementedForSymbol(MXLabError):
+class NotImplementedForSymbol(MXLabError, NotImplementedError):
     """An NDArray-only operation (``bool(sym)``, ``sym += 1``) was used on a Symbol."""
 
     def __init__(self, function: str, alias: str) -> None:
@@ -338,8 +341,7 @@ def Variable(
     if init is not None:
         extra["__init__"] = init if isinstance(init, str) else init.dumps()
     if stype is not None:
-        if stype not in _STORAGE_TYPES:
-            raise SymbolError(f"Variable {name!r}: MXLab supports only dense storage (stype='default'), got {stype!r}")
+        check_stype(stype, f"Variable {name!r}")
         extra["__storage_type__"] = str(_STORAGE_TYPES[stype])
     for key, value in kwargs.items():
         if not _is_dunder(key):
@@ -354,10 +356,16 @@ def Variable(
 var = Variable
 
 
-def Group(symbols: Sequence[Symbol]) -> Symbol:
-    """One symbol whose outputs are the outputs of ``symbols``, in order."""
+def Group(symbols: Sequence[Symbol], create_fn: Any = None) -> Symbol:
+    """One symbol whose outputs are the outputs of ``symbols``, in order.
+
+    ``create_fn`` is MXNet's class for the result (``mx.np``'s symbol or the legacy one): only
+    ``Symbol`` (or None) exists in MXLab.
+    """
     if not symbols or any(not isinstance(s, Symbol) for s in symbols):
         raise SymbolTypeError("Group: expected a non-empty list of symbols as input")
+    if create_fn not in (None, Symbol):
+        raise SymbolTypeError(f"Group: create_fn must be Symbol (MXLab has no mx.np symbols), got {create_fn!r}")
     return Symbol([e for s in symbols for e in s.outputs])
 
 
@@ -392,6 +400,7 @@ def load(fname: str) -> Symbol:
 
 # ---------------------------------------------------------------------------- the class
 def _binary(lhs: Symbol, other: Any, sym_op: str, scalar_op: str, symbol: str) -> Symbol:
+    other = python_scalar(other)  # a 0-d NumPy array is a number here, as np.float32(2) is
     if isinstance(other, Symbol):
         return call_op(sym_op, lhs, other)
     if isinstance(other, numbers.Number):
@@ -406,20 +415,6 @@ def _unsupported(symbol: str, other: Any) -> SymbolTypeError:
             "make the array an input (mx.sym.Variable) and bind it to the executor"
         )
     return SymbolTypeError(f"Symbol {symbol} {type(other).__name__}: type {type(other)} not supported")
-
-
-#: Methods ``sym.<name>(...)`` that call the operator of the same name on ``sym`` (MXNet's list).
-FLUENT_METHODS = (
-    "reshape", "reshape_like", "zeros_like", "ones_like", "broadcast_axes", "repeat", "pad", "swapaxes",
-    "split", "split_v2", "slice", "slice_axis", "slice_like", "take", "one_hot", "pick", "sort", "topk",
-    "argsort", "argmax", "argmax_channel", "argmin", "clip", "abs", "sign", "flatten", "shape_array",
-    "size_array", "expand_dims", "broadcast_to", "broadcast_like", "tile", "transpose", "flip",
-    "depth_to_space", "space_to_depth", "diag", "sum", "nansum", "prod", "nanprod", "mean", "max", "min",
-    "norm", "round", "rint", "fix", "floor", "ceil", "trunc", "sin", "cos", "tan", "arcsin", "arccos",
-    "arctan", "degrees", "radians", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "exp", "expm1",
-    "log", "log10", "log2", "log1p", "sqrt", "rsqrt", "cbrt", "rcbrt", "square", "reciprocal", "relu",
-    "sigmoid", "softmax", "log_softmax", "softmin",
-)  # fmt: skip
 
 
 class Symbol:
@@ -695,15 +690,19 @@ class Symbol:
         return [_np_type(t) for t in arg_types], [_np_type(t) for t in out_types], [_np_type(t) for t in aux_types]
 
     # ------------------------------------------------------------ serialization
-    def tojson(self) -> str:
-        """The graph in MXNet 1.x's JSON layout (loads in MXNet and in ``mx.sym.load_json``)."""
+    def tojson(self, remove_amp_cast: bool = True) -> str:
+        """The graph in MXNet 1.x's JSON layout (loads in MXNet and in ``mx.sym.load_json``).
+
+        ``remove_amp_cast`` is accepted for MXNet's signature: MXLab has no automatic mixed
+        precision, so a graph never holds the ``amp_cast`` nodes it would remove.
+        """
         return json_format.to_json(self.outputs)
 
-    def save(self, fname: str) -> None:
+    def save(self, fname: str, remove_amp_cast: bool = True) -> None:
         """Write ``tojson()`` to the file ``fname`` atomically (a crash leaves the old file intact)."""
         if not isinstance(fname, str):
             raise SymbolTypeError(f"save: fname must be a path string, got {fname!r}")
-        write_text_atomic(fname, self.tojson())
+        write_text_atomic(fname, self.tojson(remove_amp_cast))
 
     def __getstate__(self) -> dict[str, str]:
         return {"handle": self.tojson()}
@@ -739,13 +738,49 @@ class Symbol:
         return "\n".join(lines) + "\n"
 
     # ------------------------------------------------------------ execution (framework.executor)
-    def bind(self, *args: Any, **kwargs: Any) -> Any:
-        """Bind arrays to the arguments: ``framework.executor.bind(self, ctx, args, ...)``."""
-        return bind(self, *args, **kwargs)
+    def bind(
+        self,
+        ctx: Any,
+        args: Any,
+        args_grad: Any = None,
+        grad_req: Any = "write",
+        aux_states: Any = None,
+        group2ctx: Any = None,
+        shared_exec: Any = None,
+        **mxlab_options: Any,
+    ) -> Any:
+        """Bind arrays to the arguments (:func:`framework.executor.bind`, which documents each argument).
 
-    def simple_bind(self, *args: Any, **kwargs: Any) -> Any:
-        """Infer shapes, allocate and bind: ``framework.executor.simple_bind(self, ctx, ..., **shapes)``."""
-        return simple_bind(self, *args, **kwargs)
+        ``group2ctx`` may only name this context (MXLab runs a graph on one device);
+        ``mxlab_options`` are MXLab's keyword-only extras (``mirror``, ``plan_options``, ``bulk_size``).
+        """
+        return bind(self, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec, **mxlab_options)
+
+    def simple_bind(
+        self,
+        ctx: Any,
+        grad_req: Any = "write",
+        type_dict: Any = None,
+        stype_dict: Any = None,
+        group2ctx: Any = None,
+        shared_arg_names: Any = None,
+        shared_exec: Any = None,
+        shared_buffer: Any = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Infer shapes from ``kwargs`` (name=shape), allocate and bind (:func:`framework.executor.simple_bind`)."""
+        return simple_bind(
+            self,
+            ctx,
+            grad_req,
+            type_dict,
+            stype_dict,
+            group2ctx,
+            shared_arg_names,
+            shared_exec,
+            shared_buffer,
+            **kwargs,
+        )
 
     def eval(self, ctx: Any = None, **kwargs: Any) -> list:
         """Bind ``kwargs`` (name -> NDArray) and run forward once: the list of outputs."""
@@ -878,27 +913,92 @@ class Symbol:
     def __itruediv__(self, other: Any) -> Symbol:
         raise NotImplementedForSymbol("__itruediv__", "/=")
 
+    # Python 2's names, which MXNet 1.x still defines.
+    __div__ = __truediv__
+    __rdiv__ = __rtruediv__
+    __idiv__ = __itruediv__
+    __nonzero__ = __bool__
+
+    # Make numpy defer to the reflected operators (np.float64(2) * sym), as for NDArray.
+    __array_priority__ = 1000.0
+
+    # MXNet's C handle of the graph. MXLab has no C library: always None (documented).
+    handle = None
+
+    # ------------------------------------------------------------ MXNet's shape-method variants
+    def expand_dims(self, axis: int, inplace: bool = False, **kwargs: Any) -> Symbol:
+        """``mx.sym.expand_dims(self, axis=axis)``; ``inplace`` only matters for NDArrays (MXNet ignores it here)."""
+        return create_symbol("expand_dims", "expand_dims", (self,), {"axis": axis, **kwargs})
+
+    def flatten(self, inplace: bool = False, **kwargs: Any) -> Symbol:
+        """``mx.sym.flatten(self)``; ``inplace`` only matters for NDArrays."""
+        return create_symbol("flatten", "flatten", (self,), kwargs)
+
+    def squeeze(self, axis: Any = None, inplace: bool = False, **kwargs: Any) -> Symbol:
+        """``mx.sym.squeeze(self, axis=axis)``; ``inplace`` only matters for NDArrays."""
+        return create_symbol("squeeze", "squeeze", (self,), {"axis": axis, **kwargs})
+
+    def diag(self, k: int = 0, **kwargs: Any) -> Symbol:
+        """``mx.sym.diag(self, k=k)``."""
+        return create_symbol("diag", "diag", (self,), {"k": k, **kwargs})
+
+    def split_v2(self, *args: Any, **kwargs: Any) -> Symbol:
+        """``mx.sym.split_v2(self, indices_or_sections, axis=0, squeeze_axis=False)``."""
+        return split_v2(self, *args, **kwargs)
+
+    def copy(self) -> Symbol:
+        """A deep copy of the graph (MXNet's ``Symbol.copy``)."""
+        return self.__copy__()
+
+    def as_nd_ndarray(self) -> Symbol:
+        """This symbol (MXNet converts ``mx.np`` symbols back; MXLab has only ``mx.sym`` symbols)."""
+        return self
+
+    # NDArray-only methods: MXNet defines them on Symbol to raise NotImplementedForSymbol.
+    def as_in_context(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedForSymbol("as_in_context", "as_in_context")
+
+    def asnumpy(self) -> Any:
+        raise NotImplementedForSymbol("asnumpy", "asnumpy")
+
+    def asscalar(self) -> Any:
+        raise NotImplementedForSymbol("asscalar", "asscalar")
+
+    def wait_to_read(self) -> Any:
+        raise NotImplementedForSymbol("wait_to_read", "wait_to_read")
+
+    def backward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedForSymbol("backward", "backward")
+
+    def detach(self) -> Any:
+        raise NotImplementedForSymbol("detach", "detach")
+
+    def gradient(self, wrt: Any) -> Any:
+        raise NotImplementedForSymbol("gradient", "gradient")
+
 
 def _np_type(name: str | None) -> type | None:
     return None if name is None else np.dtype(name).type
 
 
-def _make_fluent(op_name: str) -> Any:
+def _make_fluent(method_name: str, op_name: str) -> Any:
     def method(self: Symbol, *args: Any, **kwargs: Any) -> Symbol:
         name = kwargs.pop("name", None)
         attr = kwargs.pop("attr", None)
         return create_symbol(op_name, op_name, (self, *args), kwargs, name=name, attr=attr)
 
-    method.__name__ = op_name
-    method.__qualname__ = f"Symbol.{op_name}"
-    method.__doc__ = f"``mx.sym.{op_name}(self, ...)``."
+    method.__name__ = method_name
+    method.__qualname__ = f"Symbol.{method_name}"
+    method.__doc__ = fluent_doc(method_name, op_name, "mx.sym")
     return method
 
 
-for _name in FLUENT_METHODS:
-    setattr(Symbol, _name, _make_fluent(_name))
-del _name
-Symbol.astype = _make_fluent("cast")  # type: ignore[attr-defined] - MXNet: astype(dtype) is cast
+# The fluent methods (framework/operator/fluent.py, shared with NDArray) not written by hand above.
+for _method, _op_name in available_fluent_methods():
+    if _method not in vars(Symbol):
+        setattr(Symbol, _method, _make_fluent(_method, _op_name))
+del _method, _op_name
+Symbol.astype = _make_fluent("astype", "cast")  # type: ignore[attr-defined] - MXNet: astype(dtype) is cast
 
 
 # ---------------------------------------------------------------------------- creation helpers
@@ -923,6 +1023,7 @@ def full(shape: Any, val: float, dtype: Any = None, **kwargs: Any) -> Symbol:
 
 def _binary_function(name: str, sym_op: str, scalar_op: str, rscalar_op: str | None = None) -> Any:
     def function(left: Any, right: Any) -> Any:
+        left, right = python_scalar(left), python_scalar(right)
         if isinstance(left, Symbol) and isinstance(right, Symbol):
             return call_op(sym_op, left, right)
         if isinstance(left, Symbol) and isinstance(right, numbers.Number):
@@ -940,8 +1041,82 @@ def _binary_function(name: str, sym_op: str, scalar_op: str, rscalar_op: str | N
     return function
 
 
-pow = _binary_function("pow", "_Power", "_PowerScalar", "_RPowerScalar")
+_pow = _binary_function("pow", "_Power", "_PowerScalar", "_RPowerScalar")
+
+
+def pow(base: Any, exp: Any) -> Any:
+    """``base ** exp`` element-wise; either may be a number (``_Power`` / ``_PowerScalar`` / ``_RPowerScalar``)."""
+    return _pow(base, exp)
+
+
 power = pow
+
+
+def arange(
+    start: float,
+    stop: float | None = None,
+    step: float = 1.0,
+    repeat: int = 1,
+    infer_range: bool = False,
+    name: str | None = None,
+    dtype: Any = None,
+) -> Symbol:
+    """Evenly spaced values in [start, stop) (``_arange``); ``infer_range`` must stay off."""
+    return call_op(
+        "_arange",
+        start=start,
+        stop=stop,
+        step=step,
+        repeat=repeat,
+        infer_range=infer_range,
+        name=name,
+        dtype=_dtype_name(dtype),
+    )
+
+
+def linspace(
+    start: float, stop: float, num: int, endpoint: bool = True, name: str | None = None, dtype: Any = None
+) -> Symbol:
+    """``num`` evenly spaced values from start to stop (``_linspace``)."""
+    return call_op("_linspace", start=start, stop=stop, num=num, endpoint=endpoint, name=name, dtype=_dtype_name(dtype))
+
+
+def eye(N: int, M: int = 0, k: int = 0, dtype: Any = None, **kwargs: Any) -> Symbol:
+    """An N x M array with ones on diagonal ``k`` (``_eye``)."""
+    return call_op("_eye", N=N, M=M, k=k, dtype=_dtype_name(dtype), **kwargs)
+
+
+def histogram(a: Symbol, bins: int | Symbol = 10, range: Any = None, **kwargs: Any) -> Symbol:
+    """(counts, bin edges) of ``a`` (``_histogram``): ``bins`` equal bins over ``range``, or edges as a Symbol."""
+    if isinstance(bins, Symbol):
+        return call_op("_histogram", a, bins, **kwargs)
+    if isinstance(bins, numbers.Integral) and not isinstance(bins, bool):
+        if range is None:
+            raise SymbolError("histogram: a symbol needs range=(low, high) with equal bins (its values are unknown)")
+        return call_op("_histogram", a, bin_cnt=int(bins), range=range, **kwargs)
+    raise SymbolTypeError(f"histogram: bins must be an int or a Symbol of bin edges, got {type(bins).__name__}")
+
+
+def split_v2(ary: Symbol, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Symbol:
+    """Split along ``axis`` at the given indices (a tuple) into a group of slices.
+
+    MXNet's equal-sections form needs the axis length, which a symbol does not know: use
+    ``split`` (``SliceChannel``) for that.
+    """
+    if isinstance(indices_or_sections, numbers.Integral):
+        return call_op("split", ary, num_outputs=int(indices_or_sections), axis=axis, squeeze_axis=squeeze_axis)
+    if not isinstance(indices_or_sections, tuple | list):
+        raise SymbolTypeError(f"split_v2: indices_or_sections must be an int or a tuple, got {indices_or_sections!r}")
+    bounds = [0, *(int(i) for i in indices_or_sections), None]
+    parts = []
+    for begin, end in itertools.pairwise(bounds):
+        part = call_op("slice_axis", ary, axis=axis, begin=begin, end=end)
+        parts.append(
+            call_op("squeeze", part, axis=axis) if squeeze_axis and end is not None and end - begin == 1 else part
+        )
+    return Group(parts)
+
+
 maximum = _binary_function("maximum", "_Maximum", "_MaximumScalar")
 minimum = _binary_function("minimum", "_Minimum", "_MinimumScalar")
 hypot = _binary_function("hypot", "_Hypot", "_HypotScalar")

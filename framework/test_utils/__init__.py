@@ -49,7 +49,13 @@ from .compare import (
     same,
     same_array,
 )
-from .consistency import check_consistency, check_speed, compare_optimizer, same_symbol_structure
+from .consistency import (
+    check_consistency,
+    check_gluon_hybridize_consistency,
+    check_speed,
+    compare_optimizer,
+    same_symbol_structure,
+)
 from .datasets import (
     DatasetMissingError,
     DummyIter,
@@ -127,6 +133,7 @@ __all__ = [
     "assign_each2",
     "checkShapes",
     "check_consistency",
+    "check_gluon_hybridize_consistency",
     "check_imperative_gradient",
     "check_numeric_gradient",
     "check_req",

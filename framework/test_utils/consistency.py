@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import autograd
 from .. import ndarray as nd
 from ..context import Context
 from ..engine import Engine
@@ -222,3 +223,61 @@ def same_symbol_structure(sym1: Symbol, sym2: Symbol) -> bool:
 
 
 __all__ = ["check_consistency", "check_speed", "compare_optimizer", "same_symbol_structure"]
+
+
+def check_gluon_hybridize_consistency(
+    net_builder: Any,
+    data_l: Sequence[Any],
+    numpy_func: Any = None,
+    test_grad: bool = True,
+    rtol: float = 1e-4,
+    atol: float = 1e-4,
+) -> None:
+    """The same Gluon block, imperative and hybridized (``static_alloc`` on and off), gives the same
+    outputs (and, with ``test_grad``, the same input and parameter gradients) on ``data_l``; with
+    ``numpy_func``, also NumPy's outputs.
+
+    ``net_builder()`` must return a fresh, uninitialised block each call. Only the block's own
+    methods are used (``initialize``, ``hybridize``, ``collect_params``), so this helper needs no
+    import of Gluon, which sits above the test utilities in the layer order.
+    """
+    inputs = [d if isinstance(d, nd.NDArray) else nd.array(d) for d in data_l]
+    saved: dict[str, Any] | None = None
+    results = []
+    for mode in ("imperative", "hybridized", "static"):
+        net = net_builder()
+        net.initialize()
+        if mode != "imperative":
+            net.hybridize(static_alloc=mode == "static", static_shape=mode == "static")
+        net(*[x.copy() for x in inputs])  # deferred shapes resolve on the first call
+        params = net.collect_params()
+        if saved is None:
+            saved = {name: p.data().copy() for name, p in params.items()}
+        else:
+            for p, value in zip(params.values(), saved.values(), strict=True):
+                p.set_data(value)
+        xs = [x.copy() for x in inputs]
+        for x in xs:
+            x.attach_grad()
+        with autograd.record():
+            out = net(*xs)
+        outs = list(out) if isinstance(out, list | tuple) else [out]
+        if test_grad:
+            autograd.backward(outs)
+        grads = [x.grad.asnumpy() for x in xs] + [
+            p.grad().asnumpy() for p in params.values() if test_grad and p.grad_req != "null"
+        ]
+        results.append((mode, [o.asnumpy() for o in outs], grads if test_grad else []))
+    first_mode, first_outs, first_grads = results[0]
+    for mode, outs, grads in results[1:]:
+        for i, (a, b) in enumerate(zip(outs, first_outs, strict=True)):
+            assert_almost_equal(a, b, rtol=rtol, atol=atol, names=(f"{mode} output {i}", f"{first_mode} output {i}"))
+        for i, (a, b) in enumerate(zip(grads, first_grads, strict=True)):
+            assert_almost_equal(
+                a, b, rtol=rtol, atol=atol, names=(f"{mode} gradient {i}", f"{first_mode} gradient {i}")
+            )
+    if numpy_func is not None:
+        expected = numpy_func(*[x.asnumpy() for x in inputs])
+        expected = list(expected) if isinstance(expected, list | tuple) else [expected]
+        for i, (a, b) in enumerate(zip(first_outs, expected, strict=True)):
+            assert_almost_equal(a, b, rtol=rtol, atol=atol, names=(f"output {i}", f"numpy_func output {i}"))

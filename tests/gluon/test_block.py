@@ -307,4 +307,4 @@ def test_a_float64_batch_gets_a_dtype_hint():
         net.initialize()
         net.hybridize(hybridize)
         with pytest.raises(BlockError, match=r"inputs are \['float64'\] but the parameters \['float32'\]"):
-            net(mx.nd.array(np.ones((2, 3))))  # a NumPy float64 array keeps its dtype
+            net(mx.nd.array(np.ones((2, 3)), dtype="float64"))  # a float64 batch for float32 parameters

@@ -406,3 +406,19 @@ def test_split_input_slice():
         split_input_slice(2, [1, 1, 1])
     with pytest.raises(ModuleError, match="positive"):
         split_input_slice(4, [1, 0])
+
+
+def test_reshape_rebinds_for_new_shapes_and_keeps_the_parameters():
+    mod = Module(mlp())
+    mod.bind(data_shapes=[("data", (4, 8))], label_shapes=[("softmax_label", (4,))])
+    mod.init_params(mx.init.Xavier())
+    before = {k: v.asnumpy() for k, v in mod.get_params()[0].items()}
+    mod.reshape(data_shapes=[("data", (2, 8))], label_shapes=[("softmax_label", (2,))])
+    assert mod.data_shapes[0].shape == (2, 8) and mod.label_shapes[0].shape == (2,)
+    mod.forward(DataBatch([mx.nd.ones((2, 8))], [mx.nd.zeros((2,))]), is_train=False)
+    assert mod.get_outputs()[0].shape == (2, 4)
+    after = mod.get_params()[0]
+    assert all(np.array_equal(before[k], after[k].asnumpy()) for k in before)
+    with pytest.raises(mx.MXNetError):
+        mod.reshape(data_shapes=[("data", (2, 5))], label_shapes=[("softmax_label", (2,))])  # weight is (16, 8)
+    assert mod.data_shapes[0].shape == (2, 8)  # a refused reshape changes nothing

@@ -188,7 +188,7 @@ def test_save_waits_for_pending_writes(kind, make_engine, tmp_path):
 
 def test_mx_nd_save_and_load_are_wired(tmp_path):
     """After integration (framework/ndarray/__init__.py imports io.save/load) these are mx.nd's."""
-    data = {"arg:w": mx.nd.array(np.eye(3, dtype=np.float32)), "aux:n": mx.nd.array(np.array([5], np.int32))}
+    data = {"arg:w": mx.nd.array(np.eye(3, dtype=np.float32)), "aux:n": mx.nd.array([5], dtype="int32")}
     mx.nd.save(str(tmp_path / "w.params"), data)
     loaded = mx.nd.load(str(tmp_path / "w.params"))
     assert (loaded["arg:w"].asnumpy() == np.eye(3)).all()

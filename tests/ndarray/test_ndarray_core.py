@@ -32,7 +32,11 @@ def test_creation_functions_and_dtypes():
     assert mx.nd.arange(1, 7, 2).asnumpy().tolist() == [1, 3, 5]
     assert mx.nd.arange(3, repeat=2).asnumpy().tolist() == [0, 0, 1, 1, 2, 2]
     assert mx.nd.array([1, 2]).dtype == np.float32  # lists default to float32, like MXNet
-    assert mx.nd.array(np.arange(3, dtype=np.int64)).dtype == np.int64  # arrays keep their dtype
+    # MXNet 1.x: every source but an NDArray becomes float32 unless dtype= says otherwise.
+    assert mx.nd.array(np.arange(3, dtype=np.int64)).dtype == np.float32
+    assert mx.nd.array(np.arange(3, dtype=np.int64), dtype="int64").dtype == np.int64
+    assert mx.nd.array(mx.nd.zeros((2,), dtype="int32")).dtype == np.int32  # an NDArray keeps its own
+    assert mx.nd.array(np.float64(2.5)).dtype == np.float32 and mx.nd.array(7).dtype == np.float32
     assert mx.nd.empty((0, 3)).shape == (0, 3)
     for dtype in ("float16", "float32", "float64", "int8", "int32", "int64", "uint8", "bool"):
         assert mx.nd.zeros((2,), dtype=dtype).dtype == np.dtype(dtype)
@@ -190,7 +194,7 @@ def test_arrays_in_autograd_cycles_return_their_memory():
 
 
 def test_arrays_pickle_by_value_and_context():
-    x = mx.nd.array(np.arange(6, dtype=np.int32).reshape(2, 3), ctx=mx.cpu(1))
+    x = mx.nd.array(np.arange(6).reshape(2, 3), ctx=mx.cpu(1), dtype="int32")
     y = pickle.loads(pickle.dumps(x))
     assert y.context == mx.cpu(1) and y.dtype == np.int32
     assert y.asnumpy().tolist() == [[0, 1, 2], [3, 4, 5]]

@@ -41,12 +41,12 @@ def test_batch_norm_training_forward(dtype, ndim):
     gamma = rng.uniform(0.5, 1.5, channels).astype(stats)
     beta = rng.uniform(-1, 1, channels).astype(stats)
     mm, mv = rng.uniform(-1, 1, channels).astype(stats), rng.uniform(0.5, 2, channels).astype(stats)
-    moving_mean, moving_var = nd.array(mm), nd.array(mv)
+    moving_mean, moving_var = nd.array(mm, dtype=mm.dtype), nd.array(mv, dtype=mv.dtype)
     with mx.autograd.train_mode():
         out, mean, invstd = nd.BatchNorm(
-            nd.array(x),
-            nd.array(gamma),
-            nd.array(beta),
+            nd.array(x, dtype=x.dtype),
+            nd.array(gamma, dtype=gamma.dtype),
+            nd.array(beta, dtype=beta.dtype),
             moving_mean,
             moving_var,
             axis=axis,
@@ -76,14 +76,14 @@ def test_batch_norm_inference_uses_moving_stats(dtype):
     stats = "float32" if dtype == "float16" else dtype
     gamma, beta = rng.uniform(0.5, 1.5, 4).astype(stats), rng.uniform(-1, 1, 4).astype(stats)
     mm, mv = rng.uniform(-1, 1, 4).astype(stats), rng.uniform(0.5, 2, 4).astype(stats)
-    moving_mean, moving_var = nd.array(mm), nd.array(mv)
+    moving_mean, moving_var = nd.array(mm, dtype=mm.dtype), nd.array(mv, dtype=mv.dtype)
     for kwargs in ({}, {"use_global_stats": True}):
         scope = mx.autograd.train_mode() if kwargs else mx.autograd.predict_mode()
         with scope:
             out, mean, invstd = nd.BatchNorm(
-                nd.array(x),
-                nd.array(gamma),
-                nd.array(beta),
+                nd.array(x, dtype=x.dtype),
+                nd.array(gamma, dtype=gamma.dtype),
+                nd.array(beta, dtype=beta.dtype),
                 moving_mean,
                 moving_var,
                 fix_gamma=False,

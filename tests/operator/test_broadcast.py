@@ -78,7 +78,7 @@ def test_broadcast_binary_forward(name):
             if ndim % 2:
                 lhs_shape, rhs_shape = rhs_shape, lhs_shape
             a, b = (v.astype(dtype) for v in _samples(name, rng, lhs_shape, rhs_shape))
-            y = getattr(mx.nd.op, name)(mx.nd.array(a), mx.nd.array(b))
+            y = getattr(mx.nd.op, name)(mx.nd.array(a, dtype=a.dtype), mx.nd.array(b, dtype=b.dtype))
             expected = ref(a.astype(np.float64), b.astype(np.float64))
             assert y.dtype == np.dtype(dtype) and y.shape == expected.shape
             assert_almost_equal(y, expected.astype(np.float64))
@@ -99,7 +99,7 @@ def test_broadcast_binary_backward_and_req(name):
             a = np.round(a)
         check_imperative_gradient(fn, [a, b])
     else:
-        x, z = mx.nd.array(a), mx.nd.array(b)
+        x, z = mx.nd.array(a, dtype=a.dtype), mx.nd.array(b, dtype=b.dtype)
         x.attach_grad()
         z.attach_grad()
         with mx.autograd.record():
@@ -193,7 +193,7 @@ def test_broadcast_to_forward_backward_req():
             src = tuple(1 if rng.uniform() < 0.5 else d for d in target)
             spec = tuple(0 if (s == d and rng.uniform() < 0.5) else d for s, d in zip(src, target, strict=True))
             x = rng.uniform(-1, 1, size=src).astype(dtype)
-            y = mx.nd.broadcast_to(mx.nd.array(x), shape=spec)
+            y = mx.nd.broadcast_to(mx.nd.array(x, dtype=x.dtype), shape=spec)
             assert y.dtype == np.dtype(dtype)
             assert_almost_equal(y, np.broadcast_to(x, target))
     x = rng.uniform(-1, 1, size=(2, 1, 3))
@@ -236,7 +236,7 @@ def test_broadcast_axis():
     rng = seeded_rng(4)
     x = rng.uniform(-1, 1, size=(1, 3, 1))
     for dtype in FLOATS:
-        y = mx.nd.broadcast_axis(mx.nd.array(x.astype(dtype)), axis=(0, 2), size=(2, 4))
+        y = mx.nd.broadcast_axis(mx.nd.array(x, dtype=dtype), axis=(0, 2), size=(2, 4))
         assert y.dtype == np.dtype(dtype)
         assert_almost_equal(y, np.broadcast_to(x.astype(dtype), (2, 3, 4)))
     assert mx.nd.broadcast_axes(mx.nd.ones((3, 1)), axis=1, size=5).shape == (3, 5)
@@ -264,7 +264,7 @@ def test_broadcast_like():
     rng = seeded_rng(5)
     x, other = rng.uniform(-1, 1, size=(1, 3)), rng.uniform(-1, 1, size=(4, 3))
     for dtype in FLOATS:
-        y = mx.nd.broadcast_like(mx.nd.array(x.astype(dtype)), mx.nd.array(other.astype(dtype)))
+        y = mx.nd.broadcast_like(mx.nd.array(x, dtype=dtype), mx.nd.array(other, dtype=dtype))
         assert_almost_equal(y, np.broadcast_to(x.astype(dtype), (4, 3)))
     check_imperative_gradient(mx.nd.broadcast_like, [x, other])  # rhs gradient is 0
     check_req("broadcast_like", [x.astype(np.float32), other.astype(np.float32)])
@@ -295,7 +295,7 @@ def test_clip_forward_backward_req():
     for dtype in FLOATS:
         for ndim in range(1, 6):
             x = rng.uniform(-2, 2, size=rand_shape_nd(ndim, 3, rng=rng)).astype(dtype)
-            y = mx.nd.clip(mx.nd.array(x), a_min=-0.5, a_max=1.0)
+            y = mx.nd.clip(mx.nd.array(x, dtype=x.dtype), a_min=-0.5, a_max=1.0)
             assert y.dtype == np.dtype(dtype)
             assert_almost_equal(y, np.clip(x.astype(np.float64), -0.5, 1.0))
     x = rng.uniform(-2, 2, size=(2, 3))
@@ -334,7 +334,9 @@ def test_where_forward_backward_req():
             shape = rand_shape_nd(ndim, 3, rng=rng)
             cond = rng.integers(0, 2, size=shape).astype(dtype)
             x, y = (rng.uniform(-1, 1, size=shape).astype(dtype) for _ in range(2))
-            out = mx.nd.where(mx.nd.array(cond), mx.nd.array(x), mx.nd.array(y))
+            out = mx.nd.where(
+                mx.nd.array(cond, dtype=cond.dtype), mx.nd.array(x, dtype=x.dtype), mx.nd.array(y, dtype=y.dtype)
+            )
             assert out.dtype == np.dtype(dtype)
             assert_almost_equal(out, np.where(cond != 0, x, y))
     cond = np.array([[1.0, 0.0, 2.0], [0.0, 0.0, -1.0]])

@@ -97,7 +97,7 @@ def test_unary_forward_matches_numpy(name):
     for dtype in FLOATS:
         for ndim in range(1, 6):
             x = _sample(rng, rand_shape_nd(ndim, 3, rng=rng), low, high, gap).astype(dtype)
-            y = _op(name)(mx.nd.array(x))
+            y = _op(name)(mx.nd.array(x, dtype=x.dtype))
             assert y.dtype == np.dtype(dtype) and y.shape == x.shape
             assert_almost_equal(y, ref(x.astype(np.float64)))
 
@@ -292,7 +292,7 @@ def test_binary_forward(name):
         for ndim in range(1, 6):
             shape = rand_shape_nd(ndim, 3, rng=rng)
             a, b = left(rng, shape).astype(dtype), right(rng, shape).astype(dtype)
-            y = _op(name)(mx.nd.array(a), mx.nd.array(b))
+            y = _op(name)(mx.nd.array(a, dtype=a.dtype), mx.nd.array(b, dtype=b.dtype))
             assert y.dtype == np.dtype(dtype)
             assert_almost_equal(y, ref(a.astype(np.float64), b.astype(np.float64)))
 
@@ -316,10 +316,10 @@ def test_comparisons(name):
     for dtype in FLOATS:
         a = rng.integers(0, 3, size=(3, 4)).astype(dtype)  # small integers: plenty of ties and zeros
         b = rng.integers(0, 3, size=(3, 4)).astype(dtype)
-        y = _op(name)(mx.nd.array(a), mx.nd.array(b))
+        y = _op(name)(mx.nd.array(a, dtype=a.dtype), mx.nd.array(b, dtype=b.dtype))
         assert y.dtype == np.dtype(dtype)  # 1/0 in the input dtype, as MXNet
         assert_almost_equal(y, COMPARE[name](a, b).astype(dtype))
-    x, z = mx.nd.array(a), mx.nd.array(b)
+    x, z = mx.nd.array(a, dtype=a.dtype), mx.nd.array(b, dtype=b.dtype)
     x.attach_grad()
     z.attach_grad()
     with mx.autograd.record():
@@ -412,7 +412,7 @@ def test_scalar_forward(name):
             x = _sample(rng, rand_shape_nd(ndim, 3, rng=rng), 0.5, 2.5).astype(dtype)
             if name in SCALAR_ZERO_GRAD:
                 x = np.round(x * 2) / 2  # hits the scalar exactly sometimes
-            y = _op(name)(mx.nd.array(x), scalar=s)
+            y = _op(name)(mx.nd.array(x, dtype=x.dtype), scalar=s)
             assert y.dtype == np.dtype(dtype)
             assert_almost_equal(y, ref(x.astype(np.float64)))
 
@@ -427,7 +427,7 @@ def test_scalar_backward_and_req(name):
     if name == "_rmod_scalar":  # s / x away from integers
         x = s / (rng.integers(1, 3, size=(2, 3)) + rng.uniform(0.2, 0.8, size=(2, 3)))
     if name in SCALAR_ZERO_GRAD:
-        a = mx.nd.array(x)
+        a = mx.nd.array(x, dtype=x.dtype)
         a.attach_grad()
         with mx.autograd.record():
             y = _op(name)(a, scalar=s) * 5 + a
@@ -440,7 +440,7 @@ def test_scalar_backward_and_req(name):
 
 def test_python_operators_use_scalar_ops():
     base = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=np.float32)
-    a = mx.nd.array(base)
+    a = mx.nd.array(base, dtype=base.dtype)
     cases = {
         "a + 1": (a + 1, base + 1),
         "1 + a": (1 + a, 1 + base),
@@ -519,7 +519,7 @@ def test_add_n_forward_dtypes_and_arity():
         for n in range(1, 6):
             shape = rand_shape_nd(rng.integers(1, 6), 3, rng=rng)
             arrays = [rng.uniform(-1, 1, size=shape).astype(dtype) for _ in range(n)]
-            y = mx.nd.add_n(*[mx.nd.array(a) for a in arrays])
+            y = mx.nd.add_n(*[mx.nd.array(a, dtype=a.dtype) for a in arrays])
             assert y.dtype == np.dtype(dtype)
             assert_almost_equal(y, np.sum([a.astype(np.float64) for a in arrays], axis=0))
     y = mx.nd.ElementWiseSum(mx.nd.ones((2,)), mx.nd.ones((2,)), num_args=2)

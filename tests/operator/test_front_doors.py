@@ -74,16 +74,16 @@ def test_quadratic_forward_matches_numpy(dtype):
     a, b, c = RNG.random(3)
     for ndim in range(1, 6):
         data = RNG.standard_normal(rand_shape_nd(ndim, 4, rng=RNG)).astype(dtype)
-        out = mx.nd.contrib.quadratic(mx.nd.array(data), a=a, b=b, c=c)
+        out = mx.nd.contrib.quadratic(mx.nd.array(data, dtype=data.dtype), a=a, b=b, c=c)
         assert out.dtype == dtype
         assert_almost_equal(out, _quadratic(data.astype(np.float64), a, b, c).astype(dtype))
 
 
 def test_quadratic_defaults_and_out():
     data = RNG.standard_normal((2, 3))
-    assert np.all(mx.nd.contrib.quadratic(mx.nd.array(data)).asnumpy() == 0)  # a = b = c = 0
+    assert np.all(mx.nd.contrib.quadratic(mx.nd.array(data, dtype=data.dtype)).asnumpy() == 0)  # a = b = c = 0
     out = mx.nd.zeros((2, 3), dtype="float64")
-    mx.nd.contrib.quadratic(mx.nd.array(data), a=2, out=out)
+    mx.nd.contrib.quadratic(mx.nd.array(data, dtype=data.dtype), a=2, out=out)
     assert_almost_equal(out, 2 * data**2)
 
 
@@ -289,7 +289,7 @@ def test_legacy_registry_record_is_derived_from_the_property():
 
 def test_legacy_forward_backward_and_aux_state():
     data = RNG.standard_normal((3, 4))
-    x, count = mx.nd.array(data), mx.nd.zeros((1,), dtype="float64")
+    x, count = mx.nd.array(data, dtype=data.dtype), mx.nd.zeros((1,), dtype="float64")
     y = _relu(x, count, scale=2.0)
     assert_almost_equal(y, 2.0 * np.maximum(data, 0))
     assert count.asnumpy().tolist() == [0.0]  # not training: aux untouched
@@ -297,7 +297,7 @@ def test_legacy_forward_backward_and_aux_state():
     head = RNG.standard_normal((3, 4))
     with autograd.record():
         y = _relu(x, count, scale=2.0)
-    y.backward(mx.nd.array(head))
+    y.backward(mx.nd.array(head, dtype=head.dtype))
     assert count.asnumpy().tolist() == [1.0]  # training forward mutated the aux state in place
     assert_almost_equal(x.grad, head * 2.0 * (data > 0))
 
@@ -313,7 +313,7 @@ def test_legacy_declare_backward_dependency_controls_backward_inputs(use_input):
     # ...and the operator's backward receives exactly those, None elsewhere.
     mx.nd.waitall()  # earlier tests' backward passes must not land in the log below
     BACKWARD_SAW.clear()
-    x, count = mx.nd.array(RNG.standard_normal((2, 3))), mx.nd.zeros((1,), dtype="float64")
+    x, count = mx.nd.array(RNG.standard_normal((2, 3)), dtype="float64"), mx.nd.zeros((1,), dtype="float64")
     x.attach_grad()
     with autograd.record():
         y = _relu(x, count, use_input=use_input)
@@ -335,7 +335,7 @@ def test_legacy_numeric_gradient_and_req(use_input):
 def test_legacy_forward_dtypes(dtype):
     for ndim in range(1, 6):
         data = RNG.standard_normal(rand_shape_nd(ndim, 4, rng=RNG)).astype(dtype)
-        out = _relu(mx.nd.array(data), mx.nd.zeros((1,), dtype=dtype), scale=0.5)
+        out = _relu(mx.nd.array(data, dtype=data.dtype), mx.nd.zeros((1,), dtype=dtype), scale=0.5)
         assert out.dtype == dtype
         assert_almost_equal(out, (0.5 * np.maximum(data.astype(np.float64), 0)).astype(dtype))
 
@@ -415,12 +415,12 @@ def test_legacy_resource_requests_reach_forward_and_backward():
     assert backward.list_input_names(attrs) == ["out_grad_output"]  # only out_grad declared
     RESOURCES_SEEN.clear()
     data = RNG.standard_normal((3, 4)).astype(np.float32)
-    x = mx.nd.array(data)
+    x = mx.nd.array(data, dtype=data.dtype)
     x.attach_grad()
     with autograd.record():
         y = getattr(mx.nd.op, NOISE)(x, std=0.5)
     head = RNG.standard_normal((3, 4)).astype(np.float32)
-    y.backward(mx.nd.array(head))
+    y.backward(mx.nd.array(head, dtype=head.dtype))
     mx.nd.waitall()
     assert RESOURCES_SEEN == [RandomResource.__name__, TempSpace.__name__]
     assert not np.allclose(y.asnumpy(), data)  # noise was drawn
@@ -555,10 +555,14 @@ def test_simple_op_forward_matches_numpy(dtype):
         shape = rand_shape_nd(ndim, 4, rng=RNG)
         a, b = RNG.standard_normal(shape).astype(dtype), RNG.standard_normal(shape).astype(dtype)
         a64, b64 = a.astype(np.float64), b.astype(np.float64)
-        assert_almost_equal(_nd(ADD_OP)(mx.nd.array(a), mx.nd.array(b)), (a64 + b64).astype(dtype))
-        assert_almost_equal(_nd(MUL_OP)(mx.nd.array(a), mx.nd.array(b)), (a64 * b64).astype(dtype))
-        assert_almost_equal(_nd(EXP_OP)(mx.nd.array(a)), np.exp(a64).astype(dtype))
-        assert_almost_equal(_nd(POW_OP)(mx.nd.array(a), exponent=3), (a64**3).astype(dtype))
+        assert_almost_equal(
+            _nd(ADD_OP)(mx.nd.array(a, dtype=a.dtype), mx.nd.array(b, dtype=b.dtype)), (a64 + b64).astype(dtype)
+        )
+        assert_almost_equal(
+            _nd(MUL_OP)(mx.nd.array(a, dtype=a.dtype), mx.nd.array(b, dtype=b.dtype)), (a64 * b64).astype(dtype)
+        )
+        assert_almost_equal(_nd(EXP_OP)(mx.nd.array(a, dtype=a.dtype)), np.exp(a64).astype(dtype))
+        assert_almost_equal(_nd(POW_OP)(mx.nd.array(a, dtype=a.dtype), exponent=3), (a64**3).astype(dtype))
 
 
 def test_simple_op_gradients_and_req():
@@ -662,7 +666,7 @@ def test_smooth_l1_example_and_registration():
 def test_smooth_l1_forward_matches_numpy(dtype):
     for ndim, sigma in zip(range(1, 6), [0.5, 1.0, 2.0, 3.0, 1.0], strict=True):
         data = (2 * RNG.standard_normal(rand_shape_nd(ndim, 4, rng=RNG))).astype(dtype)
-        out = mx.nd.smooth_l1(mx.nd.array(data), scalar=sigma)
+        out = mx.nd.smooth_l1(mx.nd.array(data, dtype=data.dtype), scalar=sigma)
         assert out.dtype == dtype
         assert_almost_equal(out, _smooth_l1(data.astype(np.float64), sigma).astype(dtype))
     assert np.all(mx.nd.smooth_l1(mx.nd.array(np.ones(3, dtype)), scalar=0.0).asnumpy() == 0)
@@ -672,7 +676,7 @@ def test_smooth_l1_forward_matches_numpy(dtype):
 def test_smooth_l1_gradient_and_req(sigma):
     data = 2 * RNG.standard_normal((3, 4))
     check_imperative_gradient(lambda x: mx.nd.smooth_l1(x, scalar=sigma), [data])
-    x = mx.nd.array(data)
+    x = mx.nd.array(data, dtype=data.dtype)
     x.attach_grad()
     with autograd.record():
         y = mx.nd.smooth_l1(x, scalar=sigma)

@@ -51,7 +51,7 @@ def test_ctc_loss_matches_the_sum_over_alignments(blank_label):
     padded = np.full((4, 3), padding, np.float32)
     for n, label in enumerate(labels):
         padded[n, : len(label)] = label
-    loss = nd.ctc_loss(nd.array(data), nd.array(padded), blank_label=blank_label)
+    loss = nd.ctc_loss(nd.array(data, dtype=data.dtype), nd.array(padded, dtype=padded.dtype), blank_label=blank_label)
     assert_almost_equal(loss.asnumpy(), _ctc_brute_force(data, labels, [steps] * 4, blank), rtol=1e-4, atol=1e-5)
 
 
@@ -64,10 +64,10 @@ def test_ctc_loss_with_data_and_label_lengths():
         data, [tuple(labels[n, :k].astype(int)) for n, k in enumerate(label_lengths)], data_lengths, 0
     )
     loss = nd.CTCLoss(
-        nd.array(data),
-        nd.array(labels),
-        nd.array(data_lengths),
-        nd.array(label_lengths),
+        nd.array(data, dtype=data.dtype),
+        nd.array(labels, dtype=labels.dtype),
+        nd.array(data_lengths, dtype=data_lengths.dtype),
+        nd.array(label_lengths, dtype=label_lengths.dtype),
         use_data_lengths=True,
         use_label_lengths=True,
     )
@@ -82,7 +82,7 @@ def test_ctc_loss_gradient_and_aliases():
     check_imperative_gradient(lambda d: nd.ctc_loss(d, labels, lengths, use_data_lengths=True), [data])
     check_imperative_gradient(lambda d: nd.contrib.CTCLoss(d, labels - 1, blank_label="last"), [data])
     # steps beyond a sequence's length get no gradient; the labels none at all
-    x, lab = nd.array(data), nd.array(labels.asnumpy())
+    x, lab = nd.array(data, dtype=data.dtype), nd.array(labels.asnumpy())
     for a in (x, lab):
         a.attach_grad()
     with mx.autograd.record():
@@ -146,10 +146,12 @@ def test_svm_output_forward_is_identity_and_backward_is_the_hinge_gradient(linea
     rng = seeded_rng(5)
     scores = rng.uniform(-2, 2, (6, 4)).astype(np.float32)
     label = rng.integers(0, 4, 6).astype(np.float32)
-    x = nd.array(scores)
+    x = nd.array(scores, dtype=scores.dtype)
     x.attach_grad()
     with mx.autograd.record():
-        out = nd.SVMOutput(x, nd.array(label), margin=0.5, regularization_coefficient=2.0, use_linear=linear)
+        out = nd.SVMOutput(
+            x, nd.array(label, dtype=label.dtype), margin=0.5, regularization_coefficient=2.0, use_linear=linear
+        )
     out.backward(nd.ones(out.shape) * 5)  # the head gradient is ignored, as in every output layer
     assert_almost_equal(out.asnumpy(), scores)
     assert_almost_equal(x.grad.asnumpy(), _svm_reference(scores, label, 0.5, 2.0, linear))
@@ -165,13 +167,13 @@ def test_svm_output_gradient_is_the_derivative_of_the_hinge_loss():
         true = nd.one_hot(nd.array(label, dtype="float64"), 4, dtype="float64")
         return (nd.relu(1 - d) ** 2 * true + nd.relu(1 + d) ** 2 * (1 - true)).sum()
 
-    x = nd.array(scores)
+    x = nd.array(scores, dtype=scores.dtype)
     x.attach_grad()
     with mx.autograd.record():
         out = nd.SVMOutput(x, nd.array(label, dtype="float64"))
     out.backward()
     check_imperative_gradient(hinge, [scores])
-    y = nd.array(scores)
+    y = nd.array(scores, dtype=scores.dtype)
     y.attach_grad()
     with mx.autograd.record():
         loss = hinge(y)
@@ -200,8 +202,10 @@ def test_kl_sparse_reg_updates_its_state_and_adds_the_penalty():
     )
     assert sym.list_arguments() == ["data"] and sym.list_auxiliary_states() == ["kl_moving_avg"]
     start = np.array([0.2, 0.3, 0.4], np.float32)
-    state = nd.array(start)
-    ex = sym.bind(mx.cpu(), {"data": nd.array(x)}, args_grad={"data": nd.zeros(x.shape)}, aux_states=[state])
+    state = nd.array(start, dtype=start.dtype)
+    ex = sym.bind(
+        mx.cpu(), {"data": nd.array(x, dtype=x.dtype)}, args_grad={"data": nd.zeros(x.shape)}, aux_states=[state]
+    )
     out = ex.forward(is_train=True)[0]
     ex.backward(nd.ones(x.shape) * 2)
     rho_hat = 0.8 * start + 0.2 * x.mean(axis=0)

@@ -42,7 +42,7 @@ def test_fully_connected_forward(dtype, ndim, flatten, no_bias):
     x = rng.uniform(-1, 1, shape).astype(dtype)
     w = rng.uniform(-1, 1, (hidden, features)).astype(dtype)
     b = rng.uniform(-1, 1, hidden).astype(dtype)
-    args = [nd.array(x), nd.array(w)] + ([] if no_bias else [nd.array(b)])
+    args = [nd.array(x, dtype=x.dtype), nd.array(w, dtype=w.dtype)] + ([] if no_bias else [nd.array(b, dtype=b.dtype)])
     out = nd.FullyConnected(*args, num_hidden=hidden, flatten=flatten, no_bias=no_bias)
     ref = _fc_reference(x.astype(np.float64), w.astype(np.float64), None if no_bias else b.astype(np.float64), flatten)
     assert out.dtype == np.dtype(dtype)
@@ -200,7 +200,7 @@ def test_activation_forward(dtype, act_type):
     rng = seeded_rng(3)
     for ndim in range(1, 6):
         x = rng.uniform(-3, 3, rand_shape_nd(ndim, 4, rng=rng)).astype(dtype)
-        out = nd.Activation(nd.array(x), act_type=act_type)
+        out = nd.Activation(nd.array(x, dtype=x.dtype), act_type=act_type)
         assert out.dtype == np.dtype(dtype) and out.shape == x.shape
         assert_almost_equal(out, ACTIVATIONS[act_type](x.astype(np.float64)).astype(dtype))
 
@@ -263,11 +263,11 @@ def test_leaky_relu_forward(dtype, act_type):
         x = rng.uniform(-3, 3, shape).astype(dtype)
         if act_type == "prelu":
             gamma = rng.uniform(0, 0.5, shape[1]).astype(dtype)
-            out = nd.LeakyReLU(nd.array(x), nd.array(gamma), act_type="prelu")
+            out = nd.LeakyReLU(nd.array(x, dtype=x.dtype), nd.array(gamma, dtype=gamma.dtype), act_type="prelu")
             g = gamma.astype(np.float64).reshape([-1 if i == 1 else 1 for i in range(ndim)])
             ref = _leaky_reference(x.astype(np.float64), "prelu", gamma=g)
         else:
-            out = nd.LeakyReLU(nd.array(x), act_type=act_type, slope=0.3)
+            out = nd.LeakyReLU(nd.array(x, dtype=x.dtype), act_type=act_type, slope=0.3)
             ref = _leaky_reference(x.astype(np.float64), act_type, slope=0.3)
         assert out.dtype == np.dtype(dtype)
         assert_almost_equal(out, ref.astype(dtype))
@@ -288,7 +288,7 @@ def test_prelu_learns_gamma(gamma_shape):
     check_imperative_gradient(lambda a, g: nd.LeakyReLU(a, g, act_type="prelu"), [x, gamma])
     check_req("LeakyReLU", [x.astype(np.float32), gamma.astype(np.float32)], act_type="prelu")
     # MXNet 1.9.1: gamma's gradient (head gradient 1) is the sum of x over its negative entries per channel
-    xa, ga = nd.array(x), nd.array(gamma)
+    xa, ga = nd.array(x, dtype=x.dtype), nd.array(gamma, dtype=gamma.dtype)
     ga.attach_grad()
     with mx.autograd.record():
         out = nd.LeakyReLU(xa, ga, act_type="prelu")
@@ -317,14 +317,14 @@ def test_prelu_inference_and_errors():
 
 def test_rrelu_draws_slopes_in_training_and_uses_their_mean_in_inference():
     x = -np.ones((4, 50))
-    out = nd.LeakyReLU(nd.array(x), act_type="rrelu", lower_bound=0.1, upper_bound=0.3).asnumpy()
+    out = nd.LeakyReLU(nd.array(x, dtype=x.dtype), act_type="rrelu", lower_bound=0.1, upper_bound=0.3).asnumpy()
     assert_almost_equal(out, np.full(x.shape, -0.2, np.float32))
     with mx.autograd.train_mode():
-        out = nd.LeakyReLU(nd.array(x), act_type="rrelu", lower_bound=0.1, upper_bound=0.3).asnumpy()
+        out = nd.LeakyReLU(nd.array(x, dtype=x.dtype), act_type="rrelu", lower_bound=0.1, upper_bound=0.3).asnumpy()
     slopes = -out
     assert slopes.min() >= 0.1 and slopes.max() <= 0.3 and slopes.std() > 0.03
     # backward reuses the drawn slopes (the hidden 'mask' output)
-    xa = nd.array(x)
+    xa = nd.array(x, dtype=x.dtype)
     xa.attach_grad()
     with mx.autograd.record():
         out = nd.LeakyReLU(xa, act_type="rrelu", lower_bound=0.1, upper_bound=0.3)
@@ -360,7 +360,7 @@ def test_softmax_family_forward(dtype, name):
         axis = int(rng.integers(-ndim, ndim))
         for temperature in (None, 2.5):
             kwargs = {"axis": axis} if temperature is None else {"axis": axis, "temperature": temperature}
-            out = getattr(nd, name)(nd.array(x), **kwargs)
+            out = getattr(nd, name)(nd.array(x, dtype=x.dtype), **kwargs)
             ref = SOFTMAX_REFS[name](x.astype(np.float64), axis, temperature or 1.0)
             assert out.dtype == np.dtype(dtype)
             assert_almost_equal(out, ref.astype(dtype))
@@ -369,9 +369,9 @@ def test_softmax_family_forward(dtype, name):
 def test_softmax_temperature_matches_mxnet():
     x = np.array([0.3, -1.2, 0.5])
     # MXNet 1.9.1 (float32): nd.softmax / nd.softmin(x, temperature=2.0)
-    out = nd.softmax(nd.array(x), temperature=2.0)
+    out = nd.softmax(nd.array(x, dtype=x.dtype), temperature=2.0)
     assert_almost_equal(out, np.array([0.38796717, 0.18326272, 0.42877004], np.float32), rtol=1e-5, atol=1e-6)
-    out = nd.softmin(nd.array(x), temperature=2.0)
+    out = nd.softmin(nd.array(x, dtype=x.dtype), temperature=2.0)
     assert_almost_equal(out, np.array([0.24864256, 0.52637631, 0.2249811], np.float32), rtol=1e-5, atol=1e-6)
 
 
@@ -385,21 +385,21 @@ def test_softmax_family_gradient_and_req(name):
 
 def test_softmax_dtype_parameter():
     x = seeded_rng(11).uniform(-2, 2, (2, 5)).astype(np.float16)
-    out = nd.softmax(nd.array(x), dtype="float32")
+    out = nd.softmax(nd.array(x, dtype=x.dtype), dtype="float32")
     assert out.dtype == np.float32
     assert_almost_equal(out, softmax_reference(x.astype(np.float64), -1).astype(np.float32), rtol=1e-3, atol=1e-3)
-    assert nd.log_softmax(nd.array(x), dtype="float64").dtype == np.float64
+    assert nd.log_softmax(nd.array(x, dtype=x.dtype), dtype="float64").dtype == np.float64
     assert nd.softmax(nd.array(x.astype(np.float32)), dtype="float16").dtype == np.float16
     assert infer_types("softmax", {"dtype": "float64"}, ["float16"]) == (["float16"], ["float64"])
     assert infer_types("softmax", {}, [None], ["float32"]) == (["float32"], ["float32"])
-    xa = nd.array(x)
+    xa = nd.array(x, dtype=x.dtype)
     xa.attach_grad()
     with mx.autograd.record():
         out = nd.softmax(xa, dtype="float32")
     out.backward()
     assert xa.grad.dtype == np.float16
     with pytest.raises(OperatorParamError, match="softmax.*dtype"):
-        nd.softmax(nd.array(x), dtype="int32")
+        nd.softmax(nd.array(x, dtype=x.dtype), dtype="int32")
 
 
 def test_softmax_use_length_matches_mxnet():
@@ -410,7 +410,7 @@ def test_softmax_use_length_matches_mxnet():
         ]
     )
     length = np.array([[1, 2, 3, 4], [2, 3, 0, 1]], dtype=np.int32)
-    out = nd.softmax(nd.array(x), nd.array(length, dtype="int32"), axis=1, use_length=True).asnumpy()
+    out = nd.softmax(nd.array(x, dtype=x.dtype), nd.array(length, dtype="int32"), axis=1, use_length=True).asnumpy()
     for n in range(2):
         for col in range(4):
             k = length[n, col]
@@ -445,14 +445,17 @@ def test_softmax_activation_modes_match_mxnet():
     rng = seeded_rng(12)
     x = rng.uniform(-2, 2, (2, 3, 4))
     # MXNet 1.9.1: mode='instance' normalises over the last axis, 'channel' over axis 1
-    assert_almost_equal(nd.SoftmaxActivation(nd.array(x)), softmax_reference(x, -1).astype(np.float32))
-    assert_almost_equal(nd.SoftmaxActivation(nd.array(x), mode="channel"), softmax_reference(x, 1).astype(np.float32))
+    assert_almost_equal(nd.SoftmaxActivation(nd.array(x, dtype=x.dtype)), softmax_reference(x, -1).astype(np.float32))
+    assert_almost_equal(
+        nd.SoftmaxActivation(nd.array(x, dtype=x.dtype), mode="channel"), softmax_reference(x, 1).astype(np.float32)
+    )
     assert_almost_equal(nd.SoftmaxActivation(nd.ones(3)), np.full(3, 1 / 3, np.float32))
     for dtype in FLOATS:
         for ndim in range(1, 6):
             y = rng.uniform(-2, 2, rand_shape_nd(ndim, 4, rng=rng)).astype(dtype)
             assert_almost_equal(
-                nd.SoftmaxActivation(nd.array(y)), softmax_reference(y.astype(np.float64), -1).astype(dtype)
+                nd.SoftmaxActivation(nd.array(y, dtype=y.dtype)),
+                softmax_reference(y.astype(np.float64), -1).astype(dtype),
             )
     check_imperative_gradient(nd.SoftmaxActivation, [x])
     check_imperative_gradient(lambda a: nd.SoftmaxActivation(a, mode="channel"), [x])
@@ -467,7 +470,7 @@ def test_softmax_activation_modes_match_mxnet():
 # ============================================================================ Dropout
 def test_dropout_is_identity_in_inference():
     x = seeded_rng(13).uniform(-1, 1, (3, 4)).astype(np.float32)
-    assert_almost_equal(nd.Dropout(nd.array(x), p=0.5), x)
+    assert_almost_equal(nd.Dropout(nd.array(x, dtype=x.dtype), p=0.5), x)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -477,7 +480,7 @@ def test_dropout_training_scales_survivors(dtype):
         shape = rand_shape_nd(ndim, 6, rng=rng)
         x = rng.uniform(0.5, 1.5, shape).astype(dtype)
         with mx.autograd.train_mode():
-            out = nd.Dropout(nd.array(x), p=0.25).asnumpy()
+            out = nd.Dropout(nd.array(x, dtype=x.dtype), p=0.25).asnumpy()
         kept = out != 0
         assert_almost_equal(out[kept], (x[kept].astype(np.float64) / 0.75).astype(dtype))
 
@@ -555,7 +558,9 @@ def test_embedding_forward(dtype):
     weight = rng.uniform(-1, 1, (7, 3)).astype(dtype)
     for ndim in range(1, 5):
         idx = rng.integers(0, 7, rand_shape_nd(ndim, 4, rng=rng))
-        out = nd.Embedding(nd.array(idx, dtype="int32"), nd.array(weight), input_dim=7, output_dim=3, dtype=dtype)
+        out = nd.Embedding(
+            nd.array(idx, dtype="int32"), nd.array(weight, dtype=weight.dtype), input_dim=7, output_dim=3, dtype=dtype
+        )
         assert out.dtype == np.dtype(dtype) and out.shape == (*idx.shape, 3)
         assert_almost_equal(out, weight[idx])
 
@@ -563,7 +568,9 @@ def test_embedding_forward(dtype):
 def test_embedding_clips_and_truncates_indices_like_mxnet():
     weight = np.arange(15, dtype=np.float32).reshape(5, 3)
     idx = np.array([[0, 4, 7], [-1, 2.7, 2]])
-    out = nd.Embedding(nd.array(idx), nd.array(weight), input_dim=5, output_dim=3).asnumpy()
+    out = nd.Embedding(
+        nd.array(idx, dtype=idx.dtype), nd.array(weight, dtype=weight.dtype), input_dim=5, output_dim=3
+    ).asnumpy()
     # MXNet 1.9.1: 7 -> row 4, -1 -> row 0, 2.7 -> row 2
     assert_almost_equal(out, weight[[[0, 4, 4], [0, 2, 2]]])
 
@@ -623,7 +630,7 @@ def _np_lrn(x, nsize, alpha, beta, knorm):
 def test_lrn_forward(dtype, nsize):
     rng = seeded_rng(20)
     x = rng.uniform(-2, 2, (2, 6, 3, 2)).astype(dtype)
-    out = nd.LRN(nd.array(x), nsize=nsize, alpha=0.2, beta=0.75, knorm=1.5)
+    out = nd.LRN(nd.array(x, dtype=x.dtype), nsize=nsize, alpha=0.2, beta=0.75, knorm=1.5)
     assert out.dtype == np.dtype(dtype)
     assert_almost_equal(out, _np_lrn(x.astype(np.float64), nsize, 0.2, 0.75, 1.5).astype(dtype))
 

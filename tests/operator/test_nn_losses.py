@@ -40,15 +40,17 @@ def test_softmax_output_forward(dtype):
         shape = rand_shape_nd(ndim, 4, rng=rng)
         x = rng.uniform(-2, 2, shape).astype(dtype)
         label = rng.integers(0, shape[-1], shape[:-1]).astype(dtype)
-        out = nd.SoftmaxOutput(nd.array(x), nd.array(label))
+        out = nd.SoftmaxOutput(nd.array(x, dtype=x.dtype), nd.array(label, dtype=label.dtype))
         # without multi_output / preserve_shape: softmax over everything but axis 0
         flat = softmax_reference(x.astype(np.float64).reshape(shape[0], -1), 1).reshape(shape)
         assert out.dtype == np.dtype(dtype)
         assert_almost_equal(out, flat.astype(dtype))
-        out = nd.SoftmaxOutput(nd.array(x), nd.array(label), preserve_shape=True)
+        out = nd.SoftmaxOutput(nd.array(x, dtype=x.dtype), nd.array(label, dtype=label.dtype), preserve_shape=True)
         assert_almost_equal(out, softmax_reference(x.astype(np.float64), -1).astype(dtype))
         multi_label = rng.integers(0, shape[1], (shape[0], *shape[2:])).astype(dtype)
-        out = nd.SoftmaxOutput(nd.array(x), nd.array(multi_label), multi_output=True)
+        out = nd.SoftmaxOutput(
+            nd.array(x, dtype=x.dtype), nd.array(multi_label, dtype=multi_label.dtype), multi_output=True
+        )
         assert_almost_equal(out, softmax_reference(x.astype(np.float64), 1).astype(dtype))
 
 
@@ -279,7 +281,10 @@ def test_softmax_output_other_layouts():
     assert_almost_equal(grad, (out - np.eye(3)[[0, 1, 2, 1]]) * head)
     # the Softmax alias is the same operator
     assert mx.operator.get("Softmax") is mx.operator.get("SoftmaxOutput")
-    assert_almost_equal(nd.Softmax(nd.array(X), nd.array(LABEL)), softmax_reference(X, 1).astype(np.float32))
+    assert_almost_equal(
+        nd.Softmax(nd.array(X, dtype=X.dtype), nd.array(LABEL, dtype=LABEL.dtype)),
+        softmax_reference(X, 1).astype(np.float32),
+    )
 
 
 def test_softmax_output_gradient_wrt_data_is_cross_entropy():
@@ -313,7 +318,7 @@ def test_softmax_output_req_and_label_gradient():
         use_ignore=True,
         ignore_label=1,
     )
-    xa, la = nd.array(x), nd.array(np.array([0, 3, 1]))
+    xa, la = nd.array(x, dtype=x.dtype), nd.array(np.array([0, 3, 1]))
     la.attach_grad()
     with mx.autograd.record():
         out = nd.SoftmaxOutput(xa, la)
@@ -406,10 +411,10 @@ def test_regression_output_forward_and_backward(dtype, name):
         shape = rand_shape_nd(ndim, 4, rng=rng)
         x = rng.uniform(-2, 2, shape).astype(dtype)
         label = rng.uniform(-2, 2, shape).astype(dtype)
-        xa = nd.array(x)
+        xa = nd.array(x, dtype=x.dtype)
         xa.attach_grad()
         with mx.autograd.record():
-            out = getattr(nd, name)(xa, nd.array(label))
+            out = getattr(nd, name)(xa, nd.array(label, dtype=label.dtype))
         out.backward()
         ref = forward(x.astype(np.float64))
         assert out.dtype == np.dtype(dtype)
@@ -519,7 +524,7 @@ def test_make_loss_forward_req_and_errors(dtype):
     rng = seeded_rng(9)
     for ndim in range(1, 6):
         x = rng.uniform(-2, 2, rand_shape_nd(ndim, 4, rng=rng)).astype(dtype)
-        out = nd.MakeLoss(nd.array(x))
+        out = nd.MakeLoss(nd.array(x, dtype=x.dtype))
         assert out.dtype == np.dtype(dtype)
         assert_almost_equal(out, x)
     check_req("MakeLoss", [rng.uniform(-1, 1, (3, 4)).astype(dtype)], normalization="valid")
@@ -537,7 +542,10 @@ def test_make_loss_gradient_is_that_of_a_sum():
     xa = nd.array(x, dtype="float64")
     xa.attach_grad()
     with mx.autograd.record():
-        loss = nd.MakeLoss(nd.FullyConnected(xa, nd.array(np.ones((1, 3))), num_hidden=1, no_bias=True), grad_scale=2.0)
+        loss = nd.MakeLoss(
+            nd.FullyConnected(xa, nd.array(np.ones((1, 3)), dtype="float64"), num_hidden=1, no_bias=True),
+            grad_scale=2.0,
+        )
     loss.backward()
     assert_almost_equal(xa.grad, np.full(x.shape, 2.0))
 
@@ -550,7 +558,7 @@ def test_softmax_cross_entropy_forward(dtype):
         n, k = rand_shape_nd(2, 5, rng=rng)
         x = rng.uniform(-2, 2, (n, k)).astype(dtype)
         label = rng.integers(0, k, n)
-        out = nd.softmax_cross_entropy(nd.array(x), nd.array(label))
+        out = nd.softmax_cross_entropy(nd.array(x, dtype=x.dtype), nd.array(label, dtype=label.dtype))
         ref = -np.log(softmax_reference(x.astype(np.float64), 1)[np.arange(n), label]).sum()
         assert out.shape == (1,) and out.dtype == np.dtype(dtype)
         assert_almost_equal(out, np.array([ref]).astype(dtype))
@@ -569,7 +577,7 @@ def test_softmax_cross_entropy_matches_mxnet():
     xa = nd.array(x, dtype="float64")
     xa.attach_grad()
     with mx.autograd.record():
-        out = nd.softmax_cross_entropy(xa, nd.array(label))
+        out = nd.softmax_cross_entropy(xa, nd.array(label, dtype=label.dtype))
     out.backward(nd.array([3.0], dtype="float64"))
     # MXNet 1.9.1: a (1,) sum of -log p[label]; the gradient is head * (softmax - one_hot)
     assert_almost_equal(out, np.array([7.71763033]), rtol=1e-6)

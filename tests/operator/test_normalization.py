@@ -49,7 +49,13 @@ def test_layer_norm_forward_matches_numpy(dtype, ndim):
     channels = shape[axis]
     x = rng.uniform(-2, 2, shape).astype(dtype)
     gamma, beta = rng.uniform(0.5, 1.5, channels).astype(dtype), rng.uniform(-1, 1, channels).astype(dtype)
-    out, mean, std = nd.LayerNorm(nd.array(x), nd.array(gamma), nd.array(beta), axis=axis, output_mean_var=True)
+    out, mean, std = nd.LayerNorm(
+        nd.array(x, dtype=x.dtype),
+        nd.array(gamma, dtype=gamma.dtype),
+        nd.array(beta, dtype=beta.dtype),
+        axis=axis,
+        output_mean_var=True,
+    )
     ref, ref_mean, ref_std = _layer_norm_reference(x, gamma.astype(np.float64), beta.astype(np.float64), axis, 1e-5)
     rtol, atol = (1e-2, 2e-2) if dtype == "float16" else (1e-4, 1e-4)
     assert out.dtype == np.dtype(dtype)
@@ -119,7 +125,12 @@ def test_group_norm_forward_matches_numpy(dtype, groups):
     x = rng.uniform(-2, 2, (3, 4, 5, 2)).astype(dtype)
     gamma, beta = rng.uniform(0.5, 1.5, groups).astype(dtype), rng.uniform(-1, 1, groups).astype(dtype)
     out, mean, std = nd.GroupNorm(
-        nd.array(x), nd.array(gamma), nd.array(beta), num_groups=groups, eps=1e-4, output_mean_var=True
+        nd.array(x, dtype=x.dtype),
+        nd.array(gamma, dtype=gamma.dtype),
+        nd.array(beta, dtype=beta.dtype),
+        num_groups=groups,
+        eps=1e-4,
+        output_mean_var=True,
     )
     ref = _group_norm_reference(x, gamma.astype(np.float64), beta.astype(np.float64), groups, 1e-4)
     rtol, atol = (1e-2, 2e-2) if dtype == "float16" else (1e-4, 1e-4)
@@ -142,7 +153,7 @@ def test_instance_norm_forward_matches_numpy(shape):
     rng = seeded_rng(len(shape))
     x = rng.uniform(-2, 2, shape).astype(np.float32)
     gamma, beta = rng.uniform(0.5, 1.5, shape[1]), rng.uniform(-1, 1, shape[1])
-    out = nd.InstanceNorm(nd.array(x), nd.array(gamma, dtype="float32"), nd.array(beta, dtype="float32"))
+    out = nd.InstanceNorm(nd.array(x, dtype=x.dtype), nd.array(gamma, dtype="float32"), nd.array(beta, dtype="float32"))
     # instance norm = group norm with one group per channel (and per-channel parameters)
     ref, _, _ = _group_norm_reference(x, gamma, beta, shape[1], 1e-3)
     assert_almost_equal(out.asnumpy(), ref, rtol=1e-4, atol=1e-4)
@@ -204,7 +215,7 @@ def test_l2_normalization_matches_numpy(mode, dtype):
     x = rng.uniform(-2, 2, (3, 4, 2, 3)).astype(dtype)
     axes = {"instance": (1, 2, 3), "channel": (1,), "spatial": (2, 3)}[mode]
     norm = np.sqrt((x.astype(np.float64) ** 2).sum(axis=axes, keepdims=True) + 1e-10)
-    out = nd.L2Normalization(nd.array(x), mode=mode)
+    out = nd.L2Normalization(nd.array(x, dtype=x.dtype), mode=mode)
     rtol, atol = (1e-2, 1e-2) if dtype == "float16" else (1e-5, 1e-6)
     assert_almost_equal(out.asnumpy(), x / norm, rtol=rtol, atol=atol)
     _, outs, _ = infer_shapes("L2Normalization", {"mode": mode}, [x.shape])
@@ -231,7 +242,11 @@ def test_l2_normalization_errors():
 # ---------------------------------------------------------------------------- v1 layers
 def _v1_batch_norm(x, gamma, beta, is_train, **params):
     sym = mx.sym.BatchNorm_v1(mx.sym.var("data"), name="bn", **params)
-    args = {"data": nd.array(x), "bn_gamma": nd.array(gamma), "bn_beta": nd.array(beta)}
+    args = {
+        "data": nd.array(x, dtype=x.dtype),
+        "bn_gamma": nd.array(gamma, dtype=gamma.dtype),
+        "bn_beta": nd.array(beta, dtype=beta.dtype),
+    }
     aux = {"bn_moving_mean": nd.zeros(x.shape[1]), "bn_moving_var": nd.ones(x.shape[1])}
     ex = sym.bind(mx.cpu(), args, args_grad={k: nd.zeros_like(v) for k, v in args.items()}, aux_states=aux)
     return ex, ex.forward(is_train=is_train), aux
@@ -282,8 +297,12 @@ def test_convolution_v1_matches_convolution():
     x = rng.uniform(-1, 1, (2, 3, 6, 5))
     w, b = rng.uniform(-1, 1, (4, 3, 3, 3)), rng.uniform(-1, 1, 4)
     kw = {"kernel": (3, 3), "num_filter": 4, "pad": (1, 1), "stride": (2, 1)}
-    got = nd.Convolution_v1(nd.array(x), nd.array(w), nd.array(b), **kw).asnumpy()
-    want = nd.Convolution(nd.array(x), nd.array(w), nd.array(b), **kw).asnumpy()
+    got = nd.Convolution_v1(
+        nd.array(x, dtype=x.dtype), nd.array(w, dtype=w.dtype), nd.array(b, dtype=b.dtype), **kw
+    ).asnumpy()
+    want = nd.Convolution(
+        nd.array(x, dtype=x.dtype), nd.array(w, dtype=w.dtype), nd.array(b, dtype=b.dtype), **kw
+    ).asnumpy()
     assert_almost_equal(got, want, rtol=1e-12, atol=1e-12)
     small = {"kernel": (2, 2), "num_filter": 2, "no_bias": True}
     check_imperative_gradient(
@@ -313,8 +332,8 @@ def test_convolution_v1_matches_convolution():
 def test_pooling_v1_matches_pooling(kw):
     rng = seeded_rng(13)
     x = rng.uniform(-1, 1, (2, 3, 5, 5))
-    got = nd.Pooling_v1(nd.array(x), **kw).asnumpy()
-    assert_almost_equal(got, nd.Pooling(nd.array(x), **kw).asnumpy(), rtol=1e-12, atol=1e-12)
+    got = nd.Pooling_v1(nd.array(x, dtype=x.dtype), **kw).asnumpy()
+    assert_almost_equal(got, nd.Pooling(nd.array(x, dtype=x.dtype), **kw).asnumpy(), rtol=1e-12, atol=1e-12)
     check_imperative_gradient(lambda d: nd.Pooling_v1(d, **kw), [x[:1, :2]])
     check_req("Pooling_v1", [x.astype(np.float32)], **kw)
 

@@ -137,7 +137,7 @@ def test_forward_matches_reference(mode, bidirectional, dtype):
 def test_lstm_projection_forward_matches_reference():
     rng = seeded_rng(11)
     params, arrays = _case("lstm", rng, bidirectional=True, projection=3)
-    outs = nd.RNN(*[nd.array(a) for a in arrays], state_outputs=True, **params)
+    outs = nd.RNN(*[nd.array(a, dtype=a.dtype) for a in arrays], state_outputs=True, **params)
     assert outs[0].shape == (4, 3, 6) and outs[1].shape == (4, 3, 3) and outs[2].shape == (4, 3, 4)
     for got, want in zip(outs, _reference(params, *arrays), strict=True):
         assert_almost_equal(got.asnumpy(), want, rtol=1e-9, atol=1e-10)
@@ -157,7 +157,7 @@ def test_sequence_lengths_hold_states_and_zero_outputs():
         params, arrays = _case(mode, rng, steps=5, bidirectional=True)
         lengths = np.array([5, 2, 1])
         outs = nd.RNN(
-            *[nd.array(a) for a in arrays],
+            *[nd.array(a, dtype=a.dtype) for a in arrays],
             nd.array(lengths, dtype="int32"),
             use_sequence_length=True,
             state_outputs=True,
@@ -173,7 +173,7 @@ def test_lstm_state_clipping():
     rng = seeded_rng(14)
     params, arrays = _case("lstm", rng)
     params.update(lstm_state_clip_min=-0.2, lstm_state_clip_max=0.25)
-    outs = nd.RNN(*[nd.array(a) for a in arrays], state_outputs=True, **params)
+    outs = nd.RNN(*[nd.array(a, dtype=a.dtype) for a in arrays], state_outputs=True, **params)
     assert outs[2].asnumpy().min() >= -0.2 and outs[2].asnumpy().max() <= 0.25
     for got, want in zip(outs, _reference(params, *arrays), strict=True):
         assert_almost_equal(got.asnumpy(), want, rtol=1e-9, atol=1e-10)
@@ -183,16 +183,18 @@ def test_clip_nan_replaces_nan_cells():
     params, arrays = _case("lstm", seeded_rng(15), layers=1)
     arrays[3][0, 0, 0] = np.nan  # a NaN initial cell
     clip = {"lstm_state_clip_min": -1.0, "lstm_state_clip_max": 1.0}
-    _, _, cy = nd.RNN(*[nd.array(a) for a in arrays], state_outputs=True, **params, **clip)
+    _, _, cy = nd.RNN(*[nd.array(a, dtype=a.dtype) for a in arrays], state_outputs=True, **params, **clip)
     assert np.isnan(cy.asnumpy()[0, 0, 0])
-    _, _, cy = nd.RNN(*[nd.array(a) for a in arrays], state_outputs=True, lstm_state_clip_nan=True, **params, **clip)
+    _, _, cy = nd.RNN(
+        *[nd.array(a, dtype=a.dtype) for a in arrays], state_outputs=True, lstm_state_clip_nan=True, **params, **clip
+    )
     assert np.isfinite(cy.asnumpy()).all()
 
 
 # ----------------------------------------------------------------------------- dropout
 def test_dropout_between_layers_only_in_training():
     params, arrays = _case("gru", seeded_rng(16), layers=3)
-    inputs = [nd.array(a) for a in arrays]
+    inputs = [nd.array(a, dtype=a.dtype) for a in arrays]
     plain = nd.RNN(*inputs, **params).asnumpy()
     assert_almost_equal(nd.RNN(*inputs, p=0.5, **params).asnumpy(), plain)  # inference: no dropout
     mx.random.seed(3)
@@ -207,7 +209,7 @@ def test_dropout_between_layers_only_in_training():
 
 def test_full_dropout_cuts_lower_layers_from_the_gradient():
     params, arrays = _case("lstm", seeded_rng(17), layers=2)
-    inputs = [nd.array(a) for a in arrays]
+    inputs = [nd.array(a, dtype=a.dtype) for a in arrays]
     for a in inputs:
         a.attach_grad()
     with mx.autograd.record():
@@ -343,7 +345,7 @@ def test_executor_trains_with_the_reserve_kept_for_backward():
     params, arrays = _case("lstm", seeded_rng(50), bidirectional=True)
     sym = mx.sym.RNN(name="r", state_outputs=True, **params)
     names = sym.list_arguments()
-    args = {n: nd.array(a) for n, a in zip(names, arrays, strict=True)}
+    args = {n: nd.array(a, dtype=a.dtype) for n, a in zip(names, arrays, strict=True)}
     grads = {n: nd.zeros(a.shape, dtype="float64") for n, a in args.items()}
     ex = sym.bind(mx.cpu(), args, args_grad=grads)
     outs = ex.forward(is_train=True)
@@ -351,7 +353,7 @@ def test_executor_trains_with_the_reserve_kept_for_backward():
     ref = _reference(params, *arrays)
     assert_almost_equal(outs[0].asnumpy(), ref[0], rtol=1e-9, atol=1e-10)
     with mx.autograd.record():
-        inputs = [nd.array(a) for a in arrays]
+        inputs = [nd.array(a, dtype=a.dtype) for a in arrays]
         for a in inputs:
             a.attach_grad()
         imperative = nd.RNN(*inputs, state_outputs=True, **params)
@@ -364,7 +366,7 @@ def test_executor_trains_with_the_reserve_kept_for_backward():
 def test_param_concat_joins_and_shares_unknown_lengths():
     rng = seeded_rng(60)
     parts = [rng.uniform(-1, 1, n) for n in (4, 6, 2)]
-    out = nd._internal._rnn_param_concat(*[nd.array(p) for p in parts], num_args=3, dim=0)
+    out = nd._internal._rnn_param_concat(*[nd.array(p, dtype=p.dtype) for p in parts], num_args=3, dim=0)
     assert_almost_equal(out.asnumpy(), np.concatenate(parts))
     ins, outs, done = infer_shapes("_rnn_param_concat", {"num_args": 3, "dim": 0}, [(0,), (6,), (0,)], [(18,)])
     assert done and ins == [(6,), (6,), (6,)]

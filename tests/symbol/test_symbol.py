@@ -12,6 +12,7 @@ import pytest
 
 import framework as mx
 import framework.symbol as sym
+from framework.errors import SparseStorageError
 from framework.operator import registry
 from framework.operator.infer import InferenceError
 from framework.operator.params import OperatorParamError
@@ -63,7 +64,7 @@ def test_variable_init_object_and_errors():
         sym.Variable("v", foo=1)
     with pytest.raises(SymbolError, match="dtype"):
         sym.Variable("v", dtype="complex64")
-    with pytest.raises(SymbolError, match="dense"):
+    with pytest.raises(SparseStorageError, match="dense"):
         sym.Variable("v", stype="csr")
     with pytest.raises(SymbolTypeError, match="name must be a string"):
         sym.Variable(3)

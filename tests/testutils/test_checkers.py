@@ -8,6 +8,7 @@ import pytest
 
 import framework as mx
 from framework import test_utils as tu
+from framework.gluon import nn
 
 
 def _net():
@@ -132,3 +133,16 @@ def test_same_symbol_structure():
     assert tu.same_symbol_structure(mx.sym.relu(a) + 1, mx.sym.relu(b) + 2)
     assert not tu.same_symbol_structure(mx.sym.relu(a), mx.sym.sigmoid(a))
     assert not tu.same_symbol_structure(mx.sym.relu(a), mx.sym.relu(mx.sym.relu(a)))
+
+
+def test_check_gluon_hybridize_consistency_passes_a_block_and_catches_a_mismatch():
+    def build():
+        net = nn.HybridSequential()
+        net.add(nn.Dense(4, activation="relu"), nn.Dense(2))
+        return net
+
+    data = [np.random.rand(3, 5).astype("float32")]
+    mx.test_utils.check_gluon_hybridize_consistency(build, data)
+    mx.test_utils.check_gluon_hybridize_consistency(build, data, numpy_func=None, test_grad=False)
+    with pytest.raises(AssertionError, match="numpy_func output 0"):
+        mx.test_utils.check_gluon_hybridize_consistency(build, data, numpy_func=lambda x: x[:, :2] + 100)

@@ -24,9 +24,9 @@ from typing import Any
 from ...resource import ResourceRequest
 from ..infer import InferenceError, elemwise_shape, elemwise_type
 from ..kernel import assign
-from ..params import REQUIRED, Param, ParamSet
+from ..params import REQUIRED, FloatTuple, Param, ParamSet
 from ..registry import register
-from .common import FloatTuple, check_rgb, saturate, work_dtype
+from .common import check_rgb, saturate, work_dtype
 
 LUMA = (0.299, 0.587, 0.114)
 IMAGENET_EIGVAL = (55.46, 4.794, 1.148)
@@ -108,7 +108,7 @@ def _register_rgb(name: str, params: type[ParamSet], compute: Any, description: 
 
 
 class AdjustLightingParam(ParamSet):
-    alpha = FloatTuple(tuple, REQUIRED, "The strength of each of the 3 principal components of ImageNet's colours.")
+    alpha = Param(FloatTuple, REQUIRED, "The strength of each of the 3 principal components of ImageNet's colours.")
 
 
 def _adjust_lighting(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: list) -> None:

@@ -10,37 +10,11 @@ MXNet's kernels do).
 
 from __future__ import annotations
 
-import ast
 from typing import Any
 
 import numpy as np
 
 from ..infer import InferenceError
-from ..params import REQUIRED, Param
-
-
-class FloatTuple(Param):
-    """A parameter holding a tuple of floats (MXNet's ``tuple of <float>``); a single number is a 1-tuple."""
-
-    def type_name(self) -> str:
-        text = "tuple of <float>"
-        return f"{text}, required" if self.default is REQUIRED else f"{text}, optional, default={self.default!r}"
-
-    def _expected(self) -> str:
-        return "a number or a tuple of numbers such as (0.5, 0.5, 0.5)"
-
-    def _convert(self, value: Any) -> tuple[float, ...]:
-        if isinstance(value, str):
-            value = ast.literal_eval(value.strip())
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return (float(value),)
-        values = tuple(float(v) for v in value)
-        if not values:
-            raise ValueError(value)
-        return values
-
-    def format(self, value: Any) -> str:
-        return "(" + ", ".join(repr(v) for v in value) + ("," if len(value) == 1 else "") + ")"
 
 
 def check_image_rank(op_name: str, shape: Any, layout: str = "(H, W, C)") -> None:

@@ -17,9 +17,9 @@ from ..grad import elemwise_grad_use_none, make_backward_node
 from ..infer import InferenceError, elemwise_shape, elemwise_type, shape_assign, type_assign
 from ..kernel import assign
 from ..node import Entry, Node
-from ..params import ParamSet
+from ..params import FloatTuple, Param, ParamSet
 from ..registry import register
-from .common import FloatTuple, check_image_rank
+from .common import check_image_rank
 
 
 class NoParams(ParamSet):
@@ -103,8 +103,8 @@ def _to_tensor_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
 
 
 class NormalizeParam(ParamSet):
-    mean = FloatTuple(tuple, (0.0, 0.0, 0.0, 0.0), "Mean of each channel (one value for all, or one per channel).")
-    std = FloatTuple(tuple, (1.0, 1.0, 1.0, 1.0), "Standard deviation of each channel (one value, or one per channel).")
+    mean = Param(FloatTuple, (0.0, 0.0, 0.0, 0.0), "Mean of each channel (one value for all, or one per channel).")
+    std = Param(FloatTuple, (1.0, 1.0, 1.0, 1.0), "Standard deviation of each channel (one value, or one per channel).")
 
 
 def _per_channel(attrs: Any, values: tuple[float, ...], channels: int, what: str) -> tuple[float, ...]:

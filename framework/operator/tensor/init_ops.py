@@ -1,4 +1,5 @@
-"""Array creation operators: ``_zeros``, ``_ones``, ``_full``, ``_arange``, ``zeros_like``, ``ones_like``.
+"""Array creation operators: ``_zeros``, ``_ones``, ``_full``, ``_arange``,
+``zeros_like``, ``ones_like``.
 
 Creation is an operator like any other, so it is scheduled by the engine and can appear in
 symbols (``mx.sym.zeros``). The creation operators take ``ctx`` and ``dtype`` parameters
@@ -11,8 +12,9 @@ import math
 
 import numpy as np
 
+from ...shape_mode import is_np_shape
 from ..grad import zero_grad
-from ..infer import InferenceError, elemwise_shape, elemwise_type, shape_assign, type_assign
+from ..infer import InferenceError, elemwise_shape, elemwise_type, shape_assign, shape_known, type_assign
 from ..kernel import assign
 from ..params import DType, Param, ParamSet, Shape
 from ..registry import register
@@ -42,8 +44,27 @@ def _init_shape(attrs, in_shapes, out_shapes) -> bool:
     shape = attrs.parsed.shape
     if any(d < 0 for d in shape):
         raise InferenceError(f"{attrs.name}: shape dimensions must be >= 0, got {tuple(shape)}")
+    if not is_np_shape() and (not shape or 0 in shape):
+        # MXNet 1.x's legacy shape semantics: () means "ndim unknown" and a 0 "this dimension
+        # unknown". In a symbol the rest of the graph may fill them in (an RNN cell's begin
+        # state, zeros((0, H)), gets its batch size from the data); ``mx.nd.zeros`` refuses
+        # such a shape up front (legacy_creation_error), since nothing can fill it there.
+        if shape:
+            shape_assign(out_shapes, 0, shape, attrs.name, "output")
+        return shape_known(out_shapes[0])
     shape_assign(out_shapes, 0, shape, attrs.name, "output")
     return True
+
+
+def legacy_creation_error(shape: tuple[int, ...], what: str) -> InferenceError | None:
+    """The error ``mx.nd.zeros``/``ones`` give for a shape legacy semantics call unknown, else None."""
+    if is_np_shape() or (shape and 0 not in shape):
+        return None
+    return InferenceError(
+        f"{what}: cannot create an array of shape {tuple(shape)}: under MXNet 1.x's legacy shape "
+        "semantics () and 0 dimensions mean unknown; use mx.util.use_np_shape() / set_np_shape(True) "
+        "for zero-size and 0-d arrays"
+    )
 
 
 def _init_type(attrs, in_types, out_types) -> bool:
@@ -107,6 +128,7 @@ def _arange_compute(attrs, op_ctx, inputs, req, outputs) -> None:
     .set_infer_type(_init_type)
     .set_compute(_arange_compute)
 )
+
 
 for _name, _value in (("zeros_like", 0), ("ones_like", 1)):
     (
