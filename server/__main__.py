@@ -30,6 +30,7 @@ from .app import create_app
 from .live import attach as attach_live_view
 from .runs import RunManager
 from .scenarios import engine_basics
+from .serving import uvicorn_config
 
 EXERCISE_COMMANDS = ("check", "hint", "solution", "exercises")
 
@@ -83,7 +84,7 @@ def serve(argv: list[str]) -> int:
         query.append(f"token={args.token}")
     print(f"MXLab is running at {url_for(args.host, port, '&'.join(query))}", flush=True)
     print("API documentation at " + url_for(args.host, port).rstrip("/") + "/docs; press Ctrl+C to stop", flush=True)
-    config = uvicorn.Config(app, log_level="warning", ws_max_size=64 * 1024, timeout_graceful_shutdown=2)
+    config = uvicorn_config(app, timeout_graceful_shutdown=2)
     try:
         uvicorn.Server(config).run(sockets=[sock])
     except KeyboardInterrupt:  # uvicorn re-raises Ctrl+C after its graceful shutdown

@@ -38,7 +38,7 @@ from framework.events import to_dict as raw_event_dict
 
 from .scenarios import REGISTRY
 from .scenarios.base import Scenario
-from .streaming import BATCH_MAX_EVENTS, FINAL_STATUSES, Batch, ClientQueue, encode_events
+from .streaming import BATCH_MAX_EVENTS, FINAL_STATUSES, Batch, ClientQueue, encode_events, json_safe
 from .worker import worker_main
 
 _kind = operator.itemgetter("kind")
@@ -431,5 +431,13 @@ def _stop_process(process: Any) -> None:
 
 
 def validation_errors(err: ValidationError) -> list[dict[str, Any]]:
-    """Pydantic's error list, JSON-safe and without documentation links."""
-    return json.loads(err.json(include_url=False))
+    """Pydantic's error list, JSON-safe and without documentation links.
+
+    The offending ``input`` is echoed when JSON can say it; when it cannot (an infinite
+    float, a lone surrogate from some other entry point) the error is given without it.
+    """
+    try:
+        return json.loads(err.json(include_url=False))
+    except ValueError:
+        errors = err.errors(include_url=False, include_input=False, include_context=False)
+        return [json_safe({key: error[key] for key in ("type", "loc", "msg")}) for error in errors]

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from hostile_scenarios import HOSTILE
+from server_helpers import TEST_HOSTS
 from starlette.testclient import TestClient
 
 from server.app import create_app
@@ -38,4 +39,4 @@ def manager(make_manager):
 @pytest.fixture
 def client(manager, tmp_path):
     """A test client on an app whose web UI directory is empty (no UI installed)."""
-    return TestClient(create_app(manager, webui_dir=tmp_path / "no-webui"))
+    return TestClient(create_app(manager, webui_dir=tmp_path / "no-webui", extra_hosts=TEST_HOSTS))

@@ -9,6 +9,7 @@ from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 FINAL = {"done", "failed", "cancelled", "timeout"}
+TEST_HOSTS = ("testserver",)  # the Host name of Starlette's test client, accepted besides loopback names
 
 
 def wait_for(client: TestClient, run_id: str, timeout: float = 60.0) -> dict[str, Any]:

@@ -6,7 +6,7 @@ import json
 from collections import Counter
 
 import pytest
-from server_helpers import read_stream, stream_events, wait_for
+from server_helpers import TEST_HOSTS, read_stream, stream_events, wait_for
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
@@ -152,7 +152,7 @@ def test_unknown_run_websocket_closes_with_4404(client):
 
 def test_old_finished_runs_are_evicted_beyond_max_runs(make_manager, tmp_path):
 
-    client = TestClient(create_app(make_manager(max_runs=3, max_running=2), webui_dir=tmp_path))
+    client = TestClient(create_app(make_manager(max_runs=3, max_running=2), webui_dir=tmp_path, extra_hosts=TEST_HOSTS))
     ids = []
     for _ in range(5):
         ids.append(client.post("/api/runs", json={"scenario": "flood", "params": {"events": 10}}).json()["id"])

@@ -7,7 +7,7 @@ import json
 import threading
 
 import pytest
-from server_helpers import read_stream, stream_events, wait_for
+from server_helpers import TEST_HOSTS, read_stream, stream_events, wait_for
 from starlette.testclient import TestClient
 
 from server.app import create_app
@@ -125,7 +125,7 @@ def test_trace_upload_needs_json_content_type(client):
 
 
 def test_oversized_trace_is_413(manager, tmp_path):
-    client = TestClient(create_app(manager, webui_dir=tmp_path, max_trace_bytes=1000))
+    client = TestClient(create_app(manager, webui_dir=tmp_path, max_trace_bytes=1000, extra_hosts=TEST_HOSTS))
     response = client.post(
         "/api/traces", content=b"[" + b" " * 2000 + b"]", headers={"content-type": "application/json"}
     )
@@ -167,7 +167,7 @@ def ui_client(manager, tmp_path):
         (webui / "node_modules" / package / "dist" / "lib.js").write_text(f"// {package}")
     (tmp_path / "secret.txt").write_text("top secret")
     (webui / "src" / "link.js").symlink_to(tmp_path / "secret.txt")
-    return TestClient(create_app(manager, webui_dir=webui))
+    return TestClient(create_app(manager, webui_dir=webui, extra_hosts=TEST_HOSTS))
 
 
 def test_static_ui_files_are_served(ui_client):
@@ -218,7 +218,7 @@ def test_missing_web_ui_is_a_404_that_says_so(client):
 
 def test_listed_package_not_installed_asks_for_npm_ci(manager, tmp_path):
     (tmp_path / "package.json").write_text(json.dumps({"dependencies": {"d3": "7"}}))
-    client = TestClient(create_app(manager, webui_dir=tmp_path))
+    client = TestClient(create_app(manager, webui_dir=tmp_path, extra_hosts=TEST_HOSTS))
     response = client.get("/vendor/d3/dist/d3.js")
     assert response.status_code == 404 and "npm ci" in response.json()["detail"]
 
@@ -263,7 +263,7 @@ def test_a_broken_scenario_fails_its_run_only(client, scenario, status, error):
 
 
 def test_a_hanging_run_times_out(make_manager, tmp_path):
-    client = TestClient(create_app(make_manager(run_timeout_s=1.0), webui_dir=tmp_path))
+    client = TestClient(create_app(make_manager(run_timeout_s=1.0), webui_dir=tmp_path, extra_hosts=TEST_HOSTS))
     run = client.post("/api/runs", json={"scenario": "hang", "params": {"seconds": 120.0}}).json()
     summary = wait_for(client, run["id"], timeout=30)
     assert summary["status"] == "timeout" and "1 s limit" in summary["error"]
@@ -322,7 +322,7 @@ def test_ten_clients_on_one_run_all_get_every_event(client):
 
 def test_history_is_bounded_and_the_rest_counted(make_manager, tmp_path):
     manager = make_manager(max_history=10_000)
-    client = TestClient(create_app(manager, webui_dir=tmp_path))
+    client = TestClient(create_app(manager, webui_dir=tmp_path, extra_hosts=TEST_HOSTS))
     run = client.post("/api/runs", json={"scenario": "flood", "params": {"events": 50_000}}).json()
     summary = wait_for(client, run["id"])
     stored = manager.get(run["id"]).history_events

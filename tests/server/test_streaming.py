@@ -17,6 +17,7 @@ import framework as mx
 from framework import events
 from framework.engine import create
 from server.app import create_app
+from server.serving import uvicorn_config
 from server.streaming import Batch, ClientQueue, encode_events, events_message, history_chunks, json_safe
 
 
@@ -57,7 +58,7 @@ def live_server(make_manager, tmp_path):
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(16)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1))
+    server = uvicorn.Server(uvicorn_config(app, lifespan="off", timeout_graceful_shutdown=1))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     while not server.started:
