@@ -6,11 +6,14 @@ blocked for ``send_timeout``, :func:`server.streaming.stream_run`), uvicorn clos
 transport, and asyncio's ``close()`` first waits for the write buffer to drain, which it
 never does when the peer never reads: the socket, its buffer and its descriptor stayed
 forever. :class:`DroppingWebSocketProtocol` gives such a connection ``ABORT_GRACE_S`` after
-the app has returned, then aborts it (the buffer is discarded and the descriptor closed).
+the app has returned, then resets it: asyncio's buffer and the kernel's are discarded and the
+descriptor is closed.
 """
 
 from __future__ import annotations
 
+import socket
+import struct
 from typing import Any
 
 import uvicorn
@@ -31,6 +34,11 @@ class DroppingWebSocketProtocol(WebSocketsSansIOProtocol):
     def _abort_if_stuck(self) -> None:
         transport = self.transport
         if transport.get_write_buffer_size() > 0 or not transport.is_closing():
+            sock = transport.get_extra_info("socket")
+            if sock is not None:
+                # Linger 0: closing resets the connection and discards what the kernel still
+                # buffers for the peer, instead of trying to deliver it for minutes.
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             transport.abort()
 
 

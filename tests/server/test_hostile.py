@@ -336,3 +336,42 @@ def test_a_trace_with_too_many_events_is_400(client):
     body = b"[" + b",".join([b'{"ph":"Z"}'] * (MAX_TRACE_EVENTS + 1)) + b"]"
     response = client.post("/api/traces", content=body, headers={"content-type": "application/json"})
     assert response.status_code == 400 and f"at most {MAX_TRACE_EVENTS} are accepted" in response.json()["detail"]
+
+
+# ----------------------------------------------------------------------------- input that used to answer 500
+JSON = {"content-type": "application/json"}
+
+
+@pytest.mark.parametrize(
+    ("path", "raw", "message"),
+    [
+        ("/api/runs", b'{"scenario": "engine_basics", "params": {"op_ms": 1e999}}', "1e999 is too large"),
+        ("/api/runs", b'{"scenario": "\\ud800"}', "$.scenario holds a lone UTF-16 surrogate"),
+        ("/api/runs", b'{"scenario": "engine_basics", "params": {"engine_type": "\\uDFFF"}}', "$.params.engine_type"),
+        ("/api/runs", b'{"scenario": "engine_basics", "params": {"\\ud800": 1}}', "$.params (a key)"),
+        ("/api/traces", b'[{"ph": "X", "ts": 1e308, "dur": 1}]', "'ts' must be a finite number within"),
+        ("/api/traces", b'[{"ph": "X", "ts": 1, "dur": 1e308}]', "'dur' must be a finite number >= 0"),
+        ("/api/traces", b'[{"ph": "B", "ts": ' + b"9" * 400 + b"}]", "'ts' must be a finite number within"),
+        ("/api/traces", b'[{"ph": "X", "ts": 1, "dur": 1, "name": "\\ud800"}]', "$[0].name holds a lone"),
+        ("/api/traces", b'[{"ph": "B", "ts": ' + b"9" * 5000 + b"}]", "not valid JSON"),
+    ],
+)
+def test_hostile_numbers_and_strings_are_4xx_with_a_reason(client, path, raw, message):
+    response = client.post(path, content=raw, headers=JSON)
+    assert response.status_code == 400, response.text
+    assert message in response.json()["detail"]
+    assert client.get("/api/runs").json() == []
+
+
+def test_a_valid_surrogate_pair_is_accepted(client):
+    trace = b'[{"ph": "X", "ts": 1, "dur": 1, "name": "\\ud83d\\ude00 op"}]'
+    replay = client.post("/api/traces", content=trace, headers=JSON)
+    assert replay.status_code == 201, replay.text
+    messages, code = read_stream(client, replay.json()["id"])
+    assert code == 1000 and stream_events(messages)[0]["name"] == "\U0001f600 op"
+
+
+def test_over_long_static_file_names_are_404(ui_client):
+    for path in ("/app/" + "x" * 300, "/app/" + "x" * 5000, "/vendor/d3/" + "y" * 300, "/app/a/" + "b" * 256 + "/c"):
+        response = ui_client.get(path)
+        assert response.status_code == 404 and response.json()["detail"], path
