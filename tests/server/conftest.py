@@ -3,21 +3,17 @@ a FastAPI test client."""
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
+import contextlib
 from typing import Any
 
 import pytest
-import uvicorn
 from hostile_scenarios import HOSTILE
-from server_helpers import TEST_HOSTS
+from server_helpers import TEST_HOSTS, serve_in_thread
 from starlette.testclient import TestClient
 
 from server.app import create_app
 from server.runs import RunManager
 from server.scenarios import REGISTRY
-from server.serving import uvicorn_config
 
 
 @pytest.fixture
@@ -51,26 +47,13 @@ def client(manager, tmp_path):
 def make_live_server(make_manager, tmp_path):
     """Start the app (``create_app`` settings as keywords) on a real uvicorn server in a thread,
     on a free loopback port; returns ``(manager, port)``. Stopped after the test."""
-    servers: list[tuple[uvicorn.Server, threading.Thread]] = []
+    with contextlib.ExitStack() as servers:
 
-    def start(**app_settings: Any) -> tuple[RunManager, int]:
-        manager = make_manager()
-        app = create_app(manager, webui_dir=tmp_path, **app_settings)
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(128)
-        server = uvicorn.Server(uvicorn_config(app, lifespan="off", timeout_graceful_shutdown=1))
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
-        servers.append((server, thread))
-        while not server.started:
-            time.sleep(0.01)
-        return manager, sock.getsockname()[1]
+        def start(manager: RunManager | None = None, **app_settings: Any) -> tuple[RunManager, int]:
+            manager = manager if manager is not None else make_manager()
+            return manager, servers.enter_context(serve_in_thread(manager, tmp_path, **app_settings))
 
-    yield start
-    for server, thread in servers:
-        server.should_exit = True
-        thread.join(10)
+        yield start
 
 
 @pytest.fixture
