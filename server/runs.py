@@ -38,7 +38,15 @@ from framework.events import to_dict as raw_event_dict
 
 from .scenarios import REGISTRY
 from .scenarios.base import Scenario
-from .streaming import BATCH_MAX_EVENTS, FINAL_STATUSES, Batch, ClientQueue, encode_events, json_safe
+from .streaming import (
+    BATCH_MAX_EVENTS,
+    FINAL_STATUSES,
+    Batch,
+    ClientQueue,
+    StoredBatch,
+    encode_events,
+    json_safe,
+)
 from .worker import worker_main
 
 _kind = operator.itemgetter("kind")
@@ -74,7 +82,8 @@ class RunsDisabledError(RunError):
 class Run:
     """One run: its parameters, status, result and the history of its events.
 
-    The history keeps the first ``max_history`` events (as encoded batches); later events
+    The history keeps the first ``max_history`` events (as encoded batches, compressed once
+    the run has finished: :class:`~server.streaming.PackedBatch`); later events
     still reach connected clients but are only counted in ``dropped_history``, so a run
     that floods events cannot exhaust the server's memory.
     """
@@ -94,7 +103,7 @@ class Run:
         self.started: float | None = None
         self.ended: float | None = None
         self.max_history = max_history
-        self.history: list[Batch] = []
+        self.history: list[StoredBatch] = []
         self.history_events = 0
         self.dropped_history = 0
         self.total_events = 0
@@ -124,7 +133,7 @@ class Run:
             chunk = events[start : start + BATCH_MAX_EVENTS]
             self.publish(encode_events(chunk), len(chunk), Counter(map(_kind, chunk)))
 
-    def attach(self, client: ClientQueue) -> list[Batch]:
+    def attach(self, client: ClientQueue) -> list[StoredBatch]:
         """Register ``client`` for live batches; returns the history it has not seen (all of it)."""
         with self._lock:
             self._clients.add(client)
@@ -159,6 +168,12 @@ class Run:
             if self.status in FINAL_STATUSES:
                 return
             self.status, self.error, self.ended = status, error, time.time()
+            history = list(self.history)
+        # A finished run's history only is read again (late joiners, downloads): keep it compressed.
+        # Nothing is appended any more, so the packed list replaces the batches one for one.
+        packed = [batch.packed() for batch in history]
+        with self._lock:
+            self.history[: len(packed)] = packed
 
     @property
     def finished(self) -> bool:

@@ -26,6 +26,7 @@ import asyncio
 import json
 import math
 import threading
+import zlib
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -148,11 +149,43 @@ class Batch:
     count: int
     json: str  # the events' JSON objects, comma-separated
 
+    @property
+    def chars(self) -> int:
+        return len(self.json)
+
     def decode(self) -> list[dict[str, Any]]:
         return json.loads(f"[{self.json}]") if self.count else []
 
+    def packed(self) -> PackedBatch:
+        """The same events, compressed (a finished run's history is kept this way)."""
+        return PackedBatch(self.seq, self.count, len(self.json), zlib.compress(self.json.encode("utf-8"), 1))
 
-def events_message(batches: list[Batch], dropped: int) -> str:
+
+@dataclass(frozen=True)
+class PackedBatch:
+    """A :class:`Batch` kept zlib-compressed: engine events repeat their keys and names, so the
+    JSON shrinks about tenfold; ``json`` inflates it again when a message or a download needs it."""
+
+    seq: int
+    count: int
+    chars: int  # the length of the inflated JSON
+    data: bytes
+
+    @property
+    def json(self) -> str:
+        return zlib.decompress(self.data).decode("utf-8")
+
+    def decode(self) -> list[dict[str, Any]]:
+        return json.loads(f"[{self.json}]") if self.count else []
+
+    def packed(self) -> PackedBatch:
+        return self
+
+
+StoredBatch = Batch | PackedBatch  # what a run's history holds
+
+
+def events_message(batches: list[StoredBatch], dropped: int) -> str:
     """One ``events`` message for consecutive ``batches`` (see docs/server.md)."""
     seq = batches[0].seq if batches else 0
     body = ",".join(b.json for b in batches if b.count)
@@ -160,19 +193,19 @@ def events_message(batches: list[Batch], dropped: int) -> str:
 
 
 def history_chunks(
-    batches: list[Batch], max_events: int = HISTORY_CHUNK_EVENTS, max_chars: int = CLIENT_QUEUE_BYTES
-) -> Iterator[list[Batch]]:
+    batches: list[StoredBatch], max_events: int = HISTORY_CHUNK_EVENTS, max_chars: int = CLIENT_QUEUE_BYTES
+) -> Iterator[list[StoredBatch]]:
     """Group whole batches into messages of at most ``max_events`` events and ``max_chars``
     characters (a larger batch goes alone)."""
-    chunk: list[Batch] = []
+    chunk: list[StoredBatch] = []
     size = chars = 0
     for batch in batches:
-        if chunk and (size + batch.count > max_events or chars + len(batch.json) > max_chars):
+        if chunk and (size + batch.count > max_events or chars + batch.chars > max_chars):
             yield chunk
             chunk, size, chars = [], 0, 0
         chunk.append(batch)
         size += batch.count
-        chars += len(batch.json)
+        chars += batch.chars
     if chunk:
         yield chunk
 
@@ -276,7 +309,7 @@ class StreamedRun(Protocol):
 
     status: str
 
-    def attach(self, client: ClientQueue) -> list[Batch]: ...
+    def attach(self, client: ClientQueue) -> list[StoredBatch]: ...
 
     def detach(self, client: ClientQueue) -> None: ...
 

@@ -19,7 +19,16 @@ from framework import events
 from framework.engine import create
 from server.app import create_app
 from server.runs import Run
-from server.streaming import Batch, ClientLimits, ClientQueue, encode_events, events_message, history_chunks, json_safe
+from server.streaming import (
+    Batch,
+    ClientLimits,
+    ClientQueue,
+    PackedBatch,
+    encode_events,
+    events_message,
+    history_chunks,
+    json_safe,
+)
 
 
 def test_encoding_is_json_with_non_json_values_as_strings():
@@ -63,6 +72,24 @@ def test_a_queue_is_bounded_in_characters_too():
         ClientQueue(10, 0)
     big = [Batch(0, 1, "a" * 8), Batch(1, 1, "b" * 8), Batch(2, 1, "c")]
     assert [[b.seq for b in c] for c in history_chunks(big, 5000, max_chars=10)] == [[0], [1, 2]]
+
+
+def test_a_finished_runs_history_is_kept_compressed_and_reads_the_same():
+    run = Run("r", "replay", {})
+    events = [
+        {"kind": "engine.start", "t_ns": i, "op": i, "worker": "cpu(0)/normal/0", "stream": None} for i in range(5000)
+    ]
+    run.publish_events(events)
+    plain = list(run.history)
+    assert all(isinstance(b, Batch) for b in plain)
+    run.finish("done")
+    assert all(isinstance(b, PackedBatch) for b in run.history)
+    assert sum(len(b.data) for b in run.history) * 5 < sum(b.chars for b in plain)  # at least 5x smaller
+    assert [(b.seq, b.count, b.chars, b.json) for b in run.history] == [
+        (b.seq, b.count, b.chars, b.json) for b in plain
+    ]
+    assert run.events() == events
+    assert json.loads(events_message(run.history[:1], 0))["events"] == events[: run.history[0].count]
 
 
 def test_client_limits_count_per_run_and_in_total():
