@@ -41,7 +41,8 @@ from .streaming import (
     ClientLimits,
     stream_run,
 )
-from .traces import MAX_TRACE_BYTES, TRACE_TIME_LIMIT_S, Deadline, TraceError, parse_trace, replay_events
+from .traces import MAX_TRACE_BYTES, TRACE_TIME_LIMIT_S, TraceError
+from .uploads import TraceReplayer
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_CONCURRENT_REPLAYS = 2  # trace uploads parsed and replayed at the same time; more get 429
@@ -332,6 +333,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
+        replayer.shutdown()
         runs.shutdown()
 
     app = FastAPI(
@@ -349,6 +351,7 @@ def create_app(
         app.add_middleware(LoopbackGuard, extra_hosts=tuple(extra_hosts))
     client_limits = ClientLimits(max_clients, max_clients_per_run)
     replays = asyncio.Semaphore(max_concurrent_replays)
+    replayer = TraceReplayer(max_concurrent_replays, in_processes=mode == "server", time_limit_s=trace_time_limit)
 
     # ------------------------------------------------------------------ errors
     @app.exception_handler(ApiError)
@@ -450,15 +453,10 @@ def create_app(
                     data = await read_body(request, max_trace_bytes)
             except TimeoutError:
                 raise ApiError(408, f"the trace did not arrive within {trace_time_limit:g} s") from None
-            # Parsing and replaying is CPU work of up to seconds: in a thread, so that the event
-            # loop (every other request and WebSocket) carries on meanwhile.
-            run = await run_in_threadpool(replay_upload, data)
+            # Seconds of CPU work: in another process (server.uploads), the event loop carries on.
+            batches, summary = await replayer.replay(data)
+            run = await run_in_threadpool(runs.add_finished, "replay", {"bytes": len(data)}, batches, summary)
         return JSONResponse(run.summary(), status_code=201)
-
-    def replay_upload(data: bytes) -> Run:
-        deadline = Deadline(trace_time_limit)
-        events, summary = replay_events(parse_trace(data, deadline=deadline), deadline)
-        return runs.add_finished("replay", {"bytes": len(data)}, events, summary)
 
     # ------------------------------------------------------------------ WebSocket
     @app.websocket("/api/runs/{run_id}/events")

@@ -43,6 +43,7 @@ from .streaming import (
     FINAL_STATUSES,
     Batch,
     ClientQueue,
+    PackedBatch,
     StoredBatch,
     encode_events,
     json_safe,
@@ -117,15 +118,26 @@ class Run:
         """Append one encoded batch to the history (within the bound) and offer it to every client."""
         with self._lock:
             batch = Batch(self.total_events, count, json_text)
-            self.total_events += count
-            self.event_counts.update(kinds)
-            if self.history_events + count <= self.max_history:
-                self.history.append(batch)
-                self.history_events += count
-            else:
-                self.dropped_history += count
-            for client in self._clients:
-                client.offer(batch)
+            self._publish_locked(batch, kinds)
+
+    def publish_packed(self, batch: PackedBatch, kinds: Mapping[str, int]) -> None:
+        """Append a compressed batch that continues the stream (a replay's, built elsewhere) to the history."""
+        with self._lock:
+            if batch.seq != self.total_events:
+                raise ValueError(f"publish_packed: batch starts at event {batch.seq}, the run has {self.total_events}")
+            self._publish_locked(batch, kinds)
+
+    def _publish_locked(self, batch: StoredBatch, kinds: Mapping[str, int]) -> None:
+        """Count ``batch``, keep it within the history bound, offer it to the clients (lock held)."""
+        self.total_events += batch.count
+        self.event_counts.update(kinds)
+        if self.history_events + batch.count <= self.max_history:
+            self.history.append(batch)
+            self.history_events += batch.count
+        else:
+            self.dropped_history += batch.count
+        for client in self._clients:
+            client.offer(batch)
 
     def publish_events(self, events: list[dict[str, Any]]) -> None:
         """Encode and publish event dicts (replays and attach mode), in batches."""
@@ -321,12 +333,17 @@ class RunManager:
         return run
 
     def add_finished(
-        self, scenario: str, params: dict[str, Any], events: list[dict[str, Any]], result: dict[str, Any]
+        self,
+        scenario: str,
+        params: dict[str, Any],
+        batches: list[tuple[PackedBatch, Mapping[str, int]]],
+        result: dict[str, Any],
     ) -> Run:
-        """A run made of given events (a replayed trace): already ``done``."""
+        """A run made of compressed batches and their kind counts (a replayed trace): already ``done``."""
         run = Run(self.new_id(), scenario, params, max_history=self.max_history)
         run.set_running()
-        run.publish_events(events)
+        for batch, kinds in batches:
+            run.publish_packed(batch, kinds)
         run.result = {**result, "event_counts": dict(run.event_counts)}
         run.finish("done")
         self._add(run, counts_as_running=False)

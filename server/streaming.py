@@ -229,14 +229,14 @@ class ClientQueue:
         self.chars = 0
         self.dropped = 0
         self._lock = threading.Lock()
-        self._batches: deque[Batch] = deque()
+        self._batches: deque[StoredBatch] = deque()
         self._events = 0
         self._overflowing = False
 
-    def offer(self, batch: Batch) -> None:
+    def offer(self, batch: StoredBatch) -> None:
         """Queue ``batch``, or drop it (counted) when it does not fit or the queue overflowed."""
         with self._lock:
-            size = len(batch.json)
+            size = batch.chars
             too_big = self._batches and self.chars + size > self.bound_bytes
             if self._overflowing or self._events + batch.count > self.bound or too_big:
                 self._overflowing = True  # keep dropping until emptied: messages stay contiguous
@@ -246,7 +246,7 @@ class ClientQueue:
             self._events += batch.count
             self.chars += size
 
-    def take(self) -> tuple[list[Batch], int]:
+    def take(self) -> tuple[list[StoredBatch], int]:
         """Everything queued (oldest first) and the drop count so far; empties the queue."""
         with self._lock:
             batches = list(self._batches)

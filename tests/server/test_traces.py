@@ -8,11 +8,13 @@ import time
 
 import httpx
 import pytest
-from server_helpers import read_stream, stream_events, wait_for
+from server_helpers import TEST_HOSTS, read_stream, stream_events, wait_for
+from starlette.testclient import TestClient
 
 import framework as mx
 from framework import events, profiler, storage
 from framework.engine import create
+from server.app import create_app
 from server.traces import (
     MAX_TRACE_BYTES,
     MAX_TRACE_EVENTS,
@@ -171,3 +173,13 @@ def test_the_largest_trace_replays_while_health_keeps_answering(live_server):
     assert upload["response"].json()["result"]["trace_events"] == MAX_TRACE_EVENTS
     during = [t for t in answered if t < upload["done"]]
     assert len(during) >= 3, f"only {len(during)} health answers while the upload was in progress"
+
+
+def test_in_attach_mode_a_trace_replays_in_a_thread(manager, tmp_path):
+    """No worker process in attach mode (it would re-import the user's script): same result."""
+    app = create_app(manager, webui_dir=tmp_path, mode="attach", extra_hosts=TEST_HOSTS)
+    with TestClient(app) as client:
+        replay = client.post("/api/traces", json=_sawtooth_trace(50))
+        assert replay.status_code == 201, replay.text
+        counts = replay.json()["event_counts"]
+        assert counts["storage.alloc"] >= 49 and replay.json()["result"]["trace_events"] == 51
