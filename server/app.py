@@ -193,7 +193,9 @@ class LoopbackGuard:
         message = await receive()
         if message["type"] == "websocket.connect":
             await send({"type": "websocket.accept"})
-            await send({"type": "websocket.close", "code": 4403, "reason": reason[:120]})
+            # A close reason may hold at most 123 bytes of UTF-8.
+            short = reason.encode("utf-8")[:120].decode("utf-8", "ignore")
+            await send({"type": "websocket.close", "code": 4403, "reason": short})
 
 
 # ----------------------------------------------------------------------------- helpers
