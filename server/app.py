@@ -13,7 +13,8 @@ import asyncio
 import hmac
 import json
 import logging
-from collections.abc import AsyncIterator, Iterator
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from importlib import metadata
 from pathlib import Path
@@ -46,6 +47,7 @@ from .uploads import TraceReplayer
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_CONCURRENT_REPLAYS = 2  # trace uploads parsed and replayed at the same time; more get 429
+MAX_CONCURRENT_DOWNLOADS = 1  # /trace downloads in progress at once (~300 MB for the largest run); more get 429
 DEFAULT_WEBUI_DIR = Path(__file__).resolve().parents[1] / "webui"
 TOKEN_COOKIE = "mxlab_token"
 # Media types by suffix (Python's table varies between systems; ES modules need a JS type).
@@ -282,6 +284,37 @@ def chrome_trace_json(run: Run) -> Iterator[str]:
     yield "]}"
 
 
+class ReleasingIterator:
+    """Iterates ``chunks`` and calls ``release`` once: when they end, fail, are closed, or the
+    iterator is dropped unstarted (a client that left before the first chunk); a plain
+    generator's ``finally`` would not run in that last case and the slot would leak."""
+
+    def __init__(self, chunks: Iterator[str], release: Callable[[], None]) -> None:
+        self._chunks = chunks
+        self._release: Callable[[], None] | None = release
+
+    def __iter__(self) -> ReleasingIterator:
+        return self
+
+    def __next__(self) -> str:
+        try:
+            return next(self._chunks)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        release, self._release = self._release, None
+        if release is not None:
+            release()
+            close = getattr(self._chunks, "close", None)
+            if close is not None:
+                close()
+
+    def __del__(self) -> None:
+        self.close()
+
+
 def _static(path: Path) -> FileResponse:
     media_type = MEDIA_TYPES.get(path.suffix.lower(), "application/octet-stream")
     headers = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache"}
@@ -309,6 +342,7 @@ def create_app(
     max_clients_per_run: int = MAX_CLIENTS_PER_RUN,
     trace_time_limit: float = TRACE_TIME_LIMIT_S,
     max_concurrent_replays: int = MAX_CONCURRENT_REPLAYS,
+    max_concurrent_downloads: int = MAX_CONCURRENT_DOWNLOADS,
     extra_hosts: tuple[str, ...] = (),
 ) -> FastAPI:
     """The MXLab web app.
@@ -322,6 +356,8 @@ def create_app(
         max_clients, max_clients_per_run: WebSockets open at once, in all and on one run.
         client_queue_events, client_queue_bytes: what one client's queue may hold.
         trace_time_limit: seconds one trace upload may spend being parsed and replayed.
+        max_concurrent_replays, max_concurrent_downloads: trace uploads and /trace downloads in
+            progress at once (each holds a run's events decoded: hundreds of MB for the largest).
         extra_hosts: Host names accepted without a token besides the loopback ones
             (:class:`LoopbackGuard`; the test client's ``testserver``, for instance).
     """
@@ -353,6 +389,7 @@ def create_app(
         app.add_middleware(LoopbackGuard, extra_hosts=tuple(extra_hosts))
     client_limits = ClientLimits(max_clients, max_clients_per_run)
     replays = asyncio.Semaphore(max_concurrent_replays)
+    downloads = threading.BoundedSemaphore(max_concurrent_downloads)  # taken in a threadpool route
     replayer = TraceReplayer(max_concurrent_replays, in_processes=mode == "server", time_limit_s=trace_time_limit)
 
     # ------------------------------------------------------------------ errors
@@ -420,11 +457,16 @@ def create_app(
 
     @app.get("/api/runs/{run_id}/trace", tags=["runs"])
     def download_trace(run_id: str) -> Response:
-        """The run's events as a Chrome trace (open it in https://ui.perfetto.dev), streamed."""
+        """The run's events as a Chrome trace (open it in https://ui.perfetto.dev), streamed;
+        429 while ``max_concurrent_downloads`` others are being built."""
         run = runs.get(run_id)
         filename = f"mxlab-{run.scenario}-{run.id}.json"
+        if not downloads.acquire(blocking=False):
+            raise ApiError(
+                429, f"{max_concurrent_downloads} trace download(s) are being prepared already; try again shortly"
+            )
         return StreamingResponse(
-            chrome_trace_json(run),
+            ReleasingIterator(chrome_trace_json(run), downloads.release),
             media_type="application/json",
             headers={"Content-Disposition": f'attachment; filename="{filename}"'},
         )
