@@ -53,6 +53,7 @@ from .worker import worker_main
 _kind = operator.itemgetter("kind")
 STATUSES = ("queued", "running", "done", "failed", "cancelled", "timeout")
 MAX_HISTORY_EVENTS = 500_000
+MAX_STORED_HISTORY_BYTES = 256 * 1024 * 1024  # finished runs' compressed histories, all runs together
 MAX_LOG_LINES = 200
 POLL_S = 0.05
 PRELOAD = ["framework", "server.scenarios", "server.worker"]
@@ -107,6 +108,7 @@ class Run:
         self.history: list[StoredBatch] = []
         self.history_events = 0
         self.dropped_history = 0
+        self.history_evicted = False
         self.total_events = 0
         self.event_counts: Counter[str] = Counter()
         self.cancel_requested = threading.Event()
@@ -187,6 +189,18 @@ class Run:
         with self._lock:
             self.history[: len(packed)] = packed
 
+    def stored_bytes(self) -> int:
+        """What the history holds: compressed bytes of packed batches, characters of the others."""
+        with self._lock:
+            return sum(len(b.data) if isinstance(b, PackedBatch) else b.chars for b in self.history)
+
+    def evict_history(self) -> None:
+        """Forget the events (the server's budget is spent); counts and result stay, ``history_evicted`` says so."""
+        with self._lock:
+            self.history = []
+            self.history_events = 0
+            self.history_evicted = True
+
     @property
     def finished(self) -> bool:
         return self.status in FINAL_STATUSES
@@ -208,6 +222,7 @@ class Run:
                 "ended": self.ended,
                 "has_graph": self.graph is not None,
                 "dropped_history": self.dropped_history,
+                "history_evicted": self.history_evicted,
                 "log": list(self.log),
             }
 
@@ -233,6 +248,8 @@ class RunManager:
         max_runs: runs kept; when a new run would exceed it, the oldest finished run goes.
         run_timeout_s: wall-clock limit per run; the process is killed -> ``timeout``.
         max_history: events kept per run.
+        max_stored_bytes: the finished runs' histories together; beyond it the oldest finished
+            runs lose their events first (their summaries stay, with ``history_evicted``).
         start_method: ``"forkserver"`` (default) or ``"spawn"``; never ``"fork"``.
         allow_runs: False in attach mode (a worker would re-import the user's script).
     """
@@ -245,6 +262,7 @@ class RunManager:
         max_runs: int = 50,
         run_timeout_s: float = 120.0,
         max_history: int = MAX_HISTORY_EVENTS,
+        max_stored_bytes: int = MAX_STORED_HISTORY_BYTES,
         start_method: str = "forkserver",
         allow_runs: bool = True,
     ) -> None:
@@ -261,6 +279,7 @@ class RunManager:
         self.max_runs = max_runs
         self.run_timeout_s = run_timeout_s
         self.max_history = max_history
+        self.max_stored_bytes = max_stored_bytes
         self.allow_runs = allow_runs
         self._mp = multiprocessing.get_context(start_method)
         if start_method == "forkserver":
@@ -347,12 +366,29 @@ class RunManager:
         run.result = {**result, "event_counts": dict(run.event_counts)}
         run.finish("done")
         self._add(run, counts_as_running=False)
+        self.enforce_history_budget()
         return run
 
     def add_live(self, run: Run) -> Run:
         """Keep an externally fed run (attach mode's ``live`` run)."""
         self._add(run, counts_as_running=False)
         return run
+
+    def enforce_history_budget(self) -> None:
+        """Evict the histories of the oldest finished runs until the finished ones fit ``max_stored_bytes``.
+
+        The newest finished run keeps its history even if it alone exceeds the budget (it was
+        just asked for); runs still going are not counted (their history is bounded per run).
+        """
+        with self._lock:
+            finished = [r for r in self._runs.values() if r.finished and not r.history_evicted]  # oldest first
+        sizes = [run.stored_bytes() for run in finished]
+        total = sum(sizes)
+        for run, size in zip(finished[:-1], sizes[:-1], strict=True):
+            if total <= self.max_stored_bytes:
+                break
+            run.evict_history()
+            total -= size
 
     def cancel(self, run_id: str) -> Run:
         """Ask a run to stop (idempotent; a finished run is returned unchanged)."""
@@ -390,6 +426,7 @@ class RunManager:
         finally:
             with self._lock:
                 self._supervisors.pop(run.id, None)
+            self.enforce_history_budget()
 
     def _supervise_process(self, run: Run, scenario: Scenario) -> None:
         if run.cancel_requested.is_set():

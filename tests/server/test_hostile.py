@@ -375,3 +375,21 @@ def test_over_long_static_file_names_are_404(ui_client):
     for path in ("/app/" + "x" * 300, "/app/" + "x" * 5000, "/vendor/d3/" + "y" * 300, "/app/a/" + "b" * 256 + "/c"):
         response = ui_client.get(path)
         assert response.status_code == 404 and response.json()["detail"], path
+
+
+def test_finished_histories_share_a_budget_and_the_oldest_lose_their_events_first(make_manager, tmp_path):
+    manager = make_manager()
+    client = TestClient(create_app(manager, webui_dir=tmp_path, extra_hosts=TEST_HOSTS))
+    trace = [{"ph": "X", "name": f"op{i}", "ts": i, "dur": 1} for i in range(3000)]
+    ids = [client.post("/api/traces", json=trace).json()["id"]]
+    one_run = manager.get(ids[0]).stored_bytes()
+    manager.max_stored_bytes = int(2.5 * one_run)  # room for two such runs
+    ids += [client.post("/api/traces", json=trace).json()["id"] for _ in range(3)]
+    summaries = [client.get(f"/api/runs/{run_id}").json() for run_id in ids]
+    assert [s["history_evicted"] for s in summaries] == [True, True, False, False]
+    assert all(s["events"] == 9000 and s["result"]["operations"] == 3000 for s in summaries)  # counts stay
+    assert sum(manager.get(run_id).stored_bytes() for run_id in ids) == 2 * one_run
+    messages, code = read_stream(client, ids[0])
+    assert code == 1000 and messages[0]["run"]["history_evicted"] and stream_events(messages) == []
+    assert client.get(f"/api/runs/{ids[0]}/trace").json()["traceEvents"] == []
+    assert len(stream_events(read_stream(client, ids[-1])[0])) == 9000
