@@ -73,6 +73,10 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("io", "ImageRecordIter decoding with 2 threads against 1 and against Pillow in a loop"),
     Benchmark("kvstore", "push and pull of many 4 MiB keys from two contexts"),
     Benchmark("server_overhead", "engine dispatch while the server streams every event to a client"),
+    Benchmark(
+        "server_load",
+        "the server under hostile load: streaming and stalled clients, largest uploads, hostile bodies",
+    ),
     Benchmark("kvstore_dist", "MLP training with dist_sync on 2 Ray workers against 1"),
 )
 #: Scripts in this folder that are not benchmarks.

@@ -418,6 +418,14 @@ SETTINGS: dict[str, Setting] = {
             "where the exercises keep the learner's hint levels and check status",
             shown_default="`~/.mxlab`",
         ),
+        # ------------------------------------------------------------------ the server
+        Setting(
+            "MXLAB_TOKEN",
+            Text(),
+            None,
+            "the secret of `mxlab serve`/`mxlab attach` when `--token` is not given (kept out of `ps`)",
+            shown_default="(unset)",
+        ),
     )
 }
 

@@ -1,6 +1,6 @@
 """``python -m server`` / ``mxlab``: the MXLab server, the terminal demo, and the exercise tools.
 
-* ``mxlab [serve] [--host H] [--port P] [--token T] [--scenario NAME] [--no-default-run]``
+* ``mxlab [serve] [--host H] [--port P] [--token T | --token-file F] [--scenario NAME] [--no-default-run]``
   serves the REST API, the event WebSocket and the browser UI (default 127.0.0.1:8000),
   starts the default scenario's launch run (engine_basics, looping until stopped) and prints the URL;
 * ``mxlab attach [--host H] [--port P] [--token T] [--open] script.py [args...]`` runs a
@@ -32,16 +32,36 @@ from .app import create_app
 from .live import attach as attach_live_view
 from .runs import RunManager
 from .scenarios import engine_basics
+from .serving import uvicorn_config
+from .token_source import TokenSourceError, resolve_token
 
 EXERCISE_COMMANDS = ("check", "hint", "solution", "exercises")
 
 
 # ----------------------------------------------------------------------------- serve
+def add_token_options(parser: argparse.ArgumentParser) -> None:
+    """``--token`` and ``--token-file`` (``MXLAB_TOKEN`` when neither: see server.token_source)."""
+    parser.add_argument(
+        "--token", default=None, help="secret every request must present (required beyond loopback; visible in ps)"
+    )
+    parser.add_argument(
+        "--token-file", type=Path, default=None, help="read the token from the first line of this file instead"
+    )
+
+
+def token_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str | None:
+    """The token the options (or MXLAB_TOKEN) give; a bad combination or file exits 2 saying why."""
+    try:
+        return resolve_token(args.token, args.token_file)
+    except TokenSourceError as err:
+        parser.error(str(err))
+
+
 def build_serve_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mxlab serve", description="Serve MXLab's web UI and API.")
     parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="TCP port (default 8000; 0 picks a free one)")
-    parser.add_argument("--token", default=None, help="secret every request must present (required beyond loopback)")
+    add_token_options(parser)
     parser.add_argument("--scenario", default="engine_basics", help="scenario of the first run (default engine_basics)")
     parser.add_argument("--no-default-run", action="store_true", help="do not start a run at startup")
     parser.add_argument(
@@ -56,8 +76,7 @@ def serve(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
         parser.error(f"--port must be in [0, 65535], got {args.port}")
-    if args.token is not None and not args.token.strip():
-        parser.error("--token must not be empty")
+    args.token = token_from(parser, args)
     if not is_loopback(args.host):
         if args.token is None:
             parser.error(
@@ -87,7 +106,7 @@ def serve(argv: list[str]) -> int:
         query.append(f"token={args.token}")
     print(f"MXLab is running at {url_for(args.host, port, '&'.join(query))}", flush=True)
     print("API documentation at " + url_for(args.host, port).rstrip("/") + "/docs; press Ctrl+C to stop", flush=True)
-    config = uvicorn.Config(app, log_level="warning", ws_max_size=64 * 1024, timeout_graceful_shutdown=2)
+    config = uvicorn_config(app, timeout_graceful_shutdown=2)
     try:
         uvicorn.Server(config).run(sockets=[sock])
     except KeyboardInterrupt:  # uvicorn re-raises Ctrl+C after its graceful shutdown
@@ -106,7 +125,7 @@ def build_attach_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="TCP port (default 8000; 0 picks a free one)")
-    parser.add_argument("--token", default=None, help="secret every request must present (required beyond loopback)")
+    add_token_options(parser)
     parser.add_argument("--open", action="store_true", help="open the live view in the default browser")
     parser.add_argument("script", type=Path, help="the Python script to run as __main__")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script (its sys.argv[1:])")
@@ -145,6 +164,7 @@ def attach(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if not args.script.is_file():
         parser.error(f"script {str(args.script)!r} is not a file")
+    args.token = token_from(parser, args)
     try:
         handle = attach_live_view(port=args.port, host=args.host, token=args.token, open_browser=args.open)
     except ValueError as err:

@@ -9,29 +9,46 @@ that its pydantic model checks; an uploaded trace is data, parsed strictly.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import logging
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request, WebSocket
-from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from framework import profiler
 
-from .runs import RunError, RunManager, validation_errors
+from . import strict_json
+from .addresses import is_loopback
+from .runs import Run, RunError, RunManager, validation_errors
 from .scenarios.tutorials import TUTORIALS
-from .streaming import CLIENT_QUEUE_EVENTS, FLUSH_INTERVAL_S, stream_run
-from .traces import MAX_TRACE_BYTES, TraceError, parse_trace, replay_events
+from .streaming import (
+    CLIENT_QUEUE_BYTES,
+    CLIENT_QUEUE_EVENTS,
+    FLUSH_INTERVAL_S,
+    MAX_CLIENTS,
+    MAX_CLIENTS_PER_RUN,
+    SEND_TIMEOUT_S,
+    ClientLimits,
+    stream_run,
+)
+from .traces import MAX_TRACE_BYTES, TRACE_TIME_LIMIT_S, TraceError
+from .uploads import TraceReplayer
 
 MAX_BODY_BYTES = 64 * 1024
+MAX_CONCURRENT_REPLAYS = 2  # trace uploads parsed and replayed at the same time; more get 429
+MAX_CONCURRENT_DOWNLOADS = 1  # /trace downloads in progress at once (~300 MB for the largest run); more get 429
 DEFAULT_WEBUI_DIR = Path(__file__).resolve().parents[1] / "webui"
 TOKEN_COOKIE = "mxlab_token"
 # Media types by suffix (Python's table varies between systems; ES modules need a JS type).
@@ -113,6 +130,77 @@ class TokenGuard:
             await send({"type": "websocket.close", "code": 4401, "reason": "missing or wrong token"})
 
 
+# ----------------------------------------------------------------------------- the loopback guard
+def host_name(host_header: str) -> str | None:
+    """The name in a Host header (``127.0.0.1:8000`` -> ``127.0.0.1``, ``[::1]:80`` -> ``::1``); None if malformed."""
+    if host_header.startswith("["):
+        name, bracket, rest = host_header[1:].partition("]")
+        return name if bracket and (not rest or (rest[0] == ":" and rest[1:].isdigit())) else None
+    name, colon, port = host_header.partition(":")
+    return name if name and (not colon or port.isdigit()) else None
+
+
+class LoopbackGuard:
+    """ASGI middleware for a server without a token: only pages the server itself served may use it.
+
+    Without a token, what keeps a learner's runs private is that only this machine can reach
+    the loopback port. A web page on another site runs on this machine too, though, in the
+    browser, so three checks refuse what only such a page would send:
+
+    * **Host** must name a loopback address (``127.0.0.1``, ``localhost``, ``[::1]``, with any
+      port) or one of ``extra_hosts``: a DNS-rebinding page reaches us as ``Host: evil.example``;
+    * **Origin**, when present (browsers send it on every cross-origin request and WebSocket),
+      must be this server's own (``http://`` + the Host header);
+    * a **POST** body must be ``application/json`` (a cross-site form can send ``text/plain``
+      and form bodies without asking the server first; JSON needs a CORS preflight).
+
+    Refused HTTP requests get 403 (415 for the body) with a JSON reason; a refused WebSocket is
+    accepted and closed at once with code 4403 and the reason (so a browser can see why).
+    """
+
+    def __init__(self, app: ASGIApp, extra_hosts: tuple[str, ...] = ()) -> None:
+        self.app = app
+        self.extra_hosts = frozenset(h.lower() for h in extra_hosts)
+
+    def refusal(self, scope: Scope) -> tuple[int, str] | None:
+        """``(status, reason)`` when the request must be refused, else None."""
+        headers = HTTPConnection(scope).headers
+        host = headers.get("host", "")
+        name = host_name(host)
+        if name is None or not (is_loopback(name.lower()) or name.lower() in self.extra_hosts):
+            return 403, (
+                f"this server answers only to loopback host names (127.0.0.1, localhost, [::1]), not Host "
+                f"{host[:100]!r}; to serve other names start it with --token"
+            )
+        origin = headers.get("origin")
+        if origin is not None and origin.lower() not in (f"http://{host}".lower(), f"https://{host}".lower()):
+            return (
+                403,
+                f"cross-origin request from {origin[:100]!r} refused: only pages served by this server may call it",
+            )
+        if scope["type"] == "http" and scope["method"] == "POST":
+            media_type = media_type_of(headers)
+            if media_type not in ("", "application/json"):
+                return 415, f"a POST body must be application/json, got {media_type[:100]!r}"
+        return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refused = self.refusal(scope) if scope["type"] in ("http", "websocket") else None
+        if refused is None:
+            await self.app(scope, receive, send)
+            return
+        status, reason = refused
+        if scope["type"] == "http":
+            await JSONResponse({"detail": reason}, status)(scope, receive, send)
+            return
+        message = await receive()
+        if message["type"] == "websocket.connect":
+            await send({"type": "websocket.accept"})
+            # A close reason may hold at most 123 bytes of UTF-8.
+            short = reason.encode("utf-8")[:120].decode("utf-8", "ignore")
+            await send({"type": "websocket.close", "code": 4403, "reason": short})
+
+
 # ----------------------------------------------------------------------------- helpers
 async def read_body(request: Request, limit: int) -> bytes:
     """The request body, refusing (413) more than ``limit`` bytes without reading them all."""
@@ -131,14 +219,10 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def parse_json(body: bytes) -> Any:
-    """Strict JSON (no NaN/Infinity); malformed input is a 400 naming the position."""
+    """Strict JSON (:mod:`server.strict_json`); malformed input is a 400 naming the position."""
     try:
-        return json.loads(body.decode("utf-8"), parse_constant=_refuse_constant)
+        return strict_json.loads(body.decode("utf-8"))
     except UnicodeDecodeError as err:
         raise ApiError(400, f"malformed JSON: body is not UTF-8 (byte {err.start})") from None
     except json.JSONDecodeError as err:
@@ -147,25 +231,89 @@ def parse_json(body: bytes) -> Any:
         raise ApiError(400, f"malformed JSON: {err}") from None
 
 
+def media_type_of(headers: Any) -> str:
+    """The request's media type, lower case, without parameters ('' when absent)."""
+    return headers.get("content-type", "").split(";")[0].strip().lower()
+
+
+def require_json_body(request: Request) -> None:
+    """415 unless the request says its body is ``application/json``."""
+    media_type = media_type_of(request.headers)
+    if media_type != "application/json":
+        raise ApiError(415, f"the body must be sent as application/json, got {media_type or 'no content type'!r}")
+
+
 def safe_file(base: Path, relative: str) -> Path | None:
     """``base/relative`` if it is a regular file inside ``base``; None for anything else.
 
-    Refused before touching the disk: empty, absolute or backslashed paths, NUL bytes, and
-    any ``.``/``..``/hidden segment (the ASGI server has already decoded ``%2e%2e``); then
+    Refused before touching the disk: empty, absolute or backslashed paths, NUL bytes,
+    segments longer than 255 characters, and any ``.``/``..``/hidden segment (the ASGI
+    server has already decoded ``%2e%2e``); then
     the resolved path (symlinks followed) must still lie inside ``base``.
     """
     if not relative or relative.startswith("/") or "\\" in relative or "\x00" in relative:
         return None
-    if any(part == "" or part.startswith(".") for part in relative.split("/")):
+    if any(part == "" or part.startswith(".") or len(part) > 255 for part in relative.split("/")):
         return None
     try:
         root = base.resolve()
         candidate = (root / relative).resolve()
-    except (OSError, RuntimeError, ValueError):
-        return None
-    if not candidate.is_relative_to(root) or not candidate.is_file():
+        if not candidate.is_relative_to(root) or not candidate.is_file():
+            return None
+    except (OSError, RuntimeError, ValueError):  # e.g. a name too long for the file system
         return None
     return candidate
+
+
+TRACE_CHUNK_EVENTS = 2000  # trace events per chunk of a streamed download
+
+
+def chrome_trace_json(run: Run) -> Iterator[str]:
+    """The run's Chrome trace as JSON text, in chunks of a few thousand trace events.
+
+    The document is built when the first chunk is asked for (Starlette iterates a plain
+    generator in a worker thread, off the event loop) and encoded piece by piece, so no
+    download holds a second, fully encoded copy of the trace in memory.
+    """
+    document = profiler.chrome_trace(run.events())
+    trace_events = document.pop("traceEvents")
+    others = json.dumps(document)  # the other keys, e.g. {"displayTimeUnit": "ms"}
+    yield (others[:-1] + ', "traceEvents": [') if document else '{"traceEvents": ['
+    for start in range(0, len(trace_events), TRACE_CHUNK_EVENTS):
+        chunk = ", ".join(json.dumps(e) for e in trace_events[start : start + TRACE_CHUNK_EVENTS])
+        yield (", " if start else "") + chunk
+    yield "]}"
+
+
+class ReleasingIterator:
+    """Iterates ``chunks`` and calls ``release`` once: when they end, fail, are closed, or the
+    iterator is dropped unstarted (a client that left before the first chunk); a plain
+    generator's ``finally`` would not run in that last case and the slot would leak."""
+
+    def __init__(self, chunks: Iterator[str], release: Callable[[], None]) -> None:
+        self._chunks = chunks
+        self._release: Callable[[], None] | None = release
+
+    def __iter__(self) -> ReleasingIterator:
+        return self
+
+    def __next__(self) -> str:
+        try:
+            return next(self._chunks)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        release, self._release = self._release, None
+        if release is not None:
+            release()
+            close = getattr(self._chunks, "close", None)
+            if close is not None:
+                close()
+
+    def __del__(self) -> None:
+        self.close()
 
 
 def _static(path: Path) -> FileResponse:
@@ -188,7 +336,15 @@ def create_app(
     max_body_bytes: int = MAX_BODY_BYTES,
     max_trace_bytes: int = MAX_TRACE_BYTES,
     client_queue_events: int = CLIENT_QUEUE_EVENTS,
+    client_queue_bytes: int = CLIENT_QUEUE_BYTES,
     flush_interval: float = FLUSH_INTERVAL_S,
+    send_timeout: float = SEND_TIMEOUT_S,
+    max_clients: int = MAX_CLIENTS,
+    max_clients_per_run: int = MAX_CLIENTS_PER_RUN,
+    trace_time_limit: float = TRACE_TIME_LIMIT_S,
+    max_concurrent_replays: int = MAX_CONCURRENT_REPLAYS,
+    max_concurrent_downloads: int = MAX_CONCURRENT_DOWNLOADS,
+    extra_hosts: tuple[str, ...] = (),
 ) -> FastAPI:
     """The MXLab web app.
 
@@ -197,6 +353,14 @@ def create_app(
         webui_dir: where ``index.html``, ``src/``, ``package.json`` and ``node_modules/`` are.
         token: when set, required by every route and the WebSocket (see :class:`TokenGuard`).
         mode: ``"server"`` or ``"attach"`` (reported by ``/api/health``).
+        send_timeout: seconds a WebSocket send may stay blocked before the connection is dropped.
+        max_clients, max_clients_per_run: WebSockets open at once, in all and on one run.
+        client_queue_events, client_queue_bytes: what one client's queue may hold.
+        trace_time_limit: seconds one trace upload may spend being parsed and replayed.
+        max_concurrent_replays, max_concurrent_downloads: trace uploads and /trace downloads in
+            progress at once (each holds a run's events decoded: hundreds of MB for the largest).
+        extra_hosts: Host names accepted without a token besides the loopback ones
+            (:class:`LoopbackGuard`; the test client's ``testserver``, for instance).
     """
     if mode not in ("server", "attach"):
         raise ValueError(f"mode must be 'server' or 'attach', got {mode!r}")
@@ -208,6 +372,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
+        replayer.shutdown()
         runs.shutdown()
 
     app = FastAPI(
@@ -221,6 +386,12 @@ def create_app(
     app.state.webui_dir = webui
     if token is not None:
         app.add_middleware(TokenGuard, token=token)
+    else:
+        app.add_middleware(LoopbackGuard, extra_hosts=tuple(extra_hosts))
+    client_limits = ClientLimits(max_clients, max_clients_per_run)
+    replays = asyncio.Semaphore(max_concurrent_replays)
+    downloads = threading.BoundedSemaphore(max_concurrent_downloads)  # taken in a threadpool route
+    replayer = TraceReplayer(max_concurrent_replays, in_processes=mode == "server", time_limit_s=trace_time_limit)
 
     # ------------------------------------------------------------------ errors
     @app.exception_handler(ApiError)
@@ -270,6 +441,7 @@ def create_app(
     @app.post("/api/runs", status_code=201, tags=["runs"], openapi_extra={"requestBody": run_body})
     async def start_run(request: Request) -> JSONResponse:
         """Start a scenario: 404 unknown scenario, 422 bad parameters, 429 too many running."""
+        require_json_body(request)
         body = parse_json(await read_body(request, max_body_bytes))
         parsed = RunRequest.model_validate(body)
         run = runs.start(parsed.scenario, parsed.params)
@@ -292,12 +464,16 @@ def create_app(
 
     @app.get("/api/runs/{run_id}/trace", tags=["runs"])
     def download_trace(run_id: str) -> Response:
-        """The run's events as a Chrome trace (open it in https://ui.perfetto.dev)."""
+        """The run's events as a Chrome trace (open it in https://ui.perfetto.dev), streamed;
+        429 while ``max_concurrent_downloads`` others are being built."""
         run = runs.get(run_id)
-        document = profiler.chrome_trace(run.events())
         filename = f"mxlab-{run.scenario}-{run.id}.json"
-        return Response(
-            json.dumps(document),
+        if not downloads.acquire(blocking=False):
+            raise ApiError(
+                429, f"{max_concurrent_downloads} trace download(s) are being prepared already; try again shortly"
+            )
+        return StreamingResponse(
+            ReleasingIterator(chrome_trace_json(run), downloads.release),
             media_type="application/json",
             headers={"Content-Disposition": f'attachment; filename="{filename}"'},
         )
@@ -317,14 +493,20 @@ def create_app(
 
     @app.post("/api/traces", status_code=201, tags=["runs"], openapi_extra={"requestBody": trace_body})
     async def upload_trace(request: Request) -> JSONResponse:
-        """Replay a Chrome trace as a finished run (400 malformed, 413 too large, 415 not JSON)."""
-        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if content_type != "application/json":
-            raise ApiError(415, f"a trace must be sent as application/json, got {content_type or 'no content type'!r}")
-        data = await read_body(request, max_trace_bytes)
-        trace_events = parse_trace(data)
-        events, summary = replay_events(trace_events)
-        run = runs.add_finished("replay", {"bytes": len(data)}, events, summary)
+        """Replay a Chrome trace as a finished run (400 malformed or too slow, 413 too large, 415 not JSON,
+        429 too many uploads at once)."""
+        require_json_body(request)
+        if replays.locked():
+            raise ApiError(429, f"{max_concurrent_replays} traces are being replayed already; try again shortly")
+        async with replays:
+            try:
+                async with asyncio.timeout(trace_time_limit):
+                    data = await read_body(request, max_trace_bytes)
+            except TimeoutError:
+                raise ApiError(408, f"the trace did not arrive within {trace_time_limit:g} s") from None
+            # Seconds of CPU work: in another process (server.uploads), the event loop carries on.
+            batches, summary = await replayer.replay(data)
+            run = await run_in_threadpool(runs.add_finished, "replay", {"bytes": len(data)}, batches, summary)
         return JSONResponse(run.summary(), status_code=201)
 
     # ------------------------------------------------------------------ WebSocket
@@ -337,7 +519,21 @@ def create_app(
         except RunError:
             await websocket.close(code=4404, reason=f"unknown run {run_id[:64]}")
             return
-        await stream_run(websocket, run, flush_interval=flush_interval, queue_bound=client_queue_events)
+        refusal = client_limits.enter(run.id)
+        if refusal is not None:
+            await websocket.close(code=1013, reason=refusal)  # 1013: try again later
+            return
+        try:
+            await stream_run(
+                websocket,
+                run,
+                flush_interval=flush_interval,
+                queue_bound=client_queue_events,
+                queue_bytes=client_queue_bytes,
+                send_timeout=send_timeout,
+            )
+        finally:
+            client_limits.leave(run.id)
 
     # ------------------------------------------------------------------ static UI
     missing_ui = f"the web UI is missing ({webui / 'index.html'} not found); the REST API still works: see /docs"

@@ -36,6 +36,7 @@ from framework import events
 from .addresses import is_loopback, listen, url_for
 from .app import create_app
 from .runs import Run, RunManager
+from .serving import uvicorn_config
 from .streaming import BATCH_MAX_EVENTS, FLUSH_INTERVAL_S
 from .worker import EventForwarder
 
@@ -143,7 +144,7 @@ def attach(
     feed = LiveFeed(run)
     feed.start()
     app = create_app(runs, token=token, mode="attach")
-    config = uvicorn.Config(app, log_level="warning", ws_max_size=64 * 1024, lifespan="off")
+    config = uvicorn_config(app, lifespan="off")
     server = uvicorn.Server(config)
     # uvicorn installs signal handlers only from the main thread: Ctrl+C stays the script's.
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="mxlab-server", daemon=True)

@@ -38,12 +38,22 @@ from framework.events import to_dict as raw_event_dict
 
 from .scenarios import REGISTRY
 from .scenarios.base import Scenario
-from .streaming import BATCH_MAX_EVENTS, FINAL_STATUSES, Batch, ClientQueue, encode_events
+from .streaming import (
+    BATCH_MAX_EVENTS,
+    FINAL_STATUSES,
+    Batch,
+    ClientQueue,
+    PackedBatch,
+    StoredBatch,
+    encode_events,
+    json_safe,
+)
 from .worker import worker_main
 
 _kind = operator.itemgetter("kind")
 STATUSES = ("queued", "running", "done", "failed", "cancelled", "timeout")
 MAX_HISTORY_EVENTS = 500_000
+MAX_STORED_HISTORY_BYTES = 256 * 1024 * 1024  # finished runs' compressed histories, all runs together
 MAX_LOG_LINES = 200
 POLL_S = 0.05
 PRELOAD = ["framework", "server.scenarios", "server.worker"]
@@ -74,7 +84,8 @@ class RunsDisabledError(RunError):
 class Run:
     """One run: its parameters, status, result and the history of its events.
 
-    The history keeps the first ``max_history`` events (as encoded batches); later events
+    The history keeps the first ``max_history`` events (as encoded batches, compressed once
+    the run has finished: :class:`~server.streaming.PackedBatch`); later events
     still reach connected clients but are only counted in ``dropped_history``, so a run
     that floods events cannot exhaust the server's memory.
     """
@@ -102,9 +113,10 @@ class Run:
         self.started: float | None = None
         self.ended: float | None = None
         self.max_history = max_history
-        self.history: list[Batch] = []
+        self.history: list[StoredBatch] = []
         self.history_events = 0
         self.dropped_history = 0
+        self.history_evicted = False
         self.total_events = 0
         self.event_counts: Counter[str] = Counter()
         self.cancel_requested = threading.Event()
@@ -116,15 +128,26 @@ class Run:
         """Append one encoded batch to the history (within the bound) and offer it to every client."""
         with self._lock:
             batch = Batch(self.total_events, count, json_text)
-            self.total_events += count
-            self.event_counts.update(kinds)
-            if self.history_events + count <= self.max_history:
-                self.history.append(batch)
-                self.history_events += count
-            else:
-                self.dropped_history += count
-            for client in self._clients:
-                client.offer(batch)
+            self._publish_locked(batch, kinds)
+
+    def publish_packed(self, batch: PackedBatch, kinds: Mapping[str, int]) -> None:
+        """Append a compressed batch that continues the stream (a replay's, built elsewhere) to the history."""
+        with self._lock:
+            if batch.seq != self.total_events:
+                raise ValueError(f"publish_packed: batch starts at event {batch.seq}, the run has {self.total_events}")
+            self._publish_locked(batch, kinds)
+
+    def _publish_locked(self, batch: StoredBatch, kinds: Mapping[str, int]) -> None:
+        """Count ``batch``, keep it within the history bound, offer it to the clients (lock held)."""
+        self.total_events += batch.count
+        self.event_counts.update(kinds)
+        if self.history_events + batch.count <= self.max_history:
+            self.history.append(batch)
+            self.history_events += batch.count
+        else:
+            self.dropped_history += batch.count
+        for client in self._clients:
+            client.offer(batch)
 
     def publish_events(self, events: list[dict[str, Any]]) -> None:
         """Encode and publish event dicts (replays and attach mode), in batches."""
@@ -132,7 +155,7 @@ class Run:
             chunk = events[start : start + BATCH_MAX_EVENTS]
             self.publish(encode_events(chunk), len(chunk), Counter(map(_kind, chunk)))
 
-    def attach(self, client: ClientQueue) -> list[Batch]:
+    def attach(self, client: ClientQueue) -> list[StoredBatch]:
         """Register ``client`` for live batches; returns the history it has not seen (all of it)."""
         with self._lock:
             self._clients.add(client)
@@ -167,6 +190,24 @@ class Run:
             if self.status in FINAL_STATUSES:
                 return
             self.status, self.error, self.ended = status, error, time.time()
+            history = list(self.history)
+        # A finished run's history only is read again (late joiners, downloads): keep it compressed.
+        # Nothing is appended any more, so the packed list replaces the batches one for one.
+        packed = [batch.packed() for batch in history]
+        with self._lock:
+            self.history[: len(packed)] = packed
+
+    def stored_bytes(self) -> int:
+        """What the history holds: compressed bytes of packed batches, characters of the others."""
+        with self._lock:
+            return sum(len(b.data) if isinstance(b, PackedBatch) else b.chars for b in self.history)
+
+    def evict_history(self) -> None:
+        """Forget the events (the server's budget is spent); counts and result stay, ``history_evicted`` says so."""
+        with self._lock:
+            self.history = []
+            self.history_events = 0
+            self.history_evicted = True
 
     @property
     def finished(self) -> bool:
@@ -190,6 +231,7 @@ class Run:
                 "time_limit_s": self.time_limit_s,
                 "has_graph": self.graph is not None,
                 "dropped_history": self.dropped_history,
+                "history_evicted": self.history_evicted,
                 "log": list(self.log),
             }
 
@@ -216,6 +258,8 @@ class RunManager:
         run_timeout_s: wall-clock limit per run; the process is killed -> ``timeout``. A scenario
             may give some runs a limit of their own (``Scenario.time_limit``: a looping run).
         max_history: events kept per run.
+        max_stored_bytes: the finished runs' histories together; beyond it the oldest finished
+            runs lose their events first (their summaries stay, with ``history_evicted``).
         start_method: ``"forkserver"`` (default) or ``"spawn"``; never ``"fork"``.
         allow_runs: False in attach mode (a worker would re-import the user's script).
     """
@@ -228,6 +272,7 @@ class RunManager:
         max_runs: int = 50,
         run_timeout_s: float = 120.0,
         max_history: int = MAX_HISTORY_EVENTS,
+        max_stored_bytes: int = MAX_STORED_HISTORY_BYTES,
         start_method: str = "forkserver",
         allow_runs: bool = True,
     ) -> None:
@@ -244,6 +289,7 @@ class RunManager:
         self.max_runs = max_runs
         self.run_timeout_s = run_timeout_s
         self.max_history = max_history
+        self.max_stored_bytes = max_stored_bytes
         self.allow_runs = allow_runs
         self._mp = multiprocessing.get_context(start_method)
         if start_method == "forkserver":
@@ -323,21 +369,43 @@ class RunManager:
         return run
 
     def add_finished(
-        self, scenario: str, params: dict[str, Any], events: list[dict[str, Any]], result: dict[str, Any]
+        self,
+        scenario: str,
+        params: dict[str, Any],
+        batches: list[tuple[PackedBatch, Mapping[str, int]]],
+        result: dict[str, Any],
     ) -> Run:
-        """A run made of given events (a replayed trace): already ``done``."""
+        """A run made of compressed batches and their kind counts (a replayed trace): already ``done``."""
         run = Run(self.new_id(), scenario, params, max_history=self.max_history)
         run.set_running()
-        run.publish_events(events)
+        for batch, kinds in batches:
+            run.publish_packed(batch, kinds)
         run.result = {**result, "event_counts": dict(run.event_counts)}
         run.finish("done")
         self._add(run, counts_as_running=False)
+        self.enforce_history_budget()
         return run
 
     def add_live(self, run: Run) -> Run:
         """Keep an externally fed run (attach mode's ``live`` run)."""
         self._add(run, counts_as_running=False)
         return run
+
+    def enforce_history_budget(self) -> None:
+        """Evict the histories of the oldest finished runs until the finished ones fit ``max_stored_bytes``.
+
+        The newest finished run keeps its history even if it alone exceeds the budget (it was
+        just asked for); runs still going are not counted (their history is bounded per run).
+        """
+        with self._lock:
+            finished = [r for r in self._runs.values() if r.finished and not r.history_evicted]  # oldest first
+        sizes = [run.stored_bytes() for run in finished]
+        total = sum(sizes)
+        for run, size in zip(finished[:-1], sizes[:-1], strict=True):
+            if total <= self.max_stored_bytes:
+                break
+            run.evict_history()
+            total -= size
 
     def cancel(self, run_id: str) -> Run:
         """Ask a run to stop (idempotent; a finished run is returned unchanged)."""
@@ -375,6 +443,7 @@ class RunManager:
         finally:
             with self._lock:
                 self._supervisors.pop(run.id, None)
+            self.enforce_history_budget()
 
     def _supervise_process(self, run: Run, scenario: Scenario) -> None:
         if run.cancel_requested.is_set():
@@ -449,5 +518,13 @@ def _stop_process(process: Any) -> None:
 
 
 def validation_errors(err: ValidationError) -> list[dict[str, Any]]:
-    """Pydantic's error list, JSON-safe and without documentation links."""
-    return json.loads(err.json(include_url=False))
+    """Pydantic's error list, JSON-safe and without documentation links.
+
+    The offending ``input`` is echoed when JSON can say it; when it cannot (an infinite
+    float, a lone surrogate from some other entry point) the error is given without it.
+    """
+    try:
+        return json.loads(err.json(include_url=False))
+    except ValueError:
+        errors = err.errors(include_url=False, include_input=False, include_context=False)
+        return [json_safe({key: error[key] for key in ("type", "loc", "msg")}) for error in errors]

@@ -11,11 +11,13 @@ The path of an event from the framework to a browser:
    whatever its queue holds and sends it as one ``events`` message.
 
 Events are encoded once and never parsed again on the way out: a message is the batches'
-texts joined inside a small envelope. A queue holds at most ``bound`` events; when a batch
-does not fit, it is dropped and counted, and the queue keeps dropping until the sender has
-emptied it, so that every message is a contiguous slice of the run's event stream that
-starts at ``seq``. The producer never waits for a client: a stalled browser only loses
-events (and learns how many from ``dropped``), it never slows the run or other clients.
+texts joined inside a small envelope. A queue holds at most ``bound`` events and
+``bound_bytes`` characters of JSON (so one message of a client that stopped reading is all
+the memory it can hold); when a batch does not fit, it is dropped and counted, and the
+queue keeps dropping until the sender has emptied it, so that every message is a
+contiguous slice of the run's event stream that starts at ``seq``. The producer never
+waits for a client: a stalled browser only loses events (and learns how many from
+``dropped``), it never slows the run or other clients.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import asyncio
 import json
 import math
 import threading
+import zlib
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -35,7 +38,11 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 FLUSH_INTERVAL_S = 0.05  # at most ~20 messages a second per client
 BATCH_MAX_EVENTS = 2000  # a producer flushes early when this many events are waiting
 HISTORY_CHUNK_EVENTS = 5000  # late joiners receive the history in messages of at most this many events
-CLIENT_QUEUE_EVENTS = 20_000  # per-client bound
+CLIENT_QUEUE_EVENTS = 20_000  # per-client bound, in events ...
+CLIENT_QUEUE_BYTES = 2 * 1024 * 1024  # ... and in characters of JSON (so in the size of one message)
+SEND_TIMEOUT_S = 60.0  # a send blocked this long (the client stopped reading) ends the connection
+MAX_CLIENTS = 128  # WebSockets open at once on the server ...
+MAX_CLIENTS_PER_RUN = 32  # ... and on one run
 FINAL_STATUSES = frozenset({"done", "failed", "cancelled", "timeout"})
 
 
@@ -64,7 +71,7 @@ def json_safe(value: Any) -> Any:
 
 
 _encode_strict = json.JSONEncoder(default=_json_default, allow_nan=False, separators=(",", ":")).encode
-_quote = json.encoder.encode_basestring  # a str as a JSON string literal (C implementation)
+_quote = json.encoder.encode_basestring_ascii  # a str as an ASCII JSON string literal (C; lone surrogates escaped)
 
 
 def _encode_engine_event(e: dict[str, Any]) -> str | None:
@@ -142,71 +149,148 @@ class Batch:
     count: int
     json: str  # the events' JSON objects, comma-separated
 
+    @property
+    def chars(self) -> int:
+        return len(self.json)
+
     def decode(self) -> list[dict[str, Any]]:
         return json.loads(f"[{self.json}]") if self.count else []
 
+    def packed(self) -> PackedBatch:
+        """The same events, compressed (a finished run's history is kept this way)."""
+        return PackedBatch(self.seq, self.count, len(self.json), zlib.compress(self.json.encode("utf-8"), 1))
 
-def events_message(batches: list[Batch], dropped: int) -> str:
+
+@dataclass(frozen=True)
+class PackedBatch:
+    """A :class:`Batch` kept zlib-compressed: engine events repeat their keys and names, so the
+    JSON shrinks about tenfold; ``json`` inflates it again when a message or a download needs it."""
+
+    seq: int
+    count: int
+    chars: int  # the length of the inflated JSON
+    data: bytes
+
+    @property
+    def json(self) -> str:
+        return zlib.decompress(self.data).decode("utf-8")
+
+    def decode(self) -> list[dict[str, Any]]:
+        return json.loads(f"[{self.json}]") if self.count else []
+
+    def packed(self) -> PackedBatch:
+        return self
+
+
+StoredBatch = Batch | PackedBatch  # what a run's history holds
+
+
+def events_message(batches: list[StoredBatch], dropped: int) -> str:
     """One ``events`` message for consecutive ``batches`` (see docs/server.md)."""
     seq = batches[0].seq if batches else 0
     body = ",".join(b.json for b in batches if b.count)
     return f'{{"type":"events","seq":{seq},"events":[{body}],"dropped":{dropped}}}'
 
 
-def history_chunks(batches: list[Batch], max_events: int = HISTORY_CHUNK_EVENTS) -> Iterator[list[Batch]]:
-    """Group whole batches into messages of at most ``max_events`` events (a larger batch goes alone)."""
-    chunk: list[Batch] = []
-    size = 0
+def history_chunks(
+    batches: list[StoredBatch], max_events: int = HISTORY_CHUNK_EVENTS, max_chars: int = CLIENT_QUEUE_BYTES
+) -> Iterator[list[StoredBatch]]:
+    """Group whole batches into messages of at most ``max_events`` events and ``max_chars``
+    characters (a larger batch goes alone)."""
+    chunk: list[StoredBatch] = []
+    size = chars = 0
     for batch in batches:
-        if chunk and size + batch.count > max_events:
+        if chunk and (size + batch.count > max_events or chars + batch.chars > max_chars):
             yield chunk
-            chunk, size = [], 0
+            chunk, size, chars = [], 0, 0
         chunk.append(batch)
         size += batch.count
+        chars += batch.chars
     if chunk:
         yield chunk
 
 
 # ----------------------------------------------------------------------------- per-client queue
 class ClientQueue:
-    """The events waiting for one WebSocket client, at most ``bound`` of them.
+    """The events waiting for one WebSocket client: at most ``bound`` events and ``bound_bytes``
+    characters of their JSON (one batch larger than that still goes through an empty queue).
 
     ``offer`` is called by the run's producer thread, ``take`` by the client's sender task
     on the event loop; a lock makes the handoff safe. ``offer`` never blocks on the client.
     """
 
-    def __init__(self, bound: int = CLIENT_QUEUE_EVENTS) -> None:
+    def __init__(self, bound: int = CLIENT_QUEUE_EVENTS, bound_bytes: int = CLIENT_QUEUE_BYTES) -> None:
         if bound < 1:
             raise ValueError(f"ClientQueue: bound must be >= 1, got {bound}")
+        if bound_bytes < 1:
+            raise ValueError(f"ClientQueue: bound_bytes must be >= 1, got {bound_bytes}")
         self.bound = bound
+        self.bound_bytes = bound_bytes
+        self.chars = 0
         self.dropped = 0
         self._lock = threading.Lock()
-        self._batches: deque[Batch] = deque()
+        self._batches: deque[StoredBatch] = deque()
         self._events = 0
         self._overflowing = False
 
-    def offer(self, batch: Batch) -> None:
+    def offer(self, batch: StoredBatch) -> None:
         """Queue ``batch``, or drop it (counted) when it does not fit or the queue overflowed."""
         with self._lock:
-            if self._overflowing or self._events + batch.count > self.bound:
+            size = batch.chars
+            too_big = self._batches and self.chars + size > self.bound_bytes
+            if self._overflowing or self._events + batch.count > self.bound or too_big:
                 self._overflowing = True  # keep dropping until emptied: messages stay contiguous
                 self.dropped += batch.count
                 return
             self._batches.append(batch)
             self._events += batch.count
+            self.chars += size
 
-    def take(self) -> tuple[list[Batch], int]:
+    def take(self) -> tuple[list[StoredBatch], int]:
         """Everything queued (oldest first) and the drop count so far; empties the queue."""
         with self._lock:
             batches = list(self._batches)
             self._batches.clear()
             self._events = 0
+            self.chars = 0
             self._overflowing = False
             return batches, self.dropped
 
     def __len__(self) -> int:
         """Events waiting now (never more than ``bound``)."""
         return self._events
+
+
+# ----------------------------------------------------------------------------- client limits
+class ClientLimits:
+    """How many WebSockets are open, in all and per run; ``enter`` refuses beyond the limits.
+
+    Used from the event loop only (one thread), so plain counters suffice.
+    """
+
+    def __init__(self, max_clients: int = MAX_CLIENTS, max_per_run: int = MAX_CLIENTS_PER_RUN) -> None:
+        if max_clients < 1 or max_per_run < 1:
+            raise ValueError(f"ClientLimits: limits must be >= 1, got {max_clients} and {max_per_run}")
+        self.max_clients = max_clients
+        self.max_per_run = max_per_run
+        self.total = 0
+        self.per_run: Counter[str] = Counter()
+
+    def enter(self, run_id: str) -> str | None:
+        """Count one more client of ``run_id``; or, over a limit, the reason to refuse it (not counted)."""
+        if self.total >= self.max_clients:
+            return f"too many clients: the server allows {self.max_clients} at once; try again later"
+        if self.per_run[run_id] >= self.max_per_run:
+            return f"too many clients on this run: {self.max_per_run} at once; try again later"
+        self.total += 1
+        self.per_run[run_id] += 1
+        return None
+
+    def leave(self, run_id: str) -> None:
+        self.total -= 1
+        self.per_run[run_id] -= 1
+        if self.per_run[run_id] <= 0:
+            del self.per_run[run_id]
 
 
 # ----------------------------------------------------------------------------- the sender
@@ -225,7 +309,7 @@ class StreamedRun(Protocol):
 
     status: str
 
-    def attach(self, client: ClientQueue) -> list[Batch]: ...
+    def attach(self, client: ClientQueue) -> list[StoredBatch]: ...
 
     def detach(self, client: ClientQueue) -> None: ...
 
@@ -238,15 +322,17 @@ async def stream_run(
     *,
     flush_interval: float = FLUSH_INTERVAL_S,
     queue_bound: int = CLIENT_QUEUE_EVENTS,
+    queue_bytes: int = CLIENT_QUEUE_BYTES,
     history_chunk: int = HISTORY_CHUNK_EVENTS,
-    send_timeout: float = 60.0,
+    send_timeout: float = SEND_TIMEOUT_S,
 ) -> None:
     """Send ``run`` to an accepted WebSocket: hello, history, live batches, statuses, close.
 
     A send that stays blocked for ``send_timeout`` seconds (a client that stopped reading)
-    ends the connection; until then that client's queue just fills and drops.
+    ends the connection (the server's WebSocket protocol then drops the socket, see
+    :mod:`server.serving`); until then that client's queue just fills and drops.
     """
-    client = ClientQueue(queue_bound)
+    client = ClientQueue(queue_bound, queue_bytes)
     history = run.attach(client)
     incoming = asyncio.ensure_future(_ignore_incoming(websocket))
 
@@ -257,7 +343,7 @@ async def stream_run(
         summary = run.summary()
         last_status = summary["status"]
         await send(json.dumps({"type": "hello", "run": summary}))
-        for chunk in history_chunks(history, history_chunk):
+        for chunk in history_chunks(history, history_chunk, queue_bytes):
             await send(events_message(chunk, client.dropped))
         sent_dropped = client.dropped
         while not incoming.done():

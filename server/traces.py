@@ -26,11 +26,18 @@ from __future__ import annotations
 import json
 import math
 import re
+import time
 from collections import defaultdict
 from typing import Any
 
+from . import strict_json
+from .strict_json import StrictJSONError
+
 MAX_TRACE_BYTES = 16 * 1024 * 1024
 MAX_TRACE_EVENTS = 100_000  # trace events; each operation slice becomes 3 framework events
+TRACE_TIME_LIMIT_S = 20.0  # seconds one upload may spend being parsed and replayed (about 1 s at the limits)
+MAX_TIME_US = 2**53  # about 285 years: any real trace's ts and dur; their sum in ns stays within int64
+_CHECK_EVERY = 4096  # events between two looks at the clock
 _PHASES_USED = frozenset({"B", "E", "X", "C", "i", "I", "M"})
 _WAIT_NAME = re.compile(r"wait_for_var\((.+)\)")
 
@@ -39,26 +46,52 @@ class TraceError(ValueError):
     """An uploaded trace that is not a valid Chrome trace; the message names the problem."""
 
 
-def _refuse_constant(name: str) -> Any:
-    raise TraceError(f"trace is not valid JSON: {name} is not allowed")
-
-
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    """An int (any size: JSON allows 400 digits) or a finite float; never a bool."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
 
 
-def parse_trace(data: bytes, max_events: int = MAX_TRACE_EVENTS) -> list[dict[str, Any]]:
+def _is_time(value: Any) -> bool:
+    """A number of microseconds that is finite and within +-MAX_TIME_US (so nanoseconds fit int64)."""
+    return _is_number(value) and -MAX_TIME_US <= value <= MAX_TIME_US
+
+
+class Deadline:
+    """A time budget for one upload's parse and replay: ``check()`` raises TraceError once spent.
+
+    Checked every few thousand events, so the cost of the check is nothing next to the work.
+    """
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self.ends = None if seconds is None else time.monotonic() + seconds
+
+    def check(self) -> None:
+        if self.ends is not None and time.monotonic() > self.ends:
+            raise TraceError(f"the trace took more than {self.seconds:g} s to parse and replay; send a smaller one")
+
+
+def parse_trace(
+    data: bytes, max_events: int = MAX_TRACE_EVENTS, deadline: Deadline | None = None
+) -> list[dict[str, Any]]:
     """The checked list of trace events in ``data`` (raises TraceError)."""
+    deadline = deadline or Deadline(None)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise TraceError(f"trace is not UTF-8 text (byte {err.start})") from None
     try:
-        document = json.loads(text, parse_constant=_refuse_constant)
+        document = strict_json.loads(text)
+    except StrictJSONError as err:
+        raise TraceError(f"trace is not valid JSON: {err}") from None
     except json.JSONDecodeError as err:
         raise TraceError(f"trace is not valid JSON: {err.msg} at line {err.lineno} column {err.colno}") from None
     except RecursionError:
         raise TraceError("trace is not valid JSON: nested too deeply") from None
+    except ValueError as err:  # e.g. an integer of more than 4300 digits
+        raise TraceError(f"trace is not valid JSON: {err}") from None
     if isinstance(document, dict):
         if "traceEvents" not in document:
             raise TraceError("trace object has no 'traceEvents' list")
@@ -72,6 +105,8 @@ def parse_trace(data: bytes, max_events: int = MAX_TRACE_EVENTS) -> list[dict[st
     if len(trace_events) > max_events:
         raise TraceError(f"trace has {len(trace_events)} events; at most {max_events} are accepted")
     for index, event in enumerate(trace_events):
+        if index % _CHECK_EVERY == 0:
+            deadline.check()
         _check_event(index, event)
     return trace_events
 
@@ -96,10 +131,20 @@ def _check_event(index: int, event: Any) -> None:
         raise TraceError(f"{where} (ph {ph!r}): 'args' must be an object")
     if ph == "M":
         return
-    if not _is_number(event.get("ts")):
-        raise TraceError(f"{where} (ph {ph!r}): 'ts' must be a finite number, got {event.get('ts')!r}")
-    if ph == "X" and not (_is_number(event.get("dur")) and event["dur"] >= 0):
-        raise TraceError(f"{where} (ph 'X'): 'dur' must be a finite number >= 0, got {event.get('dur')!r}")
+    if not _is_time(event.get("ts")):
+        raise TraceError(
+            f"{where} (ph {ph!r}): 'ts' must be a finite number within +-2**53 us, got {_shown(event.get('ts'))}"
+        )
+    if ph == "X" and not (_is_time(event.get("dur")) and event["dur"] >= 0):
+        raise TraceError(
+            f"{where} (ph 'X'): 'dur' must be a finite number >= 0 (at most 2**53 us), got {_shown(event.get('dur'))}"
+        )
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)`` cut to 40 characters (a 400-digit number is not worth echoing)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 # ----------------------------------------------------------------------------- replay
@@ -117,8 +162,9 @@ def _int_list(value: Any) -> list[Any]:
 class _Replay:
     """Builds framework events from checked trace events (one pass, then a sort by time)."""
 
-    def __init__(self, trace_events: list[dict[str, Any]]) -> None:
+    def __init__(self, trace_events: list[dict[str, Any]], deadline: Deadline) -> None:
         self.trace_events = trace_events
+        self.deadline = deadline
         self.process_names: dict[Any, str] = {}
         self.thread_names: dict[tuple[Any, Any], str] = {}
         self.out: list[tuple[int, int, dict[str, Any]]] = []  # (t_ns, order, event)
@@ -129,6 +175,7 @@ class _Replay:
         self.unfinished = 0
         self.operations = 0
         self.order = 0
+        self.storage: dict[str, _StorageLedger] = {}  # device -> its synthetic live blocks
 
     def emit(self, t_ns: int, event: dict[str, Any]) -> None:
         self.out.append((t_ns, self.order, {**event, "t_ns": t_ns}))
@@ -196,10 +243,10 @@ class _Replay:
                 self.reserved_ops.add(args["op"])
         last_ts = max((e["ts"] for e in self.trace_events if e.get("ph") in _PHASES_USED - {"M"}), default=0)
         open_slices: dict[tuple[Any, Any], list[dict[str, Any]]] = defaultdict(list)
-        storage: dict[str, list[tuple[int, int]]] = defaultdict(list)  # device -> live synthetic blocks
-        next_handle = [1]
         named_vars: set[Any] = set()
-        for event in self.trace_events:
+        for index, event in enumerate(self.trace_events):
+            if index % _CHECK_EVERY == 0:
+                self.deadline.check()
             ph = event["ph"]
             if ph not in _PHASES_USED or ph == "M":
                 continue
@@ -224,7 +271,7 @@ class _Replay:
                 self.operation(event, event["ts"] + event["dur"], {})
             elif ph == "C" and event.get("name") == "storage bytes in use" and _is_number(args.get("bytes")):
                 device = self.process_names.get(event.get("pid", 0), f"pid {event.get('pid', 0)}")
-                self.storage_to(storage[device], device, int(args["bytes"]), _ns(event["ts"]), next_handle)
+                self.storage_to(device, int(args["bytes"]), _ns(event["ts"]))
             elif ph == "C" and str(event.get("name", "")).startswith("metric ") and _is_number(args.get("value")):
                 metric = {"epoch": None, "batch": None, "name": event["name"][len("metric ") :]}
                 self.emit(_ns(event["ts"]), {"kind": "train.metric", **metric, "value": args["value"]})
@@ -243,43 +290,98 @@ class _Replay:
         self.out.sort(key=lambda item: (item[0], item[1]))
         return [item[2] for item in self.out]
 
-    def storage_to(
-        self, blocks: list[tuple[int, int]], device: str, target: int, t_ns: int, next_handle: list[int]
-    ) -> None:
-        """Allocate or free synthetic blocks so that the bytes in use on ``device`` become ``target``.
-
-        A rise is one allocation of the difference. A fall frees the most recent block of
-        exactly that size when there is one (the usual case: the counter came from real
-        allocations and frees), else the most recent blocks until the total is at or below
-        the target, then allocates back the overshoot.
-        """
-        in_use = sum(size for _, size in blocks)
-        fall = in_use - target
-        exact = next((i for i in range(len(blocks) - 1, -1, -1) if blocks[i][1] == fall), None) if fall > 0 else None
-        if exact is not None:
-            self.free_block(blocks.pop(exact), device, t_ns)
-            return
-        while in_use > target and blocks:
-            block = blocks.pop()
-            in_use -= block[1]
-            self.free_block(block, device, t_ns)
-        if target > in_use:
-            size = target - in_use
-            handle = next_handle[0]
-            next_handle[0] += 1
-            blocks.append((handle, size))
-            alloc = {"kind": "storage.alloc", "handle": handle, "ctx": device, "nbytes": size, "rounded": size}
-            self.emit(t_ns, {**alloc, "pool_hit": False})
-
-    def free_block(self, block: tuple[int, int], device: str, t_ns: int) -> None:
-        handle, size = block
-        free = {"kind": "storage.free", "handle": handle, "ctx": device, "nbytes": size, "rounded": size}
-        self.emit(t_ns, {**free, "pooled": True})
+    def storage_to(self, device: str, target: int, t_ns: int) -> None:
+        """Emit the allocations and frees that take ``device``'s bytes in use to ``target``."""
+        ledger = self.storage.get(device)
+        if ledger is None:
+            ledger = self.storage[device] = _StorageLedger()
+        for kind, handle, size in ledger.move_to(target):
+            if kind == "free":
+                self.emit(
+                    t_ns,
+                    {
+                        "kind": "storage.free",
+                        "handle": handle,
+                        "ctx": device,
+                        "nbytes": size,
+                        "rounded": size,
+                        "pooled": True,
+                    },
+                )
+            else:
+                self.emit(
+                    t_ns,
+                    {
+                        "kind": "storage.alloc",
+                        "handle": handle,
+                        "ctx": device,
+                        "nbytes": size,
+                        "rounded": size,
+                        "pool_hit": False,
+                    },
+                )
 
 
-def replay_events(trace_events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Framework events rebuilt from checked trace events, and a summary for the run's result."""
-    replay = _Replay(trace_events)
+class _StorageLedger:
+    """The synthetic live blocks of one device, with their total kept as a running sum.
+
+    ``move_to(target)`` decides which blocks to allocate or free so that the bytes in use
+    become ``target``. A rise is one allocation of the difference. A fall frees the most
+    recent block of exactly that size when there is one (the usual case: the counter came
+    from real allocations and frees), else the most recent blocks until the total is at or
+    below the target, then allocates back the overshoot.
+
+    Every step is amortised O(1), so a trace of n counter events replays in O(n): the
+    blocks live in an insertion-ordered dict (``popitem`` takes the most recent), and
+    ``by_size`` keeps, per size, a stack of handles that may hold stale entries (blocks
+    already freed another way), skipped when met; each handle enters and leaves it once.
+    """
+
+    def __init__(self) -> None:
+        self.live: dict[int, int] = {}  # handle -> size, oldest first
+        self.by_size: dict[int, list[int]] = defaultdict(list)
+        self.in_use = 0
+        self.next_handle = 1
+
+    def _most_recent_of_size(self, size: int) -> int | None:
+        stack = self.by_size.get(size)
+        while stack:
+            if stack[-1] in self.live:
+                return stack.pop()
+            stack.pop()  # already freed by the fall-through path
+        return None
+
+    def move_to(self, target: int) -> list[tuple[str, int, int]]:
+        """``("alloc" | "free", handle, size)`` steps, in order, reaching ``target`` bytes."""
+        steps: list[tuple[str, int, int]] = []
+        fall = self.in_use - target
+        if fall > 0:
+            exact = self._most_recent_of_size(fall)
+            if exact is not None:
+                self.in_use -= self.live.pop(exact)
+                return [("free", exact, fall)]
+        while self.in_use > target and self.live:
+            handle, size = self.live.popitem()
+            self.in_use -= size
+            steps.append(("free", handle, size))
+        if target > self.in_use:
+            size, handle = target - self.in_use, self.next_handle
+            self.next_handle += 1
+            self.live[handle] = size
+            self.by_size[size].append(handle)
+            self.in_use = target
+            steps.append(("alloc", handle, size))
+        return steps
+
+
+def replay_events(
+    trace_events: list[dict[str, Any]], deadline: Deadline | None = None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Framework events rebuilt from checked trace events, and a summary for the run's result.
+
+    Linear in the number of events (plus the final sort), bounded in time by ``deadline``.
+    """
+    replay = _Replay(trace_events, deadline or Deadline(None))
     events = replay.run()
     summary = {
         "trace_events": len(trace_events),

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import uvicorn
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
+from server.app import create_app
+from server.runs import RunManager
+from server.serving import uvicorn_config
+
 FINAL = {"done", "failed", "cancelled", "timeout"}
+TEST_HOSTS = ("testserver",)  # the Host name of Starlette's test client, accepted besides loopback names
 
 
 def wait_for(client: TestClient, run_id: str, timeout: float = 60.0) -> dict[str, Any]:
@@ -42,3 +53,22 @@ def stream_events(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             assert message["seq"] == len(out) or not message["events"], (message["seq"], len(out))
             out.extend(message["events"])
     return out
+
+
+@contextlib.contextmanager
+def serve_in_thread(manager: RunManager, webui_dir: Path, **app_settings: Any) -> Iterator[int]:
+    """The app on a real uvicorn server in a daemon thread, on a free loopback port (yielded)."""
+    app = create_app(manager, webui_dir=webui_dir, **app_settings)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    server = uvicorn.Server(uvicorn_config(app, lifespan="off", timeout_graceful_shutdown=1))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started and thread.is_alive():
+        time.sleep(0.01)
+    try:
+        yield sock.getsockname()[1]
+    finally:
+        server.should_exit = True
+        thread.join(10)

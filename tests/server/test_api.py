@@ -6,13 +6,13 @@ import json
 from collections import Counter
 
 import pytest
-from server_helpers import read_stream, stream_events, wait_for
+from server_helpers import TEST_HOSTS, read_stream, stream_events, wait_for
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from framework import profiler
 from framework.engine import ENGINE_TYPES
-from server.app import create_app
+from server.app import ReleasingIterator, create_app
 from server.scenarios import REGISTRY, SCENARIO_MODULES
 
 
@@ -95,6 +95,35 @@ def test_trace_download_is_a_chrome_trace_attachment(client):
     assert sorted(e["name"] for e in begins) == sorted([f"P{i}" for i in range(1, 5)] + [f"Q{i}" for i in range(1, 5)])
 
 
+def test_trace_downloads_are_streamed_one_at_a_time(client):
+    replay = client.post("/api/traces", json=[{"ph": "X", "name": "op", "ts": i, "dur": 1} for i in range(5000)])
+    run_id = replay.json()["id"]
+    with client.stream("GET", f"/api/runs/{run_id}/trace") as first:
+        assert first.status_code == 200 and "content-length" not in first.headers  # streamed in chunks
+        chunks = first.iter_text()
+        text = next(chunks)
+        busy = client.get(f"/api/runs/{run_id}/trace")
+        assert busy.status_code == 429 and "being prepared already" in busy.json()["detail"]
+        text += "".join(chunks)
+    assert len([e for e in json.loads(text)["traceEvents"] if e["ph"] == "B"]) == 5000
+    assert client.get(f"/api/runs/{run_id}/trace").status_code == 200  # the slot was given back
+
+
+def test_a_download_slot_is_released_even_if_never_started():
+    released = []
+
+    def chunks():
+        yield "never read"
+
+    iterator = ReleasingIterator(chunks(), lambda: released.append(1))
+    del iterator
+    assert released == [1]
+    iterator = ReleasingIterator(iter(["a", "b"]), lambda: released.append(2))
+    assert list(iterator) == ["a", "b"] and released == [1, 2]
+    iterator.close()  # idempotent
+    assert released == [1, 2]
+
+
 def test_graph_dot_for_a_symbol_scenario_and_404_without_one(client):
     planned = client.post("/api/runs", json={"scenario": "memory_planning"}).json()
     engine = client.post("/api/runs", json={"scenario": "engine_basics", "params": {"chain_length": 1}}).json()
@@ -153,7 +182,7 @@ def test_unknown_run_websocket_closes_with_4404(client):
 
 def test_old_finished_runs_are_evicted_beyond_max_runs(make_manager, tmp_path):
 
-    client = TestClient(create_app(make_manager(max_runs=3, max_running=2), webui_dir=tmp_path))
+    client = TestClient(create_app(make_manager(max_runs=3, max_running=2), webui_dir=tmp_path, extra_hosts=TEST_HOSTS))
     ids = []
     for _ in range(5):
         ids.append(client.post("/api/runs", json={"scenario": "flood", "params": {"events": 10}}).json()["id"])

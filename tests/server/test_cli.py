@@ -18,6 +18,7 @@ import pytest
 from server import __main__ as cli
 from server.__main__ import main
 from server.addresses import is_loopback, url_for
+from server.token_source import TokenSourceError, resolve_token
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,6 +43,8 @@ def test_non_loopback_host_without_token_exits_2_with_a_clear_message(capsys):
         (["serve", "--port", "70000"], "--port must be in [0, 65535]"),
         (["--port", "eighty"], "invalid int value"),
         (["--token", "  "], "--token must not be empty"),
+        (["--token", "a", "--token-file", "f"], "give --token or --token-file, not both"),
+        (["--token-file", "/no/such/file"], "cannot read --token-file '/no/such/file'"),
         (["--scenario", "nope"], "unknown scenario 'nope'"),
         (["--bogus"], "unrecognized arguments: --bogus"),
     ],
@@ -73,7 +76,7 @@ def test_loopback_detection_and_urls():
     assert url_for("127.0.0.1", 80) == "http://127.0.0.1:80/"
 
 
-def _serve(*args: str) -> tuple[subprocess.Popen, str]:
+def _serve(*args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
     """Start ``python -m server`` and return it with the URL it printed."""
     process = subprocess.Popen(
         [sys.executable, "-m", "server", *args],
@@ -81,7 +84,7 @@ def _serve(*args: str) -> tuple[subprocess.Popen, str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
     )
     line = process.stdout.readline()
     match = re.search(r"MXLab is running at (\S+)", line)
@@ -133,6 +136,41 @@ def test_token_guards_the_command_line_server():
         assert ok.status_code == 200
     finally:
         _stop(process)
+
+
+@pytest.mark.parametrize("source", ["file", "environment"])
+def test_the_token_can_stay_out_of_the_command_line(tmp_path, source):
+    """--token-file or MXLAB_TOKEN: the secret is not in the process's arguments (ps shows those)."""
+    secret = "f1le-s3cret"
+    if source == "file":
+        (tmp_path / "token").write_text(secret + "\nignored second line\n")
+        process, url = _serve("--port", str(free_port()), "--no-default-run", "--token-file", str(tmp_path / "token"))
+    else:
+        process, url = _serve("--port", str(free_port()), "--no-default-run", env={"MXLAB_TOKEN": secret})
+    try:
+        assert url.endswith(f"?token={secret}")
+        assert secret not in " ".join(process.args)
+        base = url.split("/?")[0]
+        assert httpx.get(f"{base}/api/health").status_code == 401
+        assert httpx.get(f"{base}/api/health", headers={"Authorization": f"Bearer {secret}"}).status_code == 200
+    finally:
+        _stop(process)
+
+
+def test_resolve_token_prefers_the_flag_then_the_file_then_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("MXLAB_TOKEN", "from-env")
+    (tmp_path / "t").write_text("  from-file  \n")
+    assert resolve_token("from-flag", None) == "from-flag"
+    assert resolve_token(None, tmp_path / "t") == "from-file"
+    assert resolve_token(None, None) == "from-env"
+    monkeypatch.delenv("MXLAB_TOKEN")
+    assert resolve_token(None, None) is None
+    (tmp_path / "empty").write_text("\n")
+    (tmp_path / "binary").write_bytes(b"\xff\xfe")
+    (tmp_path / "huge").write_text("x" * 5000)
+    for name, message in [("empty", "is empty"), ("binary", "not UTF-8"), ("huge", "over 4096 bytes")]:
+        with pytest.raises(TokenSourceError, match=message):
+            resolve_token(None, tmp_path / name)
 
 
 def test_exercise_commands_are_handed_to_the_exercises_package(monkeypatch):

@@ -7,7 +7,7 @@ import json
 import threading
 
 import pytest
-from server_helpers import read_stream, stream_events, wait_for
+from server_helpers import TEST_HOSTS, read_stream, stream_events, wait_for
 from starlette.testclient import TestClient
 
 from server.app import create_app
@@ -125,7 +125,7 @@ def test_trace_upload_needs_json_content_type(client):
 
 
 def test_oversized_trace_is_413(manager, tmp_path):
-    client = TestClient(create_app(manager, webui_dir=tmp_path, max_trace_bytes=1000))
+    client = TestClient(create_app(manager, webui_dir=tmp_path, max_trace_bytes=1000, extra_hosts=TEST_HOSTS))
     response = client.post(
         "/api/traces", content=b"[" + b" " * 2000 + b"]", headers={"content-type": "application/json"}
     )
@@ -167,7 +167,7 @@ def ui_client(manager, tmp_path):
         (webui / "node_modules" / package / "dist" / "lib.js").write_text(f"// {package}")
     (tmp_path / "secret.txt").write_text("top secret")
     (webui / "src" / "link.js").symlink_to(tmp_path / "secret.txt")
-    return TestClient(create_app(manager, webui_dir=webui))
+    return TestClient(create_app(manager, webui_dir=webui, extra_hosts=TEST_HOSTS))
 
 
 def test_static_ui_files_are_served(ui_client):
@@ -218,7 +218,7 @@ def test_missing_web_ui_is_a_404_that_says_so(client):
 
 def test_listed_package_not_installed_asks_for_npm_ci(manager, tmp_path):
     (tmp_path / "package.json").write_text(json.dumps({"dependencies": {"d3": "7"}}))
-    client = TestClient(create_app(manager, webui_dir=tmp_path))
+    client = TestClient(create_app(manager, webui_dir=tmp_path, extra_hosts=TEST_HOSTS))
     response = client.get("/vendor/d3/dist/d3.js")
     assert response.status_code == 404 and "npm ci" in response.json()["detail"]
 
@@ -263,7 +263,7 @@ def test_a_broken_scenario_fails_its_run_only(client, scenario, status, error):
 
 
 def test_a_hanging_run_times_out(make_manager, tmp_path):
-    client = TestClient(create_app(make_manager(run_timeout_s=1.0), webui_dir=tmp_path))
+    client = TestClient(create_app(make_manager(run_timeout_s=1.0), webui_dir=tmp_path, extra_hosts=TEST_HOSTS))
     run = client.post("/api/runs", json={"scenario": "hang", "params": {"seconds": 120.0}}).json()
     summary = wait_for(client, run["id"], timeout=30)
     assert summary["status"] == "timeout" and "1 s limit" in summary["error"]
@@ -322,7 +322,7 @@ def test_ten_clients_on_one_run_all_get_every_event(client):
 
 def test_history_is_bounded_and_the_rest_counted(make_manager, tmp_path):
     manager = make_manager(max_history=10_000)
-    client = TestClient(create_app(manager, webui_dir=tmp_path))
+    client = TestClient(create_app(manager, webui_dir=tmp_path, extra_hosts=TEST_HOSTS))
     run = client.post("/api/runs", json={"scenario": "flood", "params": {"events": 50_000}}).json()
     summary = wait_for(client, run["id"])
     stored = manager.get(run["id"]).history_events
@@ -336,3 +336,60 @@ def test_a_trace_with_too_many_events_is_400(client):
     body = b"[" + b",".join([b'{"ph":"Z"}'] * (MAX_TRACE_EVENTS + 1)) + b"]"
     response = client.post("/api/traces", content=body, headers={"content-type": "application/json"})
     assert response.status_code == 400 and f"at most {MAX_TRACE_EVENTS} are accepted" in response.json()["detail"]
+
+
+# ----------------------------------------------------------------------------- input that used to answer 500
+JSON = {"content-type": "application/json"}
+
+
+@pytest.mark.parametrize(
+    ("path", "raw", "message"),
+    [
+        ("/api/runs", b'{"scenario": "engine_basics", "params": {"op_ms": 1e999}}', "1e999 is too large"),
+        ("/api/runs", b'{"scenario": "\\ud800"}', "$.scenario holds a lone UTF-16 surrogate"),
+        ("/api/runs", b'{"scenario": "engine_basics", "params": {"engine_type": "\\uDFFF"}}', "$.params.engine_type"),
+        ("/api/runs", b'{"scenario": "engine_basics", "params": {"\\ud800": 1}}', "$.params (a key)"),
+        ("/api/traces", b'[{"ph": "X", "ts": 1e308, "dur": 1}]', "'ts' must be a finite number within"),
+        ("/api/traces", b'[{"ph": "X", "ts": 1, "dur": 1e308}]', "'dur' must be a finite number >= 0"),
+        ("/api/traces", b'[{"ph": "B", "ts": ' + b"9" * 400 + b"}]", "'ts' must be a finite number within"),
+        ("/api/traces", b'[{"ph": "X", "ts": 1, "dur": 1, "name": "\\ud800"}]', "$[0].name holds a lone"),
+        ("/api/traces", b'[{"ph": "B", "ts": ' + b"9" * 5000 + b"}]", "not valid JSON"),
+    ],
+)
+def test_hostile_numbers_and_strings_are_4xx_with_a_reason(client, path, raw, message):
+    response = client.post(path, content=raw, headers=JSON)
+    assert response.status_code == 400, response.text
+    assert message in response.json()["detail"]
+    assert client.get("/api/runs").json() == []
+
+
+def test_a_valid_surrogate_pair_is_accepted(client):
+    trace = b'[{"ph": "X", "ts": 1, "dur": 1, "name": "\\ud83d\\ude00 op"}]'
+    replay = client.post("/api/traces", content=trace, headers=JSON)
+    assert replay.status_code == 201, replay.text
+    messages, code = read_stream(client, replay.json()["id"])
+    assert code == 1000 and stream_events(messages)[0]["name"] == "\U0001f600 op"
+
+
+def test_over_long_static_file_names_are_404(ui_client):
+    for path in ("/app/" + "x" * 300, "/app/" + "x" * 5000, "/vendor/d3/" + "y" * 300, "/app/a/" + "b" * 256 + "/c"):
+        response = ui_client.get(path)
+        assert response.status_code == 404 and response.json()["detail"], path
+
+
+def test_finished_histories_share_a_budget_and_the_oldest_lose_their_events_first(make_manager, tmp_path):
+    manager = make_manager()
+    client = TestClient(create_app(manager, webui_dir=tmp_path, extra_hosts=TEST_HOSTS))
+    trace = [{"ph": "X", "name": f"op{i}", "ts": i, "dur": 1} for i in range(3000)]
+    ids = [client.post("/api/traces", json=trace).json()["id"]]
+    one_run = manager.get(ids[0]).stored_bytes()
+    manager.max_stored_bytes = int(2.5 * one_run)  # room for two such runs
+    ids += [client.post("/api/traces", json=trace).json()["id"] for _ in range(3)]
+    summaries = [client.get(f"/api/runs/{run_id}").json() for run_id in ids]
+    assert [s["history_evicted"] for s in summaries] == [True, True, False, False]
+    assert all(s["events"] == 9000 and s["result"]["operations"] == 3000 for s in summaries)  # counts stay
+    assert sum(manager.get(run_id).stored_bytes() for run_id in ids) == 2 * one_run
+    messages, code = read_stream(client, ids[0])
+    assert code == 1000 and messages[0]["run"]["history_evicted"] and stream_events(messages) == []
+    assert client.get(f"/api/runs/{ids[0]}/trace").json()["traceEvents"] == []
+    assert len(stream_events(read_stream(client, ids[-1])[0])) == 9000

@@ -4,20 +4,31 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
 
 import httpx
 import numpy as np
 import pytest
-import uvicorn
+from server_helpers import TEST_HOSTS
+from starlette.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 from websockets.sync.client import connect
 
 import framework as mx
 from framework import events
 from framework.engine import create
 from server.app import create_app
-from server.streaming import Batch, ClientQueue, encode_events, events_message, history_chunks, json_safe
+from server.runs import Run
+from server.streaming import (
+    Batch,
+    ClientLimits,
+    ClientQueue,
+    PackedBatch,
+    encode_events,
+    events_message,
+    history_chunks,
+    json_safe,
+)
 
 
 def test_encoding_is_json_with_non_json_values_as_strings():
@@ -49,22 +60,74 @@ def test_messages_and_history_chunks():
     assert json.loads(events_message([], 0)) == {"type": "events", "seq": 0, "events": [], "dropped": 0}
 
 
-@pytest.fixture
-def live_server(make_manager, tmp_path):
-    """The app on a real uvicorn server in a thread, on a free loopback port."""
-    manager = make_manager()
-    app = create_app(manager, webui_dir=tmp_path, client_queue_events=5000)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(16)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.01)
-    yield manager, sock.getsockname()[1]
-    server.should_exit = True
-    thread.join(10)
+def test_a_queue_is_bounded_in_characters_too():
+    queue = ClientQueue(bound=1000, bound_bytes=10)
+    queue.offer(Batch(0, 1, "x" * 6))
+    queue.offer(Batch(1, 1, "y" * 6))  # 12 characters would exceed 10: dropped
+    assert len(queue) == 1 and queue.chars == 6 and queue.dropped == 1
+    assert queue.take()[0][0].seq == 0 and queue.chars == 0
+    queue.offer(Batch(2, 1, "z" * 50))  # larger than the bound, but alone: it passes (a batch is never split)
+    assert [b.seq for b in queue.take()[0]] == [2]
+    with pytest.raises(ValueError, match="bound_bytes must be >= 1"):
+        ClientQueue(10, 0)
+    big = [Batch(0, 1, "a" * 8), Batch(1, 1, "b" * 8), Batch(2, 1, "c")]
+    assert [[b.seq for b in c] for c in history_chunks(big, 5000, max_chars=10)] == [[0], [1, 2]]
+
+
+def test_a_finished_runs_history_is_kept_compressed_and_reads_the_same():
+    run = Run("r", "replay", {})
+    events = [
+        {"kind": "engine.start", "t_ns": i, "op": i, "worker": "cpu(0)/normal/0", "stream": None} for i in range(5000)
+    ]
+    run.publish_events(events)
+    plain = list(run.history)
+    assert all(isinstance(b, Batch) for b in plain)
+    run.finish("done")
+    assert all(isinstance(b, PackedBatch) for b in run.history)
+    assert sum(len(b.data) for b in run.history) * 5 < sum(b.chars for b in plain)  # at least 5x smaller
+    assert [(b.seq, b.count, b.chars, b.json) for b in run.history] == [
+        (b.seq, b.count, b.chars, b.json) for b in plain
+    ]
+    assert run.events() == events
+    assert json.loads(events_message(run.history[:1], 0))["events"] == events[: run.history[0].count]
+
+
+def test_client_limits_count_per_run_and_in_total():
+    limits = ClientLimits(max_clients=3, max_per_run=2)
+    assert limits.enter("a") is None and limits.enter("a") is None
+    assert "too many clients on this run: 2 at once" in limits.enter("a")
+    assert limits.enter("b") is None
+    assert "the server allows 3 at once" in limits.enter("c")
+    limits.leave("a")
+    assert limits.enter("c") is None and limits.total == 3 and limits.per_run == {"a": 1, "b": 1, "c": 1}
+    with pytest.raises(ValueError, match="limits must be >= 1"):
+        ClientLimits(0, 1)
+
+
+def _close_of(ws) -> tuple[int, str]:
+    try:
+        while True:
+            ws.receive_json()
+    except WebSocketDisconnect as closed:
+        return closed.code, closed.reason
+
+
+def test_websockets_beyond_the_limits_are_closed_with_1013_and_a_reason(manager, tmp_path):
+    for run_id in ("one", "two"):
+        manager.add_live(Run(run_id, "attach", {})).set_running()
+    app = create_app(manager, webui_dir=tmp_path, extra_hosts=TEST_HOSTS, max_clients=3, max_clients_per_run=2)
+    client = TestClient(app)
+    with client.websocket_connect("/api/runs/one/events") as a, client.websocket_connect("/api/runs/one/events") as b:
+        assert a.receive_json()["type"] == b.receive_json()["type"] == "hello"
+        with client.websocket_connect("/api/runs/one/events") as refused:
+            assert _close_of(refused) == (1013, "too many clients on this run: 2 at once; try again later")
+        with client.websocket_connect("/api/runs/two/events") as c:
+            assert c.receive_json()["type"] == "hello"
+            with client.websocket_connect("/api/runs/two/events") as refused:
+                code, reason = _close_of(refused)
+                assert code == 1013 and "the server allows 3 at once" in reason
+    with client.websocket_connect("/api/runs/one/events") as again:  # the closed ones were counted out
+        assert again.receive_json()["type"] == "hello"
 
 
 def _stalled_websocket(port: int, path: str) -> socket.socket:
@@ -128,3 +191,29 @@ def test_the_engine_event_templates_give_the_same_json_as_json_dumps():
         {"kind": "engine.start", "t_ns": 1, "op": 4, "worker": "w", "other": None},
     ]
     assert json.loads(f"[{encode_events(odd)}]") == odd
+
+
+@pytest.mark.slow  # waits for the send timeout and the abort grace
+def test_a_client_that_never_reads_is_dropped_after_the_send_timeout(make_live_server):
+    manager, port = make_live_server(send_timeout=1.0, client_queue_events=5000)
+    base = f"http://127.0.0.1:{port}"
+    run = httpx.post(f"{base}/api/runs", json={"scenario": "flood", "params": {"events": 200_000, "per_ms": 50}}).json()
+    stalled = _stalled_websocket(port, f"/api/runs/{run['id']}/events")
+    live = manager.get(run["id"])
+    deadline = time.monotonic() + 30
+    while not live.clients and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert live.clients, "the stalled client never attached"
+    while live.clients and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert live.clients == [], "the stalled client was not detached after its send timeout"
+    # The server side aborted the connection: reading now gets what was buffered, then the reset or EOF.
+    stalled.settimeout(30)
+    try:
+        while stalled.recv(1 << 16):
+            pass
+    except ConnectionResetError:
+        pass
+    stalled.close()
+    assert httpx.get(f"{base}/api/health").json()["status"] == "ok"
+    httpx.post(f"{base}/api/runs/{run['id']}/cancel")

@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
-from server_helpers import read_stream, stream_events, wait_for
+import json
+import threading
+import time
+
+import httpx
+import pytest
+from server_helpers import TEST_HOSTS, read_stream, stream_events, wait_for
+from starlette.testclient import TestClient
 
 import framework as mx
 from framework import events, profiler, storage
 from framework.engine import create
+from server.app import create_app
+from server.traces import (
+    MAX_TRACE_BYTES,
+    MAX_TRACE_EVENTS,
+    Deadline,
+    TraceError,
+    _StorageLedger,
+    parse_trace,
+    replay_events,
+)
 
 
 def _without_host(trace: dict) -> list[dict]:
@@ -81,3 +98,88 @@ def test_a_bare_list_from_another_tool_becomes_operations(client):
     assert [p["name"] for p in pushes] == ["layout", "paint"] and {p["ctx"] for p in pushes} == {"renderer"}
     assert {s["worker"] for s in starts} == {"main"} and len({p["op"] for p in pushes}) == 2
     assert [e["t_ns"] for e in got if e["kind"] == "engine.end"] == [14_500, 25_000]
+
+
+# ----------------------------------------------------------------------------- cost of a replay
+def _sawtooth_trace(events: int) -> dict:
+    """``storage bytes in use`` counters going up and down: what made the replay quadratic."""
+    values = [(i % 500) * 64 + (i // 500) * 8 for i in range(events)]
+    counters = [
+        {"ph": "C", "name": "storage bytes in use", "pid": 1, "ts": i, "args": {"bytes": v}}
+        for i, v in enumerate(values)
+    ]
+    return {"traceEvents": [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "cpu(0)"}}, *counters]}
+
+
+def test_replayed_storage_reproduces_every_counter_value():
+    trace = _sawtooth_trace(3000)
+    events, _ = replay_events(parse_trace(json.dumps(trace).encode()))
+    in_use, curve, handles = 0, {}, {}
+    for e in events:
+        if e["kind"] == "storage.alloc":
+            assert e["handle"] not in handles
+            handles[e["handle"]] = e["nbytes"]
+            in_use += e["nbytes"]
+        elif e["kind"] == "storage.free":
+            assert handles.pop(e["handle"]) == e["nbytes"]  # a live block, freed once, at its size
+            in_use -= e["nbytes"]
+        curve[e["t_ns"]] = in_use
+    expected = {c["ts"] * 1000: c["args"]["bytes"] for c in trace["traceEvents"][1:]}
+    assert {t: v for t, v in curve.items() if t in expected} == {t: v for t, v in expected.items() if t in curve}
+    assert all(curve.get(t, 0) == v for t, v in expected.items())
+
+
+def test_a_fall_frees_the_most_recent_block_of_that_size_first():
+    ledger = _StorageLedger()
+    assert ledger.move_to(100) == [("alloc", 1, 100)]
+    assert ledger.move_to(130) == [("alloc", 2, 30)]
+    assert ledger.move_to(230) == [("alloc", 3, 100)]
+    assert ledger.move_to(130) == [("free", 3, 100)]  # exact size: the most recent 100
+    assert ledger.move_to(30) == [("free", 1, 100)]  # exact size again, the older 100
+    assert ledger.move_to(10) == [("free", 2, 30), ("alloc", 4, 10)]  # no 20-byte block: free, then allocate back
+    assert ledger.in_use == 10 and ledger.live == {4: 10}
+
+
+def test_a_replay_over_its_time_limit_is_refused():
+    data = json.dumps(_sawtooth_trace(10_000)).encode()
+    with pytest.raises(TraceError, match=r"took more than 1e-09 s"):
+        deadline = Deadline(1e-9)
+        replay_events(parse_trace(data, deadline=deadline), deadline)
+
+
+def test_the_largest_trace_replays_while_health_keeps_answering(live_server):
+    """The upload runs off the event loop: /api/health answers while it replays."""
+    _, port = live_server
+    base = f"http://127.0.0.1:{port}"
+    body = json.dumps(_sawtooth_trace(MAX_TRACE_EVENTS - 1)).encode()
+    assert len(body) <= MAX_TRACE_BYTES
+    upload: dict = {}
+
+    def send() -> None:
+        upload["response"] = httpx.post(
+            f"{base}/api/traces", content=body, headers={"content-type": "application/json"}, timeout=120
+        )
+        upload["done"] = time.monotonic()
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    answered = []
+    while sender.is_alive():
+        assert httpx.get(f"{base}/api/health", timeout=60).status_code == 200
+        answered.append(time.monotonic())
+        time.sleep(0.02)
+    sender.join()
+    assert upload["response"].status_code == 201, upload["response"].text
+    assert upload["response"].json()["result"]["trace_events"] == MAX_TRACE_EVENTS
+    during = [t for t in answered if t < upload["done"]]
+    assert len(during) >= 3, f"only {len(during)} health answers while the upload was in progress"
+
+
+def test_in_attach_mode_a_trace_replays_in_a_thread(manager, tmp_path):
+    """No worker process in attach mode (it would re-import the user's script): same result."""
+    app = create_app(manager, webui_dir=tmp_path, mode="attach", extra_hosts=TEST_HOSTS)
+    with TestClient(app) as client:
+        replay = client.post("/api/traces", json=_sawtooth_trace(50))
+        assert replay.status_code == 201, replay.text
+        counts = replay.json()["event_counts"]
+        assert counts["storage.alloc"] >= 49 and replay.json()["result"]["trace_events"] == 51
