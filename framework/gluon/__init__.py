@@ -8,7 +8,7 @@ KVStore), :mod:`.utils` and :mod:`.data` (datasets and the DataLoader). See docs
 
 from __future__ import annotations
 
-from . import data, loss, nn, utils
+from . import contrib, data, loss, model_zoo, nn, utils
 from .block import Block, BlockError, HybridBlock, SymbolBlock
 from .parameter import Constant, DeferredInitializationError, Parameter, ParameterDict
 from .trainer import Trainer
@@ -23,8 +23,10 @@ __all__ = [
     "ParameterDict",
     "SymbolBlock",
     "Trainer",
+    "contrib",
     "data",
     "loss",
+    "model_zoo",
     "nn",
     "utils",
 ]
