@@ -48,6 +48,7 @@ TUTORIALS: tuple[Tutorial, ...] = (
     Tutorial("11", "Train a network end to end", "tutorials/11-train-end-to-end.md", ("train_mlp",)),
     Tutorial("12", "Running on a GPU with CuPy", "tutorials/12-gpu-with-cupy.md", ("engine_basics",)),
     Tutorial("13", "Profiling", "tutorials/13-profiling.md", ("engine_basics",)),
+    Tutorial("14", "Gluon and hybridize", "tutorials/14-gluon-and-hybridize.md", ("hybridize",)),
 )
 
 
