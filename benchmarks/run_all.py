@@ -70,6 +70,10 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("kvstore", "push and pull of many 4 MiB keys from two contexts"),
     Benchmark("server_overhead", "engine dispatch while the server streams every event to a client"),
     Benchmark("kvstore_dist", "MLP training with dist_sync on 2 Ray workers against 1"),
+    Benchmark(
+        "gluon",
+        "Gluon training of the W5 MLP and LeNet, imperative against hybridized (and MXNet 1.9.1 with `--mxnet-python`)",
+    ),
 )
 #: Scripts in this folder that are not benchmarks.
 NOT_BENCHMARKS = ("run_all",)
