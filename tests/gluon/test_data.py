@@ -331,3 +331,17 @@ def test_compose_in_a_worker_pipeline():
     got = np.concatenate([b[0].asnumpy() for b in batches])
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
     loader.close()
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="POSIX shared memory is listed in /dev/shm on Linux")
+def test_an_abandoned_epoch_frees_the_shared_memory_of_batches_in_flight():
+    def blocks():
+        return {name for name in os.listdir("/dev/shm") if name.startswith("psm_")}
+
+    before = blocks()
+    loader = gdata.DataLoader(_dataset(40), batch_size=2, num_workers=2, prefetch=6)
+    it = iter(loader)
+    next(it)
+    it.close()  # what garbage collection of the iterator does too
+    loader.close()
+    assert blocks() - before == set()
