@@ -78,6 +78,10 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "the server under hostile load: streaming and stalled clients, largest uploads, hostile bodies",
     ),
     Benchmark("kvstore_dist", "MLP training with dist_sync on 2 Ray workers against 1"),
+    Benchmark(
+        "gluon",
+        "Gluon training of the W5 MLP and LeNet, imperative against hybridized (and MXNet 1.9.1 with `--mxnet-python`)",
+    ),
 )
 #: Scripts in this folder that are not benchmarks.
 NOT_BENCHMARKS = ("run_all",)

@@ -63,6 +63,7 @@ CATALOGUE: tuple[Exercise, ...] = (
     Exercise("max_pool", "max pooling", "windowed maxima forward, gradient routed to the winner backward"),
     Exercise("engine_var", "the engine's per-variable queue", "reads together, writes alone, in push order"),
     Exercise("memory_planner", "the memory planner's sharing step", "a free list that reuses dead blocks by size"),
+    Exercise("glu", "a gated linear unit as a HybridBlock", "(xW + b) * sigmoid(xV + c), imperative and hybridized"),
 )
 
 EXERCISES: dict[str, Exercise] = {exercise.name: exercise for exercise in CATALOGUE}

@@ -3,12 +3,12 @@
 Bottom up: :mod:`.parameter` (Parameter, Constant, ParameterDict), :mod:`.block`
 (Block, HybridBlock, SymbolBlock; hybridize traces into a Symbol run by the executor's
 CachedOp), :mod:`.nn` (layers), :mod:`.loss`, :mod:`.trainer` (the optimizer through a
-KVStore) and :mod:`.utils`. See docs/gluon.md.
+KVStore), :mod:`.utils` and :mod:`.data` (datasets and the DataLoader). See docs/gluon.md.
 """
 
 from __future__ import annotations
 
-from . import loss, nn, utils
+from . import contrib, data, loss, model_zoo, nn, utils
 from .block import Block, BlockError, HybridBlock, SymbolBlock
 from .parameter import Constant, DeferredInitializationError, Parameter, ParameterDict
 from .trainer import Trainer
@@ -23,7 +23,10 @@ __all__ = [
     "ParameterDict",
     "SymbolBlock",
     "Trainer",
+    "contrib",
+    "data",
     "loss",
+    "model_zoo",
     "nn",
     "utils",
 ]

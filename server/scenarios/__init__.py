@@ -13,7 +13,7 @@ import importlib
 from .base import PANELS, REGISTRY, DirectContext, RunContext, Scenario, ScenarioParams, get, register
 from .tutorials import TUTORIALS, Tutorial
 
-SCENARIO_MODULES = ("engine_basics", "rw_hazards", "memory_planning", "train_mlp", "kvstore_parallel")
+SCENARIO_MODULES = ("engine_basics", "rw_hazards", "memory_planning", "train_mlp", "kvstore_parallel", "hybridize")
 
 for _module in SCENARIO_MODULES:
     importlib.import_module(f"{__name__}.{_module}")

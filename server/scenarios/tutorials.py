@@ -49,6 +49,7 @@ TUTORIALS: tuple[Tutorial, ...] = (
     Tutorial("12", "Running on a GPU with CuPy", "tutorials/12-gpu-with-cupy.md", ("engine_basics",)),
     Tutorial("13", "Profiling", "tutorials/13-profiling.md", ("engine_basics",)),
     Tutorial("14", "The fused RNN operator", "tutorials/14-fused-rnn.md", ("memory_planning",)),
+    Tutorial("15", "Gluon and hybridize", "tutorials/15-gluon-and-hybridize.md", ("hybridize",)),
 )
 
 

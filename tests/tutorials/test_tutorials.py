@@ -45,6 +45,7 @@ EXPECTED_FILES = [
     "12-gpu-with-cupy.md",
     "13-profiling.md",
     "14-fused-rnn.md",
+    "15-gluon-and-hybridize.md",
 ]
 WATCH_LINK = re.compile(r"http://127\.0\.0\.1:8000/\?scenario=(\w+)")
 EXERCISE_COMMAND = re.compile(r"mxlab (?:check|hint|solution) (\w+)")

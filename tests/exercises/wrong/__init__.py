@@ -174,4 +174,37 @@ MUTATIONS = [
         "free_list_rules",
         ("too large a block is not taken",),
     ),
+    Mutation(
+        "glu",
+        "gates with tanh instead of sigmoid",
+        "gate = F.sigmoid(F.FullyConnected(x, gate_weight, gate_bias, num_hidden=self.units))",
+        "gate = F.tanh(F.FullyConnected(x, gate_weight, gate_bias, num_hidden=self.units))",
+        "forward",
+        ("sigmoid(x V^T + c)", "imperative"),
+    ),
+    Mutation(
+        "glu",
+        "computes the gate with NumPy (cannot be traced)",
+        "gate = F.sigmoid(F.FullyConnected(x, gate_weight, gate_bias, num_hidden=self.units))",
+        "gate = F.array(1 / (1 + __import__('numpy').exp(-F.FullyConnected(x, gate_weight, gate_bias, "
+        "num_hidden=self.units).asnumpy())))",
+        "hybridized",
+        ("F.<operator>", "no NumPy", "hybridized"),
+    ),
+    Mutation(
+        "glu",
+        "stops the gradient through the gate",
+        "        return linear * gate\n",
+        "        return linear * F.BlockGrad(gate)\n",
+        "gradients",
+        ("the gradient of data", "stops the gradient"),
+    ),
+    Mutation(
+        "glu",
+        "forgets allow_deferred_init on the gate weight",
+        'self.gate_weight = self.params.get("gate_weight", shape=(units, in_units), allow_deferred_init=True)',
+        'self.gate_weight = self.params.get("gate_weight", shape=(units, in_units))',
+        "parameters",
+        ("GLU(5)", "allow_deferred_init=True", "glu0_gate_weight"),
+    ),
 ]
