@@ -38,7 +38,7 @@ def _run_mxlab(spec: dict, arrays: dict, key: str) -> dict:
     if "num_args" in spec["params"]:  # variadic: inputs by position
         sym = _symbol_function(spec["op"])(*variables, name="op", **spec["params"])
     else:
-        sym = _symbol_function(spec["op"])(name="op", **dict(zip(names, variables)), **spec["params"])
+        sym = _symbol_function(spec["op"])(name="op", **dict(zip(names, variables, strict=True)), **spec["params"])
     args = {n: mx.nd.array(arrays[f"{key}/args/{n}"], dtype="float32") for n in names}
     grads = {n: mx.nd.zeros(a.shape, dtype="float32") for n, a in args.items()}
     req = {n: ("write" if n in spec["grads"] else "null") for n in names}

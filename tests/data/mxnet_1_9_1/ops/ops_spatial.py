@@ -127,7 +127,7 @@ def run_case(case: dict, heads_rng: np.random.Generator) -> dict:
     if "num_args" in case["params"]:  # variadic: inputs by position
         sym = op(*variables, name="op", **case["params"])
     else:
-        sym = op(name="op", **dict(zip(case["args"], variables)), **case["params"])
+        sym = op(name="op", **dict(zip(case["args"], variables, strict=True)), **case["params"])
     args = {n: mx.nd.array(a) for n, a in case["args"].items()}
     grads = {n: mx.nd.zeros(a.shape) for n, a in case["args"].items()}
     req = {n: ("write" if n in grads_of else "null") for n in case["args"]}
