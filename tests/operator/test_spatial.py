@@ -1,0 +1,292 @@
+"""Spatial operators: layout moves, resampling and im2col against NumPy references, with
+gradients, req, inference in both directions and parameter errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from op_helpers import infer_shapes, infer_types, seeded_rng, to_nd
+
+import framework as mx
+from framework.operator import InferenceError, OperatorParamError
+from framework.test_utils import assert_almost_equal, check_imperative_gradient, check_req
+
+
+# ------------------------------------------------------------------ references (loops are fine here)
+def depth_to_space_reference(x: np.ndarray, b: int) -> np.ndarray:
+    n, c, h, w = x.shape
+    cc = c // (b * b)
+    out = np.empty((n, cc, h * b, w * b), x.dtype)
+    for i in range(b):
+        for j in range(b):
+            out[:, :, i::b, j::b] = x[:, (i * b + j) * cc : (i * b + j + 1) * cc]
+    return out
+
+
+def resize_reference(x: np.ndarray, oh: int, ow: int, align_corners: bool) -> np.ndarray:
+    """Bilinear interpolation pixel by pixel."""
+    h, w = x.shape[2:]
+
+    def source(o: int, size_in: int, size_out: int) -> tuple[int, int, float]:
+        if align_corners:
+            s = o * (size_in - 1) / (size_out - 1) if size_out > 1 else 0.0
+        else:
+            s = max((o + 0.5) * size_in / size_out - 0.5, 0.0)
+        lo = min(int(np.floor(s)), size_in - 1)
+        return lo, min(lo + 1, size_in - 1), s - lo
+
+    out = np.zeros(x.shape[:2] + (oh, ow))
+    for y in range(oh):
+        y0, y1, fy = source(y, h, oh)
+        for z in range(ow):
+            x0, x1, fx = source(z, w, ow)
+            top = (1 - fx) * x[:, :, y0, x0] + fx * x[:, :, y0, x1]
+            bottom = (1 - fx) * x[:, :, y1, x0] + fx * x[:, :, y1, x1]
+            out[:, :, y, z] = (1 - fy) * top + fy * bottom
+    return out
+
+
+def adaptive_reference(x: np.ndarray, oh: int, ow: int) -> np.ndarray:
+    h, w = x.shape[2:]
+    out = np.zeros(x.shape[:2] + (oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            hs, he = (i * h) // oh, -(-(i + 1) * h // oh)
+            ws, we = (j * w) // ow, -(-(j + 1) * w // ow)
+            out[:, :, i, j] = x[:, :, hs:he, ws:we].mean(axis=(2, 3))
+    return out
+
+
+def im2col_reference(x, kernel, stride, dilate, pad) -> np.ndarray:
+    """2-D im2col by explicit window positions."""
+    n, c, h, w = x.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))
+    oh = (h + 2 * pad[0] - dilate[0] * (kernel[0] - 1) - 1) // stride[0] + 1
+    ow = (w + 2 * pad[1] - dilate[1] * (kernel[1] - 1) - 1) // stride[1] + 1
+    cols = np.zeros((n, c, kernel[0], kernel[1], oh, ow))
+    for ki in range(kernel[0]):
+        for kj in range(kernel[1]):
+            for i in range(oh):
+                for j in range(ow):
+                    cols[:, :, ki, kj, i, j] = xp[:, :, i * stride[0] + ki * dilate[0], j * stride[1] + kj * dilate[1]]
+    return cols.reshape(n, c * kernel[0] * kernel[1], oh * ow)
+
+
+# ------------------------------------------------------------------ depth_to_space / space_to_depth
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "float16"])
+def test_depth_to_space_and_back(dtype):
+    x = seeded_rng(1).integers(-50, 50, (2, 12, 3, 4)).astype(dtype)
+    y = mx.nd.depth_to_space(to_nd(x, dtype), block_size=2)
+    assert y.dtype == np.dtype(dtype)
+    assert_almost_equal(y.asnumpy(), depth_to_space_reference(x, 2))
+    assert_almost_equal(mx.nd.space_to_depth(y, block_size=2).asnumpy(), x)
+
+
+def test_depth_space_gradients_and_req():
+    x = seeded_rng(2).normal(size=(1, 8, 2, 3))
+    check_imperative_gradient(lambda a: mx.nd.depth_to_space(a, block_size=2), [x])
+    check_imperative_gradient(lambda a: mx.nd.space_to_depth(a, block_size=2), [x.reshape(1, 2, 4, 6)])
+    check_req("depth_to_space", [x], block_size=2)
+    check_req("space_to_depth", [x.reshape(1, 2, 4, 6)], block_size=2)
+
+
+def test_depth_space_inference_both_ways_and_errors():
+    assert infer_shapes("depth_to_space", {"block_size": 3}, [(2, 18, 4, 5)])[1] == [(2, 2, 12, 15)]
+    assert infer_shapes("depth_to_space", {"block_size": 3}, [None], [(2, 2, 12, 15)])[0] == [(2, 18, 4, 5)]
+    assert infer_shapes("space_to_depth", {"block_size": 2}, [(1, 3, 4, 6)])[1] == [(1, 12, 2, 3)]
+    assert infer_shapes("space_to_depth", {"block_size": 2}, [None], [(1, 12, 2, 3)])[0] == [(1, 3, 4, 6)]
+    assert infer_types("depth_to_space", {"block_size": 2}, [None], ["float16"])[0] == ["float16"]
+    with pytest.raises(InferenceError, match="multiple of block_size"):
+        mx.nd.depth_to_space(mx.nd.zeros((1, 6, 2, 2)), block_size=2)
+    with pytest.raises(InferenceError, match="divisible by block_size"):
+        mx.nd.space_to_depth(mx.nd.zeros((1, 1, 3, 4)), block_size=2)
+    with pytest.raises(InferenceError, match="4-d"):
+        mx.nd.depth_to_space(mx.nd.zeros((4, 2, 2)), block_size=2)
+    with pytest.raises(OperatorParamError, match="block_size"):
+        mx.nd.depth_to_space(mx.nd.zeros((1, 4, 2, 2)), block_size=0)
+
+
+# ------------------------------------------------------------------ UpSampling
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_upsampling_nearest_concat_and_sum(dtype):
+    rng = seeded_rng(3)
+    a, b = rng.normal(size=(2, 3, 2, 3)).astype(dtype), rng.normal(size=(2, 3, 4, 6)).astype(dtype)
+    up = mx.nd.UpSampling(to_nd(a, dtype), scale=2, sample_type="nearest", num_args=1)
+    assert_almost_equal(up.asnumpy(), a.repeat(2, 2).repeat(2, 3))
+    concat = mx.nd.UpSampling(to_nd(a, dtype), to_nd(b, dtype), scale=4, sample_type="nearest")
+    expected = np.concatenate([a.repeat(4, 2).repeat(4, 3), b.repeat(2, 2).repeat(2, 3)], axis=1)
+    assert_almost_equal(concat.asnumpy(), expected)
+    total = mx.nd.UpSampling(to_nd(a, dtype), to_nd(b, dtype), scale=4, sample_type="nearest", multi_input_mode="sum")
+    assert_almost_equal(total.asnumpy(), a.repeat(4, 2).repeat(4, 3) + b.repeat(2, 2).repeat(2, 3), rtol=1e-3)
+
+
+def test_upsampling_bilinear_is_a_depthwise_deconvolution():
+    rng = seeded_rng(4)
+    x, weight = rng.normal(size=(1, 2, 3, 3)), rng.normal(size=(2, 1, 4, 4))
+    got = mx.nd.UpSampling(to_nd(x), to_nd(weight), scale=2, sample_type="bilinear", num_filter=2)
+    expected = mx.nd.Deconvolution(
+        to_nd(x), to_nd(weight), kernel=(4, 4), stride=(2, 2), pad=(1, 1), num_filter=2, num_group=2, no_bias=True
+    )
+    assert got.shape == (1, 2, 6, 6)
+    assert_almost_equal(got.asnumpy(), expected.asnumpy())
+
+
+def test_upsampling_gradients_and_req():
+    rng = seeded_rng(5)
+    a, b = rng.normal(size=(1, 2, 2, 2)), rng.normal(size=(1, 2, 4, 4))
+    check_imperative_gradient(lambda x: mx.nd.UpSampling(x, scale=2, sample_type="nearest", num_args=1), [a])
+    check_imperative_gradient(lambda x, y: mx.nd.UpSampling(x, y, scale=2, sample_type="nearest"), [a, b])
+    check_imperative_gradient(
+        lambda x, y: mx.nd.UpSampling(x, y, scale=4, sample_type="nearest", multi_input_mode="sum"), [a, b]
+    )
+    weight = rng.normal(size=(2, 1, 5, 5))
+    check_imperative_gradient(
+        lambda x, w: mx.nd.UpSampling(x, w, scale=3, sample_type="bilinear", num_filter=2, num_args=1), [a, weight]
+    )
+    check_req("UpSampling", [a, b], scale=4, sample_type="nearest", num_args=2, multi_input_mode="sum")
+    check_req("UpSampling", [a, b], scale=4, sample_type="nearest", num_args=2)
+    check_req("UpSampling", [a, weight], scale=3, sample_type="bilinear", num_args=1, num_filter=2)
+
+
+def test_upsampling_inference_and_errors():
+    nearest = {"scale": 2, "sample_type": "nearest", "num_args": 2}
+    assert infer_shapes("UpSampling", nearest, [(1, 3, 2, 2), (1, 4, 4, 4)])[1] == [(1, 7, 4, 4)]
+    bilinear = {"scale": 3, "sample_type": "bilinear", "num_args": 1, "num_filter": 3}
+    ins, outs, _ = infer_shapes("UpSampling", bilinear, [(2, 3, 4, 5), None])
+    assert ins[1] == (3, 1, 5, 5) and outs == [(2, 3, 12, 15)]
+    assert infer_types("UpSampling", nearest, [None, None], ["float64"])[0] == ["float64", "float64"]
+    arguments = mx.sym.UpSampling(mx.sym.var("x"), scale=2, sample_type="bilinear", num_args=1).list_arguments()
+    assert len(arguments) == 2 and arguments[0] == "x" and arguments[1].endswith("_weight")
+    nearest_args = mx.sym.UpSampling(mx.sym.var("a"), mx.sym.var("b"), scale=2, sample_type="nearest")
+    assert nearest_args.list_arguments() == ["a", "b"]
+    with pytest.raises(InferenceError, match="one integer factor"):
+        mx.nd.UpSampling(mx.nd.zeros((1, 1, 2, 2)), mx.nd.zeros((1, 1, 3, 3)), scale=2, sample_type="nearest")
+    with pytest.raises(InferenceError, match="equal channels"):
+        mx.nd.UpSampling(
+            mx.nd.zeros((1, 1, 2, 2)),
+            mx.nd.zeros((1, 2, 2, 2)),
+            scale=2,
+            sample_type="nearest",
+            multi_input_mode="sum",
+        )
+    with pytest.raises(OperatorParamError, match="sample_type"):
+        mx.nd.UpSampling(mx.nd.zeros((1, 1, 2, 2)), scale=2, sample_type="cubic", num_args=1)
+    with pytest.raises(OperatorParamError, match="scale"):
+        mx.nd.UpSampling(mx.nd.zeros((1, 1, 2, 2)), scale=0, sample_type="nearest", num_args=1)
+
+
+# ------------------------------------------------------------------ BilinearResize2D
+@pytest.mark.parametrize("align_corners", [True, False])
+@pytest.mark.parametrize("size", [(7, 3), (2, 9), (1, 1)])
+def test_bilinear_resize_matches_pixelwise_reference(align_corners, size):
+    x = seeded_rng(6).normal(size=(2, 3, 4, 5))
+    got = mx.nd.contrib.BilinearResize2D(to_nd(x), height=size[0], width=size[1], align_corners=align_corners)
+    assert_almost_equal(got.asnumpy(), resize_reference(x, *size, align_corners))
+
+
+@pytest.mark.parametrize(
+    "params, expected",
+    [
+        ({"scale_height": 1.5, "scale_width": 0.5}, (7, 3)),
+        ({"mode": "odd_scale", "scale_height": 2.0, "scale_width": 2.0}, (9, 12)),
+        ({"mode": "to_even_down"}, (4, 6)),
+        ({"mode": "to_even_up"}, (6, 6)),
+        ({"mode": "to_odd_down"}, (5, 5)),
+        ({"mode": "to_odd_up"}, (5, 7)),
+    ],
+)
+def test_bilinear_resize_modes_choose_the_size(params, expected):
+    assert infer_shapes("_contrib_BilinearResize2D", params, [(1, 2, 5, 6)])[1] == [(1, 2, *expected)]
+
+
+def test_bilinear_resize_like_gradients_and_req():
+    rng = seeded_rng(7)
+    x, like = rng.normal(size=(1, 2, 3, 4)), rng.normal(size=(1, 2, 5, 2))
+    got = mx.nd.contrib.BilinearResize2D(data=to_nd(x), like=to_nd(like), mode="like")
+    assert got.shape == (1, 2, 5, 2)
+    check_imperative_gradient(lambda a: mx.nd.contrib.BilinearResize2D(a, height=5, width=6), [x])
+    check_imperative_gradient(lambda a: mx.nd.contrib.BilinearResize2D(a, height=2, width=3, align_corners=False), [x])
+    check_req("_contrib_BilinearResize2D", [x], height=4, width=7)
+    check_req("_contrib_BilinearResize2D", [x, like], mode="like")
+    assert infer_types("_contrib_BilinearResize2D", {"mode": "like"}, ["float32", None])[0] == ["float32"] * 2
+
+
+def test_bilinear_resize_errors():
+    with pytest.raises(OperatorParamError, match="needs scale_height"):
+        mx.nd.contrib.BilinearResize2D(mx.nd.zeros((1, 1, 3, 3)), mode="odd_scale", scale_width=2.0)
+    with pytest.raises(OperatorParamError, match="mode"):
+        mx.nd.contrib.BilinearResize2D(mx.nd.zeros((1, 1, 3, 3)), mode="bicubic")
+    with pytest.raises(InferenceError, match="at least 1"):
+        mx.nd.contrib.BilinearResize2D(mx.nd.zeros((1, 1, 3, 3)), scale_height=0.1, scale_width=1.0)
+    with pytest.raises(InferenceError, match="4-d"):
+        mx.nd.contrib.BilinearResize2D(mx.nd.zeros((3, 3)), height=2, width=2)
+
+
+# ------------------------------------------------------------------ AdaptiveAvgPooling2D
+@pytest.mark.parametrize("output_size, expected", [((), (1, 1)), ((3,), (3, 3)), ((2, 4), (2, 4)), ((9, 6), (9, 6))])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_adaptive_avg_pooling_matches_bins(output_size, expected, dtype):
+    x = seeded_rng(8).normal(size=(2, 3, 7, 5)).astype(dtype)
+    got = mx.nd.contrib.AdaptiveAvgPooling2D(to_nd(x, dtype), output_size=output_size)
+    assert got.shape == (2, 3, *expected) and got.dtype == np.dtype(dtype)
+    assert_almost_equal(got.asnumpy(), adaptive_reference(x.astype(np.float64), *expected), rtol=1e-5, atol=1e-6)
+
+
+def test_adaptive_avg_pooling_gradient_req_inference_errors():
+    x = seeded_rng(9).normal(size=(1, 2, 5, 4))
+    check_imperative_gradient(lambda a: mx.nd.contrib.AdaptiveAvgPooling2D(a, output_size=(3, 3)), [x])
+    check_req("_contrib_AdaptiveAvgPooling2D", [x], output_size=(2, 3))
+    ins, _outs, done = infer_shapes("_contrib_AdaptiveAvgPooling2D", {"output_size": 2}, [None], [(4, 3, 2, 2)])
+    assert ins == [(4, 3, 0, 0)] and not done
+    with pytest.raises(OperatorParamError, match="output_size"):
+        mx.nd.contrib.AdaptiveAvgPooling2D(mx.nd.zeros((1, 1, 4, 4)), output_size=(1, 2, 3))
+
+
+# ------------------------------------------------------------------ im2col / col2im
+@pytest.mark.parametrize(
+    "kernel, stride, dilate, pad",
+    [((2, 2), (1, 1), (1, 1), (0, 0)), ((3, 2), (2, 1), (1, 2), (1, 1)), ((1, 3), (1, 2), (1, 1), (0, 2))],
+)
+def test_im2col_matches_window_reference_and_col2im_is_its_adjoint(kernel, stride, dilate, pad):
+    rng = seeded_rng(10)
+    x = rng.normal(size=(2, 3, 5, 6))
+    params = {"kernel": kernel, "stride": stride, "dilate": dilate, "pad": pad}
+    cols = mx.nd.im2col(to_nd(x), **params).asnumpy()
+    assert_almost_equal(cols, im2col_reference(x, kernel, stride, dilate, pad))
+    c = rng.normal(size=cols.shape)
+    back = mx.nd.col2im(to_nd(c), output_size=(5, 6), **params).asnumpy()
+    assert back.shape == x.shape
+    assert np.isclose(np.sum(cols * c), np.sum(x * back))  # <im2col x, c> = <x, col2im c>
+
+
+def test_im2col_1d_and_3d_shapes():
+    assert mx.nd.im2col(mx.nd.zeros((2, 3, 9)), kernel=(3,), stride=(2,)).shape == (2, 9, 4)
+    assert mx.nd.im2col(mx.nd.zeros((1, 2, 4, 4, 4)), kernel=(2, 2, 2), pad=(1, 1, 1)).shape == (1, 16, 125)
+
+
+def test_im2col_col2im_gradients_and_req():
+    rng = seeded_rng(11)
+    x = rng.normal(size=(1, 2, 4, 5))
+    params = {"kernel": (2, 3), "stride": (2, 1), "pad": (1, 1)}
+    check_imperative_gradient(lambda a: mx.nd.im2col(a, **params), [x])
+    cols = rng.normal(size=(1, 12, 15))
+    check_imperative_gradient(lambda a: mx.nd.col2im(a, output_size=(4, 5), **params), [cols])
+    check_req("im2col", [x], **params)
+    check_req("col2im", [cols], output_size=(4, 5), **params)
+
+
+def test_im2col_col2im_inference_and_errors():
+    params = {"kernel": (2, 3), "stride": (2, 1), "pad": (1, 1)}
+    assert infer_shapes("im2col", params, [(1, 2, 4, 5)])[1] == [(1, 12, 15)]
+    assert infer_shapes("col2im", {**params, "output_size": (4, 5)}, [None], [(3, 2, 4, 5)])[0] == [(3, 12, 15)]
+    assert infer_types("col2im", {**params, "output_size": (4, 5)}, [None], ["float64"])[0] == ["float64"]
+    with pytest.raises(OperatorParamError, match="stride"):
+        mx.nd.im2col(mx.nd.zeros((1, 1, 4, 4)), kernel=(2, 2), stride=(1,))
+    with pytest.raises(OperatorParamError, match="output_size"):
+        mx.nd.col2im(mx.nd.zeros((1, 4, 9)), kernel=(2, 2), output_size=(4,))
+    with pytest.raises(InferenceError, match="does not fit"):
+        mx.nd.im2col(mx.nd.zeros((1, 1, 2, 2)), kernel=(3, 3))
+    with pytest.raises(InferenceError, match="windows"):
+        mx.nd.col2im(mx.nd.zeros((1, 4, 5)), kernel=(2, 2), output_size=(3, 3))
+    with pytest.raises(InferenceError, match="multiple of prod"):
+        mx.nd.col2im(mx.nd.zeros((1, 5, 4)), kernel=(2, 2), output_size=(3, 3))
