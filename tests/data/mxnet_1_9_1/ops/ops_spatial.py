@@ -114,6 +114,29 @@ def cases(rng: np.random.Generator) -> dict:
             "params": {"output_size": (5, 7), "kernel": (3, 3), "stride": (2, 2), "pad": (1, 1)},
             "args": {"data": _uniform(rng, -2, 2, (2, 18, 12))},
         },
+        "grid_affine": {
+            "op": "GridGenerator",
+            "params": {"transform_type": "affine", "target_shape": (4, 5)},
+            "args": {"data": _uniform(rng, -1, 1, (2, 6))},
+        },
+        "grid_warp": {
+            "op": "GridGenerator",
+            "params": {"transform_type": "warp"},
+            "args": {"data": _uniform(rng, -2, 2, (2, 2, 4, 5))},
+        },
+        "bilinear_sampler": {
+            "op": "BilinearSampler",
+            "params": {},
+            "args": {"data": odd, "grid": _uniform(rng, -1.2, 1.2, (2, 2, 4, 6))},
+        },
+        "spatial_transformer": {
+            "op": "SpatialTransformer",
+            "params": {"target_shape": (4, 3), "transform_type": "affine", "sampler_type": "bilinear"},
+            "args": {
+                "data": odd,
+                "loc": np.array([[0.9, 0.2, 0.1, -0.1, 0.8, 0.05], [1.1, 0, -0.2, 0.3, 0.7, 0.1]], np.float32),
+            },
+        },
     }
 
 
