@@ -290,3 +290,100 @@ def test_im2col_col2im_inference_and_errors():
         mx.nd.col2im(mx.nd.zeros((1, 4, 5)), kernel=(2, 2), output_size=(3, 3))
     with pytest.raises(InferenceError, match="multiple of prod"):
         mx.nd.col2im(mx.nd.zeros((1, 5, 4)), kernel=(2, 2), output_size=(3, 3))
+
+
+# ------------------------------------------------------------------ grids and samplers
+def sample_reference(data: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """Bilinear reading pixel by pixel, zero outside the image."""
+    n, c, h, w = data.shape
+    out = np.zeros((n, c, *grid.shape[2:]))
+    for b in range(n):
+        for i in range(grid.shape[2]):
+            for j in range(grid.shape[3]):
+                x = (grid[b, 0, i, j] + 1) * (w - 1) / 2
+                y = (grid[b, 1, i, j] + 1) * (h - 1) / 2
+                x0, y0 = int(np.floor(x)), int(np.floor(y))
+                for yy, wy in ((y0, 1 - (y - y0)), (y0 + 1, y - y0)):
+                    for xx, wx in ((x0, 1 - (x - x0)), (x0 + 1, x - x0)):
+                        if 0 <= yy < h and 0 <= xx < w:
+                            out[b, :, i, j] += wy * wx * data[b, :, yy, xx]
+    return out
+
+
+def test_grid_generator_affine_identity_and_warp():
+    identity = np.array([[1, 0, 0, 0, 1, 0]], np.float64)
+    grid = mx.nd.GridGenerator(to_nd(identity), transform_type="affine", target_shape=(3, 4)).asnumpy()
+    assert_almost_equal(grid[0, 0], np.tile(np.linspace(-1, 1, 4), (3, 1)))
+    assert_almost_equal(grid[0, 1], np.tile(np.linspace(-1, 1, 3)[:, None], (1, 4)))
+    flow = seeded_rng(12).normal(size=(2, 2, 3, 5))
+    warped = mx.nd.GridGenerator(to_nd(flow), transform_type="warp").asnumpy()
+    assert_almost_equal(warped[:, 0], (flow[:, 0] + np.arange(5)) / 2.0 - 1)
+    assert_almost_equal(warped[:, 1], (flow[:, 1] + np.arange(3)[:, None]) / 1.0 - 1)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_bilinear_sampler_matches_reference_and_identity_grid_copies(dtype):
+    rng = seeded_rng(13)
+    data = rng.normal(size=(2, 3, 4, 5)).astype(dtype)
+    grid = rng.uniform(-1.2, 1.2, size=(2, 2, 3, 6)).astype(dtype)
+    got = mx.nd.BilinearSampler(to_nd(data, dtype), to_nd(grid, dtype))
+    assert got.dtype == np.dtype(dtype)
+    assert_almost_equal(got.asnumpy(), sample_reference(data.astype(np.float64), grid.astype(np.float64)), rtol=1e-4)
+    theta = to_nd(np.array([[1, 0, 0, 0, 1, 0]] * 2, dtype), dtype)
+    same = mx.nd.SpatialTransformer(
+        to_nd(data, dtype), theta, target_shape=(4, 5), transform_type="affine", sampler_type="bilinear"
+    )
+    assert_almost_equal(same.asnumpy(), data, rtol=1e-4, atol=1e-5)
+
+
+def test_sampler_gradients_and_req():
+    rng = seeded_rng(14)
+    data = rng.normal(size=(1, 2, 4, 5))
+    grid = rng.uniform(-1.1, 1.1, size=(1, 2, 3, 3))
+    theta = np.array([[0.9, 0.1, 0.05, -0.2, 0.8, 0.1]])
+    check_imperative_gradient(lambda a: mx.nd.GridGenerator(a, transform_type="affine", target_shape=(3, 4)), [theta])
+    check_imperative_gradient(lambda a: mx.nd.GridGenerator(a, transform_type="warp"), [grid])
+    check_imperative_gradient(mx.nd.BilinearSampler, [data, grid], numeric_eps=1e-5)
+    check_imperative_gradient(
+        lambda d, t: mx.nd.SpatialTransformer(
+            d, t, target_shape=(3, 3), transform_type="affine", sampler_type="bilinear"
+        ),
+        [data, theta],
+        numeric_eps=1e-5,
+    )
+    check_req("GridGenerator", [theta], transform_type="affine", target_shape=(3, 4))
+    check_req("GridGenerator", [grid], transform_type="warp")
+    check_req("BilinearSampler", [data, grid])
+    check_req(
+        "SpatialTransformer", [data, theta], target_shape=(2, 3), transform_type="affine", sampler_type="bilinear"
+    )
+
+
+def test_sampler_inference_hidden_outputs_and_errors():
+    ins, outs, done = infer_shapes("BilinearSampler", {}, [(2, 3, 9, 9), None], [(0, 0, 4, 5), None])
+    assert done and ins[1] == (2, 2, 4, 5) and outs == [(2, 3, 4, 5), (2, 4, 5, 2)]
+    affine = {"transform_type": "affine", "target_shape": (4, 5)}
+    ins, outs, _ = infer_shapes("GridGenerator", affine, [None], [(7, 2, 4, 5), None])
+    assert ins == [(7, 6)] and outs[1] == (3, 20)
+    st = {"target_shape": (2, 3), "transform_type": "affine", "sampler_type": "bilinear"}
+    _, outs, _ = infer_shapes("SpatialTransformer", st, [(4, 3, 8, 8), None])
+    assert outs == [(4, 3, 2, 3), (3, 6), (4, 2, 6)]
+    sampler = mx.sym.BilinearSampler(mx.sym.var("d"), mx.sym.var("g"), name="bs")
+    assert sampler.list_outputs() == ["bs_output"]  # the hidden tmp output is not listed
+    assert infer_types("BilinearSampler", {}, ["float64", None])[0] == ["float64", "float64"]
+    with pytest.raises(InferenceError, match="floating-point"):
+        mx.nd.BilinearSampler(mx.nd.zeros((1, 1, 2, 2), dtype="int32"), mx.nd.zeros((1, 2, 2, 2), dtype="int32"))
+    with pytest.raises(OperatorParamError, match="target_shape"):
+        mx.nd.GridGenerator(mx.nd.zeros((1, 6)), transform_type="affine")
+    with pytest.raises(OperatorParamError, match="transform_type"):
+        mx.nd.SpatialTransformer(
+            mx.nd.zeros((1, 1, 2, 2)),
+            mx.nd.zeros((1, 6)),
+            target_shape=(2, 2),
+            transform_type="tps",
+            sampler_type="bilinear",
+        )
+    with pytest.raises(InferenceError, match=r"\(N, 6\)"):
+        mx.nd.GridGenerator(mx.nd.zeros((1, 4)), transform_type="affine", target_shape=(2, 2))
+    with pytest.raises(InferenceError, match="grid must be"):
+        mx.nd.BilinearSampler(mx.nd.zeros((1, 1, 2, 2)), mx.nd.zeros((1, 3, 2, 2)))
