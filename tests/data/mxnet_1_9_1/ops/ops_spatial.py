@@ -34,6 +34,10 @@ def cases(rng: np.random.Generator) -> dict:
     x = _uniform(rng, -2, 2, (2, 8, 4, 6))
     small = _uniform(rng, -2, 2, (2, 3, 2, 3))
     odd = _uniform(rng, -2, 2, (2, 3, 5, 7))
+    features = _uniform(rng, -2, 2, (2, 3, 7, 9))
+    rois = np.array(
+        [[0, 1.2, 2.6, 11.0, 9.4], [1, 0, 0, 17, 13], [1, 5.0, 3.0, 5.9, 4.2], [0, -3, 2, 30, 20]], np.float32
+    )
     return {
         "depth_to_space": {"op": "depth_to_space", "params": {"block_size": 2}, "args": {"data": x}},
         "space_to_depth": {"op": "space_to_depth", "params": {"block_size": 2}, "args": {"data": x}},
@@ -136,6 +140,35 @@ def cases(rng: np.random.Generator) -> dict:
                 "data": odd,
                 "loc": np.array([[0.9, 0.2, 0.1, -0.1, 0.8, 0.05], [1.1, 0, -0.2, 0.3, 0.7, 0.1]], np.float32),
             },
+        },
+        "crop_h_w": {
+            "op": "Crop",
+            "params": {"num_args": 1, "h_w": (3, 4), "offset": (1, 2)},
+            "args": {"data": odd},
+        },
+        "crop_like_center": {
+            "op": "Crop",
+            "params": {"num_args": 2, "center_crop": True},
+            "args": {"data": odd, "crop_like": np.zeros((2, 3, 2, 4), np.float32)},
+            "grads": ["data"],
+        },
+        "roi_pooling": {
+            "op": "ROIPooling",
+            "params": {"pooled_size": (2, 3), "spatial_scale": 0.5},
+            "args": {"data": features, "rois": rois},
+            "grads": ["data"],
+        },
+        "psroi_pooling": {
+            "op": "contrib.PSROIPooling",
+            "params": {"pooled_size": 2, "output_dim": 2, "spatial_scale": 0.5},
+            "args": {"data": _uniform(rng, -2, 2, (2, 8, 7, 9)), "rois": rois},
+            "grads": ["data"],
+        },
+        "psroi_pooling_group": {
+            "op": "contrib.PSROIPooling",
+            "params": {"pooled_size": 3, "output_dim": 2, "spatial_scale": 0.5, "group_size": 2},
+            "args": {"data": _uniform(rng, -2, 2, (2, 8, 7, 9)), "rois": rois},
+            "grads": ["data"],
         },
     }
 
