@@ -387,3 +387,129 @@ def test_sampler_inference_hidden_outputs_and_errors():
         mx.nd.GridGenerator(mx.nd.zeros((1, 4)), transform_type="affine", target_shape=(2, 2))
     with pytest.raises(InferenceError, match="grid must be"):
         mx.nd.BilinearSampler(mx.nd.zeros((1, 1, 2, 2)), mx.nd.zeros((1, 3, 2, 2)))
+
+
+# ------------------------------------------------------------------ Crop
+def test_crop_by_size_offset_center_and_like():
+    x = seeded_rng(15).normal(size=(2, 3, 7, 8))
+    got = mx.nd.Crop(to_nd(x), num_args=1, h_w=(3, 4), offset=(2, 1))
+    assert_almost_equal(got.asnumpy(), x[:, :, 2:5, 1:5])
+    centred = mx.nd.Crop(to_nd(x), num_args=1, h_w=(3, 3), center_crop=True)
+    assert_almost_equal(centred.asnumpy(), x[:, :, 2:5, 2:5])
+    like = mx.nd.Crop(to_nd(x), mx.nd.zeros((1, 1, 4, 2), dtype="float64"), offset=(3, 6))
+    assert_almost_equal(like.asnumpy(), x[:, :, 3:7, 6:8])
+
+
+def test_crop_gradient_req_inference_errors():
+    x, ref = seeded_rng(16).normal(size=(1, 2, 5, 6)), np.zeros((1, 2, 3, 3))
+    check_imperative_gradient(lambda a: mx.nd.Crop(a, num_args=1, h_w=(2, 3), offset=(1, 2)), [x])
+    check_imperative_gradient(lambda a, b: mx.nd.Crop(a, b, center_crop=True), [x, ref], grad_nodes=[0])
+    check_req("Crop", [x], num_args=1, h_w=(2, 3), offset=(1, 2))
+    check_req("Crop", [x, ref], num_args=2, center_crop=True)
+    assert infer_shapes("Crop", {"num_args": 2}, [(4, 3, 9, 9), (1, 1, 5, 2)])[1] == [(4, 3, 5, 2)]
+    assert infer_types("Crop", {"num_args": 1, "h_w": (1, 1)}, [None], ["float16"])[0] == ["float16"]
+    with pytest.raises(InferenceError, match="reaches outside"):
+        mx.nd.Crop(mx.nd.zeros((1, 1, 4, 4)), num_args=1, h_w=(2, 2), offset=(3, 0))
+    with pytest.raises(InferenceError, match="larger than the data"):
+        mx.nd.Crop(mx.nd.zeros((1, 1, 4, 4)), mx.nd.zeros((1, 1, 5, 5)))
+    with pytest.raises(OperatorParamError, match="h_w"):
+        mx.nd.Crop(mx.nd.zeros((1, 1, 4, 4)), num_args=1)
+    with pytest.raises(OperatorParamError, match="num_args"):
+        mx.nd.Crop(mx.nd.zeros((1, 1, 4, 4)), num_args=3, h_w=(1, 1))
+
+
+# ------------------------------------------------------------------ ROIPooling / PSROIPooling
+def c_round(v: float) -> int:
+    return int(np.sign(v) * np.floor(abs(v) + 0.5))
+
+
+def roi_pooling_reference(data, rois, pooled, scale):
+    _, c, h, w = data.shape
+    out = np.zeros((len(rois), c, *pooled))
+    for r, roi in enumerate(rois):
+        b, (x1, y1, x2, y2) = roi[0], (c_round(v * scale) for v in roi[1:])
+        bh, bw = max(y2 - y1 + 1, 1) / pooled[0], max(x2 - x1 + 1, 1) / pooled[1]
+        for i in range(pooled[0]):
+            hs = min(max(int(np.floor(i * bh)) + y1, 0), h)
+            he = min(max(int(np.ceil((i + 1) * bh)) + y1, 0), h)
+            for j in range(pooled[1]):
+                ws = min(max(int(np.floor(j * bw)) + x1, 0), w)
+                we = min(max(int(np.ceil((j + 1) * bw)) + x1, 0), w)
+                if he > hs and we > ws:
+                    out[r, :, i, j] = data[int(b), :, hs:he, ws:we].max(axis=(1, 2))
+    return out
+
+
+def psroi_reference(data, rois, output_dim, k, group, scale):
+    _, _, h, w = data.shape
+    out = np.zeros((len(rois), output_dim, k, k))
+    for r, (b, x1, y1, x2, y2) in enumerate(rois):
+        sx, sy = c_round(x1) * scale, c_round(y1) * scale
+        ex, ey = (c_round(x2) + 1) * scale, (c_round(y2) + 1) * scale
+        bh, bw = max(ey - sy, 0.1) / k, max(ex - sx, 0.1) / k
+        for i in range(k):
+            hs = min(max(int(np.floor(i * bh + sy)), 0), h)
+            he = min(max(int(np.ceil((i + 1) * bh + sy)), 0), h)
+            for j in range(k):
+                ws = min(max(int(np.floor(j * bw + sx)), 0), w)
+                we = min(max(int(np.ceil((j + 1) * bw + sx)), 0), w)
+                if he > hs and we > ws:
+                    gi, gj = min(i * group // k, group - 1), min(j * group // k, group - 1)
+                    for d in range(output_dim):
+                        out[r, d, i, j] = data[int(b), (d * group + gi) * group + gj, hs:he, ws:we].mean()
+    return out
+
+
+ROIS = np.array([[0, 1.3, 2.6, 11.0, 9.4], [1, 0, 0, 17, 13], [1, 5.0, 3.0, 5.9, 4.2], [0, -3, 2, 30, 20]])
+
+
+def test_roi_pooling_matches_reference_gradient_req():
+    data = seeded_rng(17).normal(size=(2, 3, 7, 9))
+    got = mx.nd.ROIPooling(to_nd(data), to_nd(ROIS), pooled_size=(2, 3), spatial_scale=0.5)
+    assert_almost_equal(got.asnumpy(), roi_pooling_reference(data, ROIS, (2, 3), 0.5))
+    check_imperative_gradient(
+        lambda d, r: mx.nd.ROIPooling(d, r, pooled_size=(3, 2), spatial_scale=0.5), [data, ROIS], grad_nodes=[0]
+    )
+    check_req("ROIPooling", [data, ROIS], pooled_size=(2, 2), spatial_scale=0.5)
+    sym = mx.sym.ROIPooling(mx.sym.var("d"), mx.sym.var("r"), pooled_size=(2, 2), spatial_scale=1.0, name="p")
+    assert sym.list_outputs() == ["p_output"]  # maxidx is hidden
+    _, outs, _ = infer_shapes("ROIPooling", {"pooled_size": (2, 2), "spatial_scale": 1.0}, [(2, 3, 7, 9), (4, 5)])
+    assert outs == [(4, 3, 2, 2), (4, 3, 2, 2)]
+    ins, _, _ = infer_shapes(
+        "ROIPooling", {"pooled_size": (2, 2), "spatial_scale": 1.0}, [None, None], [(6, 3, 2, 2), None]
+    )
+    assert ins[1] == (6, 5)
+    with pytest.raises(InferenceError, match="rois must be"):
+        mx.nd.ROIPooling(mx.nd.zeros((1, 1, 4, 4)), mx.nd.zeros((2, 4)), pooled_size=(2, 2), spatial_scale=1.0)
+    with pytest.raises(OperatorParamError, match="pooled_size"):
+        mx.nd.ROIPooling(mx.nd.zeros((1, 1, 4, 4)), mx.nd.zeros((2, 5)), pooled_size=(2,), spatial_scale=1.0)
+
+
+@pytest.mark.parametrize("k, group", [(2, 0), (3, 2)])
+def test_psroi_pooling_matches_reference_gradient_req(k, group):
+    group_used = group or k
+    data = seeded_rng(18).normal(size=(2, 2 * group_used**2, 7, 9))
+    params = {"pooled_size": k, "output_dim": 2, "spatial_scale": 0.5, "group_size": group}
+    got = mx.nd.contrib.PSROIPooling(to_nd(data), to_nd(ROIS), **params)
+    assert_almost_equal(got.asnumpy(), psroi_reference(data, ROIS, 2, k, group_used, 0.5))
+    check_imperative_gradient(lambda d, r: mx.nd.contrib.PSROIPooling(d, r, **params), [data, ROIS], grad_nodes=[0])
+    check_req("_contrib_PSROIPooling", [data, ROIS], **params)
+
+
+def test_psroi_pooling_errors():
+    with pytest.raises(InferenceError, match="output_dim \\* group_size"):
+        mx.nd.contrib.PSROIPooling(
+            mx.nd.zeros((1, 5, 4, 4)), mx.nd.zeros((1, 5)), pooled_size=2, output_dim=2, spatial_scale=1.0
+        )
+    with pytest.raises(OperatorParamError, match="output_dim"):
+        mx.nd.contrib.PSROIPooling(
+            mx.nd.zeros((1, 4, 4, 4)), mx.nd.zeros((1, 5)), pooled_size=2, output_dim=0, spatial_scale=1.0
+        )
+    with pytest.raises(InferenceError, match="floating-point"):
+        mx.nd.contrib.PSROIPooling(
+            mx.nd.zeros((1, 4, 4, 4), dtype="int32"),
+            mx.nd.zeros((1, 5), dtype="int32"),
+            pooled_size=2,
+            output_dim=1,
+            spatial_scale=1.0,
+        )
