@@ -1,5 +1,6 @@
-"""Pooling regions of interest: ``ROIPooling`` (max) and ``_contrib_PSROIPooling``
-(position-sensitive average), as in Fast R-CNN and R-FCN.
+"""Pooling regions of interest: ``ROIPooling`` (max), ``_contrib_PSROIPooling``
+(position-sensitive average) and ``_contrib_ROIAlign`` (bilinear samples), as in Fast R-CNN,
+R-FCN and Mask R-CNN.
 
 Each row of ``rois`` is ``[batch_index, x1, y1, x2, y2]`` in image coordinates; scaled by
 ``spatial_scale`` it names a box of the (N, C, H, W) feature map, cut into a
@@ -11,6 +12,10 @@ longest bin (``L`` rows, ``L'`` columns) plus a validity mask; one gather reads
 (R, bins, L, L', ...) values and a masked max or mean reduces them. The backward pass
 scatters the output gradient back onto the cells with ``xp.add.at`` (max pooling: onto the
 cell that won, remembered in ROIPooling's hidden ``maxidx`` output, as in MXNet).
+
+ROIAlign does not round: each bin averages bilinear samples at fractional positions, and
+as for ``resample``'s operators the weights factor per axis, so every ROI is two small
+matrices (bins x H and bins x W) and the pooling is one einsum per image of the batch.
 """
 
 from __future__ import annotations
@@ -272,3 +277,137 @@ def _psroi_backward(attrs: NodeAttrs, op_ctx: Any, inputs: list, req: list, outp
     .set_gradient(_visible_gradient("_backward_contrib_PSROIPooling"))
 )
 register_backward("_backward_contrib_PSROIPooling", _psroi_backward, PSROIPoolingParam, num_inputs=3, num_outputs=2)
+
+
+# ------------------------------------------------------------------ ROIAlign
+class ROIAlignParam(ParamSet):
+    pooled_size = Param(Shape, REQUIRED, "Output (height, width) of every region.")
+    spatial_scale = Param(float, REQUIRED, "Feature-map size over image size (1 / total stride).", low=0.0)
+    sample_ratio = Param(int, -1, "Sample points per bin side; <= 0 adapts to the bin size (ceil).")
+    position_sensitive = Param(bool, False, "Bin (i, j) of output channel c reads input channel (c * ph + i) * pw + j.")
+    aligned = Param(bool, False, "Shift by half a pixel (Detectron2's aligned ROIAlign).")
+
+
+def _roi_align_shape(attrs: NodeAttrs, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
+    name, (ph, pw) = attrs.name, _pooled(attrs)
+    data, rois = in_shapes
+    _check_inputs(name, data, rois)
+    channels = data[1] if data is not None else 0
+    if attrs.parsed.position_sensitive and channels:
+        if channels % (ph * pw):
+            raise InferenceError(f"{name}: position-sensitive data {tuple(data)} needs channels divisible by {ph * pw}")
+        channels //= ph * pw
+    shape_assign(in_shapes, 1, (0, 5), name, "rois")
+    shape_assign(out_shapes, 0, (in_shapes[1][0], channels, ph, pw), name, "output")
+    if out_shapes[0] is not None:
+        shape_assign(in_shapes, 1, (out_shapes[0][0], 5), name, "rois")
+    return shape_known(in_shapes[0]) and shape_known(in_shapes[1])
+
+
+def _axis_samples(xp: Any, start: Any, length: Any, bins: int, grid: Any, size: int, dtype: Any) -> Any:
+    """Per ROI, the (bins, size) matrix summing the bilinear weights of one axis' sample points.
+
+    Sample ``s`` of bin ``b`` sits at ``start + (b + (s + 0.5) / grid) * length / bins``; samples
+    more than one pixel outside the map weigh 0, the others are clamped into the map and split
+    between their two neighbouring cells. ROIs with fewer samples (``grid``) than the longest
+    are padded with unused samples.
+    """
+    r = start.shape[0]
+    longest = max(int(grid.max()) if grid.size else 1, 1)
+    step = (xp.arange(longest, dtype=dtype) + 0.5) / grid[:, None, None]  # (R, 1, longest)
+    bin_index = xp.arange(bins, dtype=dtype)[None, :, None]
+    pos = start[:, None, None] + (bin_index + step) * (length / bins)[:, None, None]  # (R, bins, longest)
+    used = (xp.arange(longest) < grid[:, None, None]) & (pos >= -1.0) & (pos <= size)
+    pos = xp.maximum(pos, 0)
+    low = xp.floor(pos).astype(np.int64)
+    at_edge = low >= size - 1
+    low = xp.where(at_edge, size - 1, low)
+    high = xp.where(at_edge, size - 1, low + 1)
+    frac = xp.where(at_edge, 0, pos - low)
+    matrix = xp.zeros((r, bins, size), dtype)
+    roi = xp.arange(r)[:, None, None]
+    row = xp.arange(bins)[None, :, None]
+    xp.add.at(matrix, (roi, row, low), ((1 - frac) * used).astype(dtype))
+    xp.add.at(matrix, (roi, row, high), (frac * used).astype(dtype))
+    return matrix
+
+
+def roi_align_maps(xp: Any, attrs: NodeAttrs, data_shape: tuple[int, ...], rois: Any) -> tuple[Any, Any, Any]:
+    """(R, ph, H) and (R, pw, W) sample-weight matrices (already divided by the sample count), batch indices."""
+    p, (ph, pw) = attrs.parsed, _pooled(attrs)
+    h, w = data_shape[2:]
+    dtype = np.dtype(rois.dtype) if np.dtype(rois.dtype).kind == "f" else np.dtype(np.float64)
+    rois = rois.astype(dtype, copy=False)
+    shift = dtype.type(0.5 if p.aligned else 0.0)
+    scale = dtype.type(p.spatial_scale)
+    x1, y1, x2, y2 = (rois[:, i] * scale - shift for i in range(1, 5))
+    height, width = y2 - y1, x2 - x1
+    if not p.aligned:
+        height, width = xp.maximum(height, 1), xp.maximum(width, 1)
+    if p.sample_ratio > 0:
+        grid_h = grid_w = xp.full(rois.shape[0], p.sample_ratio, dtype)
+    else:
+        grid_h, grid_w = xp.ceil(height / ph), xp.ceil(width / pw)
+    a_h = _axis_samples(xp, y1, height, ph, grid_h, h, dtype)
+    a_w = _axis_samples(xp, x1, width, pw, grid_w, w, dtype)
+    count = xp.maximum(grid_h * grid_w, 1)
+    return a_h / count[:, None, None], a_w, rois[:, 0].astype(np.int64)
+
+
+def _roi_align_forward(attrs: NodeAttrs, op_ctx: Any, inputs: list, req: list, outputs: list) -> None:
+    xp, (data, rois) = op_ctx.xp, inputs
+    a_h, a_w, batch = roi_align_maps(xp, attrs, data.shape, rois)
+    full = xp.zeros((rois.shape[0], data.shape[1], a_h.shape[1], a_w.shape[1]), a_h.dtype)
+    for n in range(data.shape[0]):  # a loop over the images of the batch: each ROI reads one
+        sel = batch == n
+        if sel.any():
+            full[sel] = xp.einsum("rph,chw,rqw->rcpq", a_h[sel], data[n].astype(a_h.dtype), a_w[sel], optimize=True)
+    put(outputs[0], req[0], _select_positions(xp, attrs, full))
+
+
+def _select_positions(xp: Any, attrs: NodeAttrs, full: Any) -> Any:
+    """Position-sensitive: bin (i, j) of output channel c keeps input channel (c * ph + i) * pw + j."""
+    if not attrs.parsed.position_sensitive:
+        return full
+    r, c, ph, pw = full.shape
+    per_bin = full.reshape(r, c // (ph * pw), ph, pw, ph, pw)
+    i, j = xp.arange(ph)[:, None], xp.arange(pw)
+    return per_bin[:, :, i, j, i, j]
+
+
+def _roi_align_backward(attrs: NodeAttrs, op_ctx: Any, inputs: list, req: list, outputs: list) -> None:
+    """Inputs (out_grad, data, rois): the transposed weight maps spread each bin's gradient."""
+    xp, (g, data, rois) = op_ctx.xp, inputs[:3]
+    a_h, a_w, batch = roi_align_maps(xp, attrs, data.shape, rois)
+    g = g.astype(a_h.dtype)
+    if attrs.parsed.position_sensitive:
+        r, c, ph, pw = g.shape
+        spread = xp.zeros((r, c, ph, pw, ph, pw), g.dtype)
+        i, j = xp.arange(ph)[:, None], xp.arange(pw)
+        spread[:, :, i, j, i, j] = g
+        g = spread.reshape(r, c * ph * pw, ph, pw)
+    d_data = xp.zeros(data.shape, a_h.dtype)
+    for n in range(data.shape[0]):
+        sel = batch == n
+        if sel.any():
+            d_data[n] = xp.einsum("rph,rcpq,rqw->chw", a_h[sel], g[sel], a_w[sel], optimize=True)
+    put(outputs[0], req[0], d_data)
+    put(outputs[1], req[1], xp.zeros(rois.shape, rois.dtype))
+
+
+(
+    register("_contrib_ROIAlign")
+    .describe(
+        "ROI Align (Mask R-CNN): every bin averages bilinear samples of the region, no rounding of the "
+        "region's edges; optionally position-sensitive."
+    )
+    .set_params(ROIAlignParam)
+    .set_num_inputs(2)
+    .set_num_outputs(1)
+    .set_input_names(["data", "rois"])
+    .set_infer_shape(_roi_align_shape)
+    .set_infer_type(_float_type)
+    .set_compute(_roi_align_forward)
+    .set_gradient(_visible_gradient("_backward_ROIAlign"))
+)
+register_backward("_backward_ROIAlign", _roi_align_backward, ROIAlignParam, num_inputs=3, num_outputs=2)

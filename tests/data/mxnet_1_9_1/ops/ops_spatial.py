@@ -170,6 +170,24 @@ def cases(rng: np.random.Generator) -> dict:
             "args": {"data": _uniform(rng, -2, 2, (2, 8, 7, 9)), "rois": rois},
             "grads": ["data"],
         },
+        "roi_align": {
+            "op": "contrib.ROIAlign",
+            "params": {"pooled_size": (2, 3), "spatial_scale": 0.5},
+            "args": {"data": features, "rois": rois},
+            "grads": ["data"],
+        },
+        "roi_align_aligned_ratio": {
+            "op": "contrib.ROIAlign",
+            "params": {"pooled_size": (3, 2), "spatial_scale": 0.5, "sample_ratio": 2, "aligned": True},
+            "args": {"data": features, "rois": rois},
+            "grads": ["data"],
+        },
+        "roi_align_position_sensitive": {
+            "op": "contrib.ROIAlign",
+            "params": {"pooled_size": (2, 2), "spatial_scale": 0.5, "position_sensitive": True},
+            "args": {"data": _uniform(rng, -2, 2, (2, 8, 7, 9)), "rois": rois},
+            "grads": ["data"],
+        },
     }
 
 
