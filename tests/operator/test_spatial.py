@@ -513,3 +513,72 @@ def test_psroi_pooling_errors():
             output_dim=1,
             spatial_scale=1.0,
         )
+
+
+# ------------------------------------------------------------------ ROIAlign
+def roi_align_reference(data, rois, pooled, scale, ratio=-1, aligned=False):
+    """Sample by sample, as the Mask R-CNN paper describes it."""
+    _, c, h, w = data.shape
+    out = np.zeros((len(rois), c, *pooled))
+    shift = 0.5 if aligned else 0.0
+
+    def read(img, y, x):
+        if y < -1 or y > h or x < -1 or x > w:
+            return np.zeros(c)
+        y, x = max(y, 0.0), max(x, 0.0)
+        y0, x0 = min(int(y), h - 1), min(int(x), w - 1)
+        y1, x1 = min(y0 + 1, h - 1), min(x0 + 1, w - 1)
+        ly, lx = (y - y0 if y0 < h - 1 else 0.0), (x - x0 if x0 < w - 1 else 0.0)
+        return (
+            (1 - ly) * (1 - lx) * img[:, y0, x0]
+            + (1 - ly) * lx * img[:, y0, x1]
+            + ly * (1 - lx) * img[:, y1, x0]
+            + ly * lx * img[:, y1, x1]
+        )
+
+    for r, roi in enumerate(rois):
+        sx, sy, ex, ey = (v * scale - shift for v in roi[1:])
+        rh, rw = ey - sy, ex - sx
+        if not aligned:
+            rh, rw = max(rh, 1.0), max(rw, 1.0)
+        gh = ratio if ratio > 0 else int(np.ceil(rh / pooled[0]))
+        gw = ratio if ratio > 0 else int(np.ceil(rw / pooled[1]))
+        for i in range(pooled[0]):
+            for j in range(pooled[1]):
+                total = np.zeros(c)
+                for a in range(gh):
+                    for b in range(gw):
+                        y = sy + (i + (a + 0.5) / gh) * rh / pooled[0]
+                        x = sx + (j + (b + 0.5) / gw) * rw / pooled[1]
+                        total += read(data[int(roi[0])], y, x)
+                out[r, :, i, j] = total / max(gh * gw, 1)
+    return out
+
+
+@pytest.mark.parametrize("ratio, aligned", [(-1, False), (2, True), (3, False)])
+def test_roi_align_matches_reference_gradient_req(ratio, aligned):
+    data = seeded_rng(19).normal(size=(2, 3, 7, 9))
+    params = {"pooled_size": (2, 3), "spatial_scale": 0.5, "sample_ratio": ratio, "aligned": aligned}
+    got = mx.nd.contrib.ROIAlign(to_nd(data), to_nd(ROIS), **params)
+    assert_almost_equal(got.asnumpy(), roi_align_reference(data, ROIS, (2, 3), 0.5, ratio, aligned))
+    check_imperative_gradient(lambda d, r: mx.nd.contrib.ROIAlign(d, r, **params), [data, ROIS], grad_nodes=[0])
+    check_req("_contrib_ROIAlign", [data, ROIS], **params)
+
+
+def test_roi_align_position_sensitive_and_errors():
+    data = seeded_rng(20).normal(size=(2, 8, 7, 9))
+    params = {"pooled_size": (2, 2), "spatial_scale": 0.5}
+    full = roi_align_reference(data, ROIS, (2, 2), 0.5)  # (R, 8, 2, 2)
+    got = mx.nd.contrib.ROIAlign(to_nd(data), to_nd(ROIS), position_sensitive=True, **params).asnumpy()
+    assert got.shape == (4, 2, 2, 2)
+    for i in range(2):
+        for j in range(2):
+            assert_almost_equal(got[:, :, i, j], full[:, [(0 * 2 + i) * 2 + j, (1 * 2 + i) * 2 + j], i, j])
+    check_imperative_gradient(
+        lambda d, r: mx.nd.contrib.ROIAlign(d, r, position_sensitive=True, **params), [data, ROIS], grad_nodes=[0]
+    )
+    assert infer_shapes("_contrib_ROIAlign", params, [None, None], [(5, 3, 2, 2)])[0][1] == (5, 5)
+    with pytest.raises(InferenceError, match="divisible by 4"):
+        mx.nd.contrib.ROIAlign(mx.nd.zeros((1, 6, 4, 4)), mx.nd.zeros((1, 5)), position_sensitive=True, **params)
+    with pytest.raises(OperatorParamError, match="spatial_scale"):
+        mx.nd.contrib.ROIAlign(mx.nd.zeros((1, 4, 4, 4)), mx.nd.zeros((1, 5)), pooled_size=(2, 2))
