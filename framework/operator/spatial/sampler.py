@@ -112,7 +112,7 @@ def _check_rank(name: str, shape: ShapeT, rank: int, what: str) -> None:
         raise InferenceError(f"{name}: {what} must be {rank}-d, got shape {tuple(shape)}")
 
 
-def _float_types(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
+def float_types(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
     """Every input and output has one float dtype."""
     known = next((t for t in [*in_types, *out_types] if t is not None), None)
     if known is None:
@@ -207,7 +207,7 @@ def _grid_generator_backward(attrs: NodeAttrs, op_ctx: Any, inputs: list, req: l
     .set_input_names(["data"])
     .set_output_names(["output", "grid_dst"])
     .set_infer_shape(_grid_generator_shape)
-    .set_infer_type(_float_types)
+    .set_infer_type(float_types)
     .set_compute(_grid_generator_forward)
     .set_gradient(_first_output_gradient("_backward_GridGenerator", 1))
 )
@@ -261,7 +261,7 @@ def _sampler_backward(attrs: NodeAttrs, op_ctx: Any, inputs: list, req: list, ou
     .set_input_names(["data", "grid"])
     .set_output_names(["output", "tmp"])
     .set_infer_shape(_sampler_shape)
-    .set_infer_type(_float_types)
+    .set_infer_type(float_types)
     .set_compute(_sampler_forward)
     .set_gradient(_first_output_gradient("_backward_BilinearSampler", 2))
 )
@@ -325,7 +325,7 @@ def _transformer_backward(attrs: NodeAttrs, op_ctx: Any, inputs: list, req: list
     .set_input_names(["data", "loc"])
     .set_output_names(["output", "grid_dst", "grid_src"])
     .set_infer_shape(_transformer_shape)
-    .set_infer_type(_float_types)
+    .set_infer_type(float_types)
     .set_compute(_transformer_forward)
     .set_gradient(_first_output_gradient("_backward_SpatialTransformer", 2))
 )

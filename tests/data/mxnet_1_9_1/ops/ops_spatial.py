@@ -188,6 +188,16 @@ def cases(rng: np.random.Generator) -> dict:
             "args": {"data": _uniform(rng, -2, 2, (2, 8, 7, 9)), "rois": rois},
             "grads": ["data"],
         },
+        "correlation": {
+            "op": "Correlation",
+            "params": {"kernel_size": 3, "max_displacement": 2, "stride1": 2, "stride2": 1, "pad_size": 3},
+            "args": {"data1": features, "data2": _uniform(rng, -2, 2, (2, 3, 7, 9))},
+        },
+        "correlation_subtract": {
+            "op": "Correlation",
+            "params": {"kernel_size": 1, "max_displacement": 4, "stride2": 2, "pad_size": 2, "is_multiply": False},
+            "args": {"data1": features, "data2": _uniform(rng, -2, 2, (2, 3, 7, 9))},
+        },
     }
 
 
