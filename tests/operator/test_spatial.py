@@ -582,3 +582,58 @@ def test_roi_align_position_sensitive_and_errors():
         mx.nd.contrib.ROIAlign(mx.nd.zeros((1, 6, 4, 4)), mx.nd.zeros((1, 5)), position_sensitive=True, **params)
     with pytest.raises(OperatorParamError, match="spatial_scale"):
         mx.nd.contrib.ROIAlign(mx.nd.zeros((1, 4, 4, 4)), mx.nd.zeros((1, 5)), pooled_size=(2, 2))
+
+
+# ------------------------------------------------------------------ Correlation
+def correlation_reference(a, b, k, md, s1, s2, pad, multiply):
+    a = np.pad(a, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    b = np.pad(b, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    n, c, ph, pw = a.shape
+    border = md + (k - 1) // 2
+    oh, ow = -(-(ph - 2 * border) // s1), -(-(pw - 2 * border) // s1)
+    radius = md // s2
+    grid = 2 * radius + 1
+    out = np.zeros((n, grid * grid, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            y, x = i * s1 + md, j * s1 + md
+            for d in range(grid * grid):
+                dy, dx = (d // grid - radius) * s2, (d % grid - radius) * s2
+                wa = a[:, :, y : y + k, x : x + k]
+                wb = b[:, :, y + dy : y + dy + k, x + dx : x + dx + k]
+                out[:, d, i, j] = (wa * wb if multiply else np.abs(wa - wb)).sum(axis=(1, 2, 3)) / (k * k * c)
+    return out
+
+
+@pytest.mark.parametrize(
+    "k, md, s1, s2, pad, multiply", [(1, 1, 1, 1, 0, True), (3, 2, 2, 1, 3, True), (1, 4, 1, 2, 2, False)]
+)
+def test_correlation_matches_reference_gradient_req(k, md, s1, s2, pad, multiply):
+    rng = seeded_rng(21)
+    a, b = rng.normal(size=(2, 3, 6, 7)), rng.normal(size=(2, 3, 6, 7))
+    params = {
+        "kernel_size": k,
+        "max_displacement": md,
+        "stride1": s1,
+        "stride2": s2,
+        "pad_size": pad,
+        "is_multiply": multiply,
+    }
+    got = mx.nd.Correlation(to_nd(a), to_nd(b), **params)
+    assert_almost_equal(got.asnumpy(), correlation_reference(a, b, k, md, s1, s2, pad, multiply))
+    check_imperative_gradient(lambda x, y: mx.nd.Correlation(x, y, **params), [a[:1, :2], b[:1, :2]])
+    check_req("Correlation", [a, b], **params)
+
+
+def test_correlation_inference_and_errors():
+    params = {"kernel_size": 3, "max_displacement": 2, "stride1": 2, "pad_size": 3}
+    ins, outs, done = infer_shapes("Correlation", params, [None, (2, 3, 10, 12)])
+    assert done and ins[0] == (2, 3, 10, 12) and outs == [(2, 25, 5, 6), (2, 16, 18, 3), (2, 16, 18, 3)]
+    sym = mx.sym.Correlation(mx.sym.var("a"), mx.sym.var("b"), name="corr")
+    assert sym.list_arguments() == ["a", "b"] and sym.list_outputs() == ["corr_output"]
+    with pytest.raises(OperatorParamError, match="odd"):
+        mx.nd.Correlation(mx.nd.zeros((1, 1, 8, 8)), mx.nd.zeros((1, 1, 8, 8)), kernel_size=2)
+    with pytest.raises(InferenceError, match="too small"):
+        mx.nd.Correlation(mx.nd.zeros((1, 1, 3, 3)), mx.nd.zeros((1, 1, 3, 3)), max_displacement=4)
+    with pytest.raises(InferenceError, match="shape inconsistent"):
+        mx.nd.Correlation(mx.nd.zeros((1, 1, 8, 8)), mx.nd.zeros((1, 2, 8, 8)))
