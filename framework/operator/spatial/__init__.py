@@ -8,11 +8,13 @@ size with a fixed linear map (``UpSampling``, ``_contrib_BilinearResize2D``,
 sliding-window unfold that Convolution uses internally (``im2col``, ``col2im``); ``crop``
 cuts a window (``Crop``); ``roi`` pools regions of interest (``ROIPooling``,
 ``_contrib_ROIAlign``, ``_contrib_PSROIPooling``); ``correlation`` compares two maps at many
-offsets (``Correlation``). Importing the package registers them.
+offsets (``Correlation``); ``deformable`` convolves at learned offsets
+(``_contrib_DeformableConvolution``, ``_contrib_ModulatedDeformableConvolution``). Importing the
+package registers them.
 """
 
 from __future__ import annotations
 
-from . import correlation, crop, im2col, layout, resample, roi, sampler
+from . import correlation, crop, deformable, im2col, layout, resample, roi, sampler
 
-__all__ = ["correlation", "crop", "im2col", "layout", "resample", "roi", "sampler"]
+__all__ = ["correlation", "crop", "deformable", "im2col", "layout", "resample", "roi", "sampler"]

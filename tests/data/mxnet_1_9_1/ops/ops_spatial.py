@@ -11,6 +11,7 @@ pass with seeded head gradients, and saves into ``ops_spatial.npz`` next to this
 in the folder given) the inputs, head gradients, outputs and input gradients, keyed
 ``<case>/<kind>/<name>``, plus ``ops_spatial.json`` with each case's operator, parameters and
 input roles. tests/operator/test_spatial_mxnet.py runs the same steps in MXLab and compares.
+``_contrib_ModulatedDeformableConvolution`` is missing: MXNet 1.9.1 implements it on GPU only.
 """
 
 from __future__ import annotations
@@ -197,6 +198,25 @@ def cases(rng: np.random.Generator) -> dict:
             "op": "Correlation",
             "params": {"kernel_size": 1, "max_displacement": 4, "stride2": 2, "pad_size": 2, "is_multiply": False},
             "args": {"data1": features, "data2": _uniform(rng, -2, 2, (2, 3, 7, 9))},
+        },
+        "deformable_conv": {
+            "op": "contrib.DeformableConvolution",
+            "params": {"kernel": (3, 3), "num_filter": 4, "pad": (1, 1), "num_group": 2, "num_deformable_group": 2},
+            "args": {
+                "data": _uniform(rng, -2, 2, (2, 4, 5, 6)),
+                "offset": _uniform(rng, -1.5, 1.5, (2, 36, 5, 6)),
+                "weight": _uniform(rng, -1, 1, (4, 2, 3, 3)),
+                "bias": _uniform(rng, -1, 1, (4,)),
+            },
+        },
+        "deformable_conv_strided": {
+            "op": "contrib.DeformableConvolution",
+            "params": {"kernel": (2, 3), "num_filter": 3, "stride": (2, 1), "dilate": (1, 2), "no_bias": True},
+            "args": {
+                "data": _uniform(rng, -2, 2, (1, 2, 7, 8)),
+                "offset": _uniform(rng, -2.5, 2.5, (1, 12, 3, 4)),
+                "weight": _uniform(rng, -1, 1, (3, 2, 2, 3)),
+            },
         },
     }
 
