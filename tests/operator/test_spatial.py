@@ -637,3 +637,138 @@ def test_correlation_inference_and_errors():
         mx.nd.Correlation(mx.nd.zeros((1, 1, 3, 3)), mx.nd.zeros((1, 1, 3, 3)), max_displacement=4)
     with pytest.raises(InferenceError, match="shape inconsistent"):
         mx.nd.Correlation(mx.nd.zeros((1, 1, 8, 8)), mx.nd.zeros((1, 2, 8, 8)))
+
+
+# ------------------------------------------------------------------ deformable convolutions
+def deformable_reference(x, offset, weight, pad, mask=None, dg=1):
+    """Sample by sample with MXNet's CPU reading rule (stride 1, dilation 1, one group)."""
+    n, c, h, w = x.shape
+    f, _, kh, kw = weight.shape
+    oh, ow = offset.shape[2:]
+    out = np.zeros((n, f, oh, ow))
+
+    def read(img, y, xx):
+        if not (0 <= y < h and 0 <= xx < w):
+            return 0.0
+        y0, x0 = min(int(y), h - 1), min(int(xx), w - 1)
+        fy = 0.0 if y0 >= h - 1 else y - y0
+        fx = 0.0 if x0 >= w - 1 else xx - x0
+        y1, x1 = min(y0 + 1, h - 1), min(x0 + 1, w - 1)
+        return (
+            (1 - fy) * (1 - fx) * img[y0, x0]
+            + (1 - fy) * fx * img[y0, x1]
+            + fy * (1 - fx) * img[y1, x0]
+            + fy * fx * img[y1, x1]
+        )
+
+    for b in range(n):
+        for i in range(oh):
+            for j in range(ow):
+                for ch in range(c):
+                    grp = ch // (c // dg)
+                    for a in range(kh):
+                        for t in range(kw):
+                            k = a * kw + t
+                            y = i - pad + a + offset[b, grp * 2 * kh * kw + 2 * k, i, j]
+                            xx = j - pad + t + offset[b, grp * 2 * kh * kw + 2 * k + 1, i, j]
+                            v = read(x[b, ch], y, xx)
+                            if mask is not None:
+                                v *= mask[b, grp * kh * kw + k, i, j]
+                            out[b, :, i, j] += weight[:, ch, a, t] * v
+    return out
+
+
+def test_deformable_convolution_matches_reference_and_zero_offsets_give_convolution():
+    rng = seeded_rng(22)
+    x, weight, bias = rng.normal(size=(2, 4, 5, 6)), rng.normal(size=(3, 4, 3, 3)), rng.normal(size=3)
+    offset = rng.uniform(-1.5, 1.5, size=(2, 36, 5, 6))
+    got = mx.nd.contrib.DeformableConvolution(
+        to_nd(x),
+        to_nd(offset),
+        to_nd(weight),
+        to_nd(bias),
+        kernel=(3, 3),
+        pad=(1, 1),
+        num_filter=3,
+        num_deformable_group=2,
+    )
+    expected = deformable_reference(x, offset, weight, 1, dg=2) + bias.reshape(1, 3, 1, 1)
+    assert_almost_equal(got.asnumpy(), expected)
+    zero = mx.nd.contrib.DeformableConvolution(
+        to_nd(x),
+        to_nd(np.zeros((2, 18, 2, 2))),
+        to_nd(weight),
+        to_nd(bias),
+        kernel=(3, 3),
+        stride=(2, 3),
+        num_filter=3,
+    )
+    conv = mx.nd.Convolution(to_nd(x), to_nd(weight), to_nd(bias), kernel=(3, 3), stride=(2, 3), num_filter=3)
+    assert_almost_equal(zero.asnumpy(), conv.asnumpy())
+
+
+def test_modulated_deformable_convolution_matches_reference():
+    rng = seeded_rng(23)
+    x, weight = rng.normal(size=(1, 2, 4, 5)), rng.normal(size=(2, 2, 3, 3))
+    offset, mask = rng.uniform(-1.2, 1.2, size=(1, 18, 4, 5)), rng.uniform(0, 1, size=(1, 9, 4, 5))
+    got = mx.nd.contrib.ModulatedDeformableConvolution(
+        to_nd(x), to_nd(offset), to_nd(mask), to_nd(weight), kernel=(3, 3), pad=(1, 1), num_filter=2, no_bias=True
+    )
+    assert_almost_equal(got.asnumpy(), deformable_reference(x, offset, weight, 1, mask=mask))
+
+
+def test_deformable_gradients_and_req():
+    rng = seeded_rng(24)
+    x, weight, bias = rng.normal(size=(1, 2, 4, 4)), rng.normal(size=(2, 1, 2, 2)), rng.normal(size=2)
+    # offsets keep every read strictly inside the map, away from the cell edges (finite differences)
+    offset = rng.uniform(0.2, 0.4, size=(1, 8, 3, 3))
+    mask = rng.uniform(0.2, 1, size=(1, 4, 3, 3))
+    params = {"kernel": (2, 2), "num_filter": 2, "num_group": 2}
+    check_imperative_gradient(
+        lambda d, o, w, b: mx.nd.contrib.DeformableConvolution(d, o, w, b, **params), [x, offset, weight, bias]
+    )
+    check_imperative_gradient(
+        lambda d, o, m, w: mx.nd.contrib.ModulatedDeformableConvolution(d, o, m, w, no_bias=True, **params),
+        [x, offset, mask, weight],
+    )
+    check_req("_contrib_DeformableConvolution", [x, offset, weight, bias], **params)
+    check_req("_contrib_ModulatedDeformableConvolution", [x, offset, mask, weight, bias], **params)
+
+
+def test_deformable_inference_and_errors():
+    params = {"kernel": (3, 3), "num_filter": 6, "pad": (1, 1), "num_deformable_group": 2, "num_group": 2}
+    ins, outs, done = infer_shapes("_contrib_DeformableConvolution", params, [(2, 4, 5, 6), None, None, None])
+    assert done and ins[1:] == [(2, 36, 5, 6), (6, 2, 3, 3), (6,)] and outs == [(2, 6, 5, 6)]
+    ins, _, _ = infer_shapes("_contrib_ModulatedDeformableConvolution", params, [(2, 4, 5, 6), None, None, None, None])
+    assert ins[2] == (2, 18, 5, 6)
+    sym = mx.sym.contrib.DeformableConvolution(mx.sym.var("x"), kernel=(3, 3), num_filter=2, no_bias=True, name="dc")
+    assert sym.list_arguments() == ["x", "dc_offset", "dc_weight"]
+    with pytest.raises(InferenceError, match="divisible"):
+        mx.nd.contrib.DeformableConvolution(
+            mx.nd.zeros((1, 3, 4, 4)),
+            mx.nd.zeros((1, 18, 2, 2)),
+            mx.nd.zeros((2, 1, 3, 3)),
+            mx.nd.zeros(2),
+            kernel=(3, 3),
+            num_filter=2,
+            num_group=2,
+        )
+    with pytest.raises(OperatorParamError, match="kernel"):
+        mx.nd.contrib.DeformableConvolution(
+            mx.nd.zeros((1, 2, 4, 4)),
+            mx.nd.zeros((1, 6, 2)),
+            mx.nd.zeros((2, 2, 3)),
+            mx.nd.zeros(2),
+            kernel=(3,),
+            num_filter=2,
+        )
+    with pytest.raises(OperatorParamError, match="layout"):
+        mx.nd.contrib.DeformableConvolution(
+            mx.nd.zeros((1, 2, 4, 4)),
+            mx.nd.zeros((1, 18, 2, 2)),
+            mx.nd.zeros((2, 2, 3, 3)),
+            mx.nd.zeros(2),
+            kernel=(3, 3),
+            num_filter=2,
+            layout="NCDHW",
+        )
