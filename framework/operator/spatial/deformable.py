@@ -251,10 +251,10 @@ for _name, _params, _text in (
         .set_infer_shape(_deformable_shape)
         .set_infer_type(float_types)
         .set_compute(_deformable_forward)
-        .set_gradient(_gradient(f"_backward{_name}"))
+        .set_gradient(_gradient(f"_backward_{_name}"))
     )
     register_backward(
-        f"_backward{_name}",
+        f"_backward_{_name}",
         _deformable_backward,
         _params,
         num_inputs=lambda attrs: 1 + len(_input_names(attrs)),

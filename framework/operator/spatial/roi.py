@@ -274,9 +274,9 @@ def _psroi_backward(attrs: NodeAttrs, op_ctx: Any, inputs: list, req: list, outp
     .set_infer_shape(_psroi_shape)
     .set_infer_type(_float_type)
     .set_compute(_psroi_forward)
-    .set_gradient(_visible_gradient("_backward_contrib_PSROIPooling"))
+    .set_gradient(_visible_gradient("_backward__contrib_PSROIPooling"))
 )
-register_backward("_backward_contrib_PSROIPooling", _psroi_backward, PSROIPoolingParam, num_inputs=3, num_outputs=2)
+register_backward("_backward__contrib_PSROIPooling", _psroi_backward, PSROIPoolingParam, num_inputs=3, num_outputs=2)
 
 
 # ------------------------------------------------------------------ ROIAlign
