@@ -12,7 +12,7 @@ Importing this package registers every built-in operator (``tensor/``, ``nn/``, 
 
 from __future__ import annotations
 
-from . import contrib, linalg, nn, registry, sequence, spatial, tensor
+from . import contrib, linalg, nn, registry, sequence, tensor
 from .grad import (
     elemwise_grad_use_in,
     elemwise_grad_use_in_out,
@@ -27,6 +27,7 @@ from .node import Entry, Node, NodeAttrs
 from .params import REQUIRED, DType, OperatorParamError, Param, ParamSet, Shape
 from .registry import OpDef, OperatorError, get, list_operators
 from .registry import register as register_op
+from .spatial import layout as _spatial  # noqa: F401  (issue 17: importing the spatial package registers its family)
 
 __all__ = [
     "ADD",
