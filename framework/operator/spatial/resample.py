@@ -155,7 +155,7 @@ def _resize_backward(attrs: NodeAttrs, op_ctx: Any, inputs: list, req: list, out
 
 
 def _work_dtype(dtype: Any) -> np.dtype:
-    """float16 is computed in float32 (the einsum sums many products)."""
+    """float16 is computed in float32 (the maps sum many products)."""
     return np.dtype(np.float32) if np.dtype(dtype) == np.float16 else np.dtype(dtype)
 
 

@@ -15,7 +15,7 @@ cell that won, remembered in ROIPooling's hidden ``maxidx`` output, as in MXNet)
 
 ROIAlign does not round: each bin averages bilinear samples at fractional positions, and
 as for ``resample``'s operators the weights factor per axis, so every ROI is two small
-matrices (bins x H and bins x W) and the pooling is one einsum per image of the batch.
+matrices (bins x H and bins x W) and the pooling is two matrix products per image of the batch.
 """
 
 from __future__ import annotations
@@ -354,6 +354,24 @@ def roi_align_maps(xp: Any, attrs: NodeAttrs, data_shape: tuple[int, ...], rois:
     return a_h / count[:, None, None], a_w, rois[:, 0].astype(np.int64)
 
 
+def pool_image(image: Any, a_h: Any, a_w: Any) -> Any:
+    """``a_h[r] @ image[c] @ a_w[r].T`` for every ROI r and channel c: (R, C, ph, pw), as two GEMMs."""
+    c, h, w = image.shape
+    r, pw = a_w.shape[:2]
+    cols = (image.reshape(c * h, w) @ a_w.reshape(r * pw, w).T).reshape(c, h, r, pw)  # contract W
+    rows = a_h @ cols.transpose(2, 1, 0, 3).reshape(r, h, c * pw)  # contract H, batched over ROIs
+    return rows.reshape(r, -1, c, pw).transpose(0, 2, 1, 3)
+
+
+def unpool_image(g: Any, a_h: Any, a_w: Any) -> Any:
+    """The adjoint of :func:`pool_image`: sum over ROIs of ``a_h[r].T @ g[r, c] @ a_w[r]``, (C, H, W)."""
+    r, c, ph, pw = g.shape
+    h, w = a_h.shape[2], a_w.shape[2]
+    rows = a_h.transpose(0, 2, 1) @ g.transpose(0, 2, 1, 3).reshape(r, ph, c * pw)  # (R, H, C * pw)
+    rows = rows.reshape(r, h, c, pw).transpose(2, 1, 0, 3).reshape(c * h, r * pw)
+    return (rows @ a_w.reshape(r * pw, w)).reshape(c, h, w)
+
+
 def _roi_align_forward(attrs: NodeAttrs, op_ctx: Any, inputs: list, req: list, outputs: list) -> None:
     xp, (data, rois) = op_ctx.xp, inputs
     a_h, a_w, batch = roi_align_maps(xp, attrs, data.shape, rois)
@@ -361,7 +379,7 @@ def _roi_align_forward(attrs: NodeAttrs, op_ctx: Any, inputs: list, req: list, o
     for n in range(data.shape[0]):  # a loop over the images of the batch: each ROI reads one
         sel = batch == n
         if sel.any():
-            full[sel] = xp.einsum("rph,chw,rqw->rcpq", a_h[sel], data[n].astype(a_h.dtype), a_w[sel], optimize=True)
+            full[sel] = pool_image(data[n].astype(a_h.dtype, copy=False), a_h[sel], a_w[sel])
     put(outputs[0], req[0], _select_positions(xp, attrs, full))
 
 
@@ -390,7 +408,7 @@ def _roi_align_backward(attrs: NodeAttrs, op_ctx: Any, inputs: list, req: list, 
     for n in range(data.shape[0]):
         sel = batch == n
         if sel.any():
-            d_data[n] = xp.einsum("rph,rcpq,rqw->chw", a_h[sel], g[sel], a_w[sel], optimize=True)
+            d_data[n] = unpool_image(g[sel], a_h[sel], a_w[sel])
     put(outputs[0], req[0], d_data)
     put(outputs[1], req[1], xp.zeros(rois.shape, rois.dtype))
 
