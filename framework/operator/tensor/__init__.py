@@ -28,7 +28,6 @@ from . import (  # noqa: F401
     pad,
     random_ops,
     ravel,
-    rearrange,
     reduce,
     reverse,
     shape,
