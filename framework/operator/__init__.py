@@ -12,7 +12,7 @@ Importing this package registers every built-in operator (``tensor/``, ``nn/``, 
 
 from __future__ import annotations
 
-from . import contrib, linalg, nn, optimizer, registry, sequence, tensor
+from . import contrib, linalg, nn, optimizer, random, registry, sequence, tensor
 from .grad import (
     elemwise_grad_use_in,
     elemwise_grad_use_in_out,
