@@ -86,6 +86,31 @@ def _compare_multi(data: np.lib.npyio.NpzFile) -> None:
         rescale_grad=0.5,
     )
     assert_almost_equal(lars, data["lars/out"], names=("MXLab multi_lars", "MXNet 1.9.1"), **TOL)
+    _compare_adam_lamb(data, start)
+
+
+def _compare_adam_lamb(data: np.lib.npyio.NpzFile, start: dict) -> None:
+    """``_multi_adamw_update`` and ``_multi_lamb_update``: two steps on two float32 weights."""
+    for case in ("multi_adamw", "multi_lamb"):
+        weights = [nd.array(start[f"weight_{i}"], dtype="float32") for i in range(2)]
+        grads = [nd.array(start[f"grad_{i}"], dtype="float32") for i in range(2)]
+        states = [nd.zeros(w.shape, dtype="float32") for w in weights for _ in range(2)]  # mean_i, var_i
+        flat = [a for i in range(2) for a in (weights[i], grads[i], states[2 * i], states[2 * i + 1])]
+        for _ in range(2):
+            if case == "multi_adamw":
+                nd._internal._multi_adamw_update(
+                    *flat, nd.array([0.5], dtype="float32"), out=weights, num_weights=2, lrs=(0.01, 0.02),
+                    wds=(0.1, 0.0), etas=(1.0, 0.5), clip_gradient=1.0,
+                )  # fmt: skip
+            else:
+                nd._internal._multi_lamb_update(
+                    *flat, out=weights, num_tensors=2, learning_rates=(0.01, 0.02), wds=(0.1, 0.0),
+                    step_count=(1, 4), rescale_grad=0.5, upper_bound=5.0,
+                )  # fmt: skip
+        for i in range(2):
+            for name, value in (("weight", weights[i]), ("mean", states[2 * i]), ("var", states[2 * i + 1])):
+                expected = data[f"{case}/out_{name}_{i}"]
+                assert_almost_equal(value, expected, names=(f"MXLab {case} {name}_{i}", "MXNet 1.9.1"), **TOL)
 
 
 def test_agrees_with_mxnet_1_9_1_reference_data():
@@ -212,6 +237,20 @@ def test_every_update_honours_req():
     frozen = [np.zeros(1, np.float32), np.zeros(1, np.float32)]
     check_req("preloaded_multi_mp_sgd_update", [w16, g.astype(np.float16), w.copy(), *frozen])
     check_req("preloaded_multi_mp_sgd_mom_update", [w16, g.astype(np.float16), s.copy(), w.copy(), *frozen])
+    adam = {"lrs": (0.1,), "wds": (0.0,), "etas": (1.0,), "beta1": 0.0, "beta2": 0.0}
+    check_req("_multi_adamw_update", [w, g, s.copy(), s.copy(), one], **adam)
+    check_req(
+        "_multi_mp_adamw_update",
+        [w16, g.astype(np.float16), s.copy(), s.copy(), w.copy(), one],
+        **adam | {"lrs": (0.0,)},
+    )
+    lamb = {"learning_rates": (0.1,), "wds": (0.0,), "step_count": (1,), "beta1": 0.0, "beta2": 0.0}
+    check_req("_multi_lamb_update", [w, g, s.copy(), s.copy()], **lamb)
+    check_req(
+        "_multi_mp_lamb_update",
+        [w16, g.astype(np.float16), s.copy(), s.copy(), w.copy()],
+        **lamb | {"learning_rates": (0.0,)},
+    )
     sums = [np.array([0.1, 0.2], np.float32), np.array([4.0, 0.0], np.float32), np.array([1.0, 1.0], np.float32)]
     check_req("multi_lars", [*sums, np.array([0.0, 0.1], np.float32)], eta=0.01, eps=1e-8)
 
@@ -275,6 +314,8 @@ def test_types_are_inferred_in_both_directions():
         ("multi_sgd_update", {"lrs": "(0.1, x)", "wds": (0.0,)}, "lrs"),
         ("multi_sgd_update", {"lrs": (True,), "wds": (0.0,)}, "lrs"),
         ("multi_lars", {"eta": 0.1}, "eps"),
+        ("_multi_lamb_update", {"learning_rates": (0.1,), "wds": (0.0,), "step_count": (1, 2)}, "step_count"),
+        ("_multi_adamw_update", {"lrs": (0.1,), "wds": (0.0,), "etas": (1.0, 1.0)}, "etas"),
     ],
 )
 def test_bad_parameters_name_the_parameter(name, params, field):
@@ -293,3 +334,4 @@ def test_the_state_arrays_are_declared_mutated():
     assert mutated("mp_lamb_update_phase2", lr=0.1) == [4]
     assert mutated("multi_mp_sgd_mom_update", lrs=(0.1, 0.1), wds=(0, 0), num_weights=2) == [2, 3, 6, 7]
     assert mutated("lamb_update_phase2", lr=0.1) == []
+    assert mutated("_multi_mp_lamb_update", learning_rates=(0.1,), wds=(0,), step_count=(1,)) == [2, 3, 4]

@@ -68,9 +68,11 @@ def parse_float_list(text: str) -> tuple[float, ...]:
 
 
 class ListParams(ParamSet):
-    """A ParamSet whose ``list_fields`` hold tuples of floats (stored as strings), one per weight."""
+    """A ParamSet whose ``list_fields`` hold tuples of floats (stored as strings), one per weight;
+    ``count_field`` names the parameter that says how many weights there are."""
 
     list_fields: tuple[str, ...] = ()
+    count_field = "num_weights"
 
     @classmethod
     def parse(cls, op_name: str, kwargs: Mapping[str, Any]) -> ParamSet:
@@ -80,10 +82,10 @@ class ListParams(ParamSet):
                 values[name] = float_list(op_name, name, values[name])
         parsed = super().parse(op_name, values)
         for name in cls.list_fields:
-            count = len(parse_float_list(getattr(parsed, name)))
-            if count != parsed.num_weights:
+            count, wanted = len(parse_float_list(getattr(parsed, name))), getattr(parsed, cls.count_field)
+            if count != wanted:
                 raise OperatorParamError(
-                    f"{op_name}: parameter '{name}' needs one value per weight (num_weights={parsed.num_weights}), "
+                    f"{op_name}: parameter '{name}' needs one value per weight ({cls.count_field}={wanted}), "
                     f"got {count}"
                 )
         return parsed

@@ -127,6 +127,32 @@ def multi_cases() -> dict[str, np.ndarray]:
     data.update({f"preloaded/out_weight_{i}": w.asnumpy() for i, w in enumerate(w32)})
     lars = mx.nd.multi_lars(nd["lrs"], nd["weights_sum_sq"], nd["grads_sum_sq"], nd["wds"], **LARS_PARAMS)
     data["lars/out"] = lars.asnumpy()
+    data.update(adam_lamb_cases(start))
+    return data
+
+
+ADAMW_PARAMS = {"lrs": (0.01, 0.02), "wds": (0.1, 0.0), "etas": (1.0, 0.5), "clip_gradient": 1.0}
+LAMB_PARAMS = {"lrs": (0.01, 0.02), "wds": (0.1, 0.0), "step_count": (1, 4), "rescale_grad": 0.5, "upper_bound": 5.0}
+
+
+def adam_lamb_cases(start: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``multi_adamw_update`` (rescale 0.5) and ``multi_lamb_update``, two steps each, float32."""
+    data = {}
+    for case in ("multi_adamw", "multi_lamb"):
+        weights = [mx.nd.array(start[f"weight_{i}"], dtype="float32") for i in range(2)]
+        grads = [mx.nd.array(start[f"grad_{i}"], dtype="float32") for i in range(2)]
+        means = [mx.nd.zeros(w.shape, dtype="float32") for w in weights]
+        variances = [mx.nd.zeros(w.shape, dtype="float32") for w in weights]
+        for _ in range(2):
+            fresh = [g.copy() for g in grads]  # MXNet's AdamW rescales its gradients in place
+            if case == "multi_adamw":
+                mx.nd.contrib.multi_adamw_update(weights, fresh, means, variances, 0.5, out=weights, **ADAMW_PARAMS)
+            else:
+                mx.nd.contrib.multi_lamb_update(weights, fresh, means, variances, out=weights, **LAMB_PARAMS)
+        for i in range(2):
+            data[f"{case}/out_weight_{i}"] = weights[i].asnumpy()
+            data[f"{case}/out_mean_{i}"] = means[i].asnumpy()
+            data[f"{case}/out_var_{i}"] = variances[i].asnumpy()
     return data
 
 
