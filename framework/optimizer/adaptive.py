@@ -221,7 +221,7 @@ class Adamax(Optimizer):
         m, u = state
         m[:] *= self.beta1
         m[:] += (1.0 - self.beta1) * g
-        u[:] = _op.maximum(self.beta2 * u, _op.abs(g))
+        u[:] = _op.broadcast_maximum(self.beta2 * u, _op.abs(g))
         weight[:] -= lr * m / u
 
 
