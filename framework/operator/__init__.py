@@ -60,6 +60,8 @@ __all__ = [
     "linalg",
     "list_operators",
     "nn",
+    "optimizer",
+    "random",
     "register_op",
     "registry",
     "sequence",
