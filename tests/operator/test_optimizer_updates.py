@@ -197,6 +197,36 @@ def test_multi_sgd_gives_each_weight_its_own_learning_rate():
         assert_almost_equal(outs[i], (1 - lr * wd) * w[i] - lr * g[i], **TOL)
 
 
+def test_mxnet_contrib_front_ends_take_numbers_and_lists():
+    """``mx.nd.contrib.adamw_update`` & co. are MXNet's Python wrappers over the ``_``-operators."""
+    w = _f32(2, 3)
+
+    def state() -> list:
+        return [nd.zeros((2, 3), dtype="float32") for _ in range(2)]
+
+    by_number, by_array = nd.array(w, dtype="float32"), nd.array(w, dtype="float32")
+    grad = nd.array(_f32(2, 3, seed=5), dtype="float32")
+    nd.contrib.adamw_update(by_number, grad, *state(), 0.5, lr=0.1, eta=1.0, out=by_number)
+    nd._internal._adamw_update(
+        by_array, grad, *state(), nd.array([0.5], dtype="float32"), lr=0.1, eta=1.0, out=by_array
+    )
+    assert_almost_equal(by_number, by_array.asnumpy(), rtol=0, atol=0)
+    weights = [nd.array(w, dtype="float32"), nd.array(w[0], dtype="float32")]
+    grads = [nd.array(g, dtype="float32") for g in (_f32(2, 3, seed=6), _f32(3, seed=7))]
+    means, variances = (
+        [nd.zeros(x.shape, dtype="float32") for x in weights],
+        [nd.zeros(x.shape, dtype="float32") for x in weights],
+    )
+    nd.contrib.multi_lamb_update(
+        weights, grads, means, variances, step_count=(1, 1), lrs=(0.1, 0.1), wds=(0.0, 0.0), out=weights
+    )
+    assert not np.allclose(weights[0].asnumpy(), w)
+    with pytest.raises(mx.MXLabError, match="lists of one length"):
+        nd.contrib.multi_adamw_update(weights, grads[:1], means, variances, 1.0, lrs=(0.1,), wds=(0.0,), etas=(1.0,))
+    with pytest.raises(mx.MXLabError, match="rescale_grad must be a number"):
+        nd.contrib.adamw_update(weights[0], grads[0], means[0], variances[0], "half", lr=0.1, eta=1.0)
+
+
 def test_multi_ops_work_in_symbols_and_json():
     data = [mx.sym.var(f"{kind}{i}") for i in range(2) for kind in ("w", "g", "m", "w32")]
     out = mx.sym.multi_mp_sgd_mom_update(*data, lrs=(0.1, 0.2), wds=(0.0, 0.0), momentum=0.9, num_weights=2)

@@ -17,7 +17,7 @@ from ..infer import InferenceError, shape_assign, type_assign
 from ..kernel import OpContext, Req, assign
 from ..node import NodeAttrs
 from ..params import Param, ParamSet
-from ..registry import alias, register
+from ..registry import register
 from .common import CLIP, LR, RESCALE, WD, check_float, clip, rescaled, same_shapes, same_types, scalar
 
 
@@ -440,6 +440,3 @@ for _name, _params, _inputs, _mutated, _compute, _type_fn, _shape_fn, _doc in _O
         .set_compute(_compute)
         .set_mutate_inputs(lambda attrs, m=tuple(_mutated): list(m))
     )
-
-alias("_contrib_adamw_update", "_adamw_update")
-alias("_contrib_mp_adamw_update", "_mp_adamw_update")
