@@ -225,9 +225,30 @@ def randint(
     )
 
 
+def multinomial(
+    data: NDArray, shape: Any = _Null, get_prob: bool = False, out: Any = None, dtype: Any = "int32", **kwargs: Any
+) -> Any:
+    """Category indices drawn from each row of probabilities ``data`` (last axis: the categories).
+
+    The result has shape ``data.shape[:-1] + shape``; with ``get_prob=True`` a second array
+    holds each draw's log probability, whose gradient reaches ``data`` (REINFORCE).
+    """
+    if not isinstance(data, NDArray):
+        raise MXLabError(f"mx.nd.random.multinomial: data must be an NDArray of probabilities, got {data!r}")
+    params = {"get_prob": get_prob, "dtype": dtype, **kwargs}
+    if shape is not _Null:
+        params["shape"] = shape
+    return op._sample_multinomial(data, out=out, **params)
+
+
+def shuffle(data: NDArray, **kwargs: Any) -> NDArray:
+    """``data`` with its first axis randomly permuted (each sub-array moves as a whole)."""
+    if not isinstance(data, NDArray):
+        raise MXLabError(f"mx.nd.random.shuffle: data must be an NDArray, got {data!r}")
+    return op._shuffle(data, **kwargs)
+
+
 #: The samplers MXNet's ``mx.random`` also offers (framework/__init__ attaches them there).
-#: MXNet's ``multinomial`` and ``shuffle`` need the ``_sample_multinomial`` and ``_shuffle``
-#: operators, which MXLab does not have yet (issue 17).
 SAMPLERS = (
     "uniform",
     "normal",
@@ -238,6 +259,8 @@ SAMPLERS = (
     "poisson",
     "negative_binomial",
     "generalized_negative_binomial",
+    "multinomial",
+    "shuffle",
 )
 
 
@@ -260,11 +283,13 @@ __all__ = [
     "exponential",
     "gamma",
     "generalized_negative_binomial",
+    "multinomial",
     "negative_binomial",
     "normal",
     "poisson",
     "randint",
     "randn",
     "seed",
+    "shuffle",
     "uniform",
 ]

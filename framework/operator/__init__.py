@@ -12,7 +12,7 @@ Importing this package registers every built-in operator (``tensor/``, ``nn/``, 
 
 from __future__ import annotations
 
-from . import contrib, image, linalg, nn, registry, sequence, tensor
+from . import contrib, image, linalg, nn, optimizer, random, registry, sequence, tensor
 from .grad import (
     elemwise_grad_use_in,
     elemwise_grad_use_in_out,
@@ -63,6 +63,8 @@ __all__ = [
     "linalg",
     "list_operators",
     "nn",
+    "optimizer",
+    "random",
     "register_op",
     "registry",
     "sequence",

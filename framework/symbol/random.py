@@ -88,6 +88,25 @@ def randint(low: int, high: int, shape: Any = _NOT_GIVEN, dtype: Any = _NOT_GIVE
     return _random_helper("randint", {"low": low, "high": high}, shape, dtype, kwargs)
 
 
+def multinomial(
+    data: Symbol, shape: Any = _NOT_GIVEN, get_prob: bool = False, dtype: Any = "int32", **kwargs: Any
+) -> Symbol:
+    """Category indices drawn from each row of probabilities ``data`` (``_sample_multinomial``)."""
+    if not isinstance(data, Symbol):
+        raise SymbolTypeError(f"mx.sym.random.multinomial: data must be a Symbol, got {data!r}")
+    params = {"get_prob": get_prob, "dtype": dtype, **kwargs}
+    if shape is not _NOT_GIVEN:
+        params["shape"] = shape
+    return symbol_function("_sample_multinomial")(data, **params)
+
+
+def shuffle(data: Symbol, **kwargs: Any) -> Symbol:
+    """``data`` with its first axis randomly permuted (``_shuffle``)."""
+    if not isinstance(data, Symbol):
+        raise SymbolTypeError(f"mx.sym.random.shuffle: data must be a Symbol, got {data!r}")
+    return symbol_function("_shuffle")(data, **kwargs)
+
+
 def __getattr__(name: str) -> Any:
     """The remaining ``_random_<name>`` operators (``uniform_like``, ...) by their short name."""
     full = f"_random_{name}"
@@ -102,9 +121,11 @@ __all__ = [
     "exponential",
     "gamma",
     "generalized_negative_binomial",
+    "multinomial",
     "negative_binomial",
     "normal",
     "poisson",
     "randint",
+    "shuffle",
     "uniform",
 ]

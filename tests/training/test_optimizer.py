@@ -423,7 +423,9 @@ def test_create_register_and_unknown_names():
     assert isinstance(opt.create("SGD", momentum=0.5), opt.SGD)
     assert isinstance(opt.Optimizer.create_optimizer("nag"), opt.NAG)
     assert type(opt.create("adam")).__name__ == "Adam" and opt.create("adam").lr == 0.001
-    with pytest.raises(opt.OptimizerError, match="Cannot find optimizer 'sgdd'; registered optimizers: adagrad, adam"):
+    with pytest.raises(
+        opt.OptimizerError, match="Cannot find optimizer 'sgdd'; registered optimizers: adadelta, adagrad"
+    ):
         opt.create("sgdd")
 
     @opt.register

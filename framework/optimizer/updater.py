@@ -1,0 +1,106 @@
+"""The :class:`Updater`: an optimizer plus the state of every weight, and saving those states."""
+
+from __future__ import annotations
+
+import io
+import pickle
+from typing import Any
+
+import numpy as np
+
+from ..context import Context
+from ..ndarray import NDArray, array
+from .base import Optimizer, OptimizerError
+
+
+def _rebuild_ndarray(values: np.ndarray, device_type: str, device_id: int) -> NDArray:
+    """Unpickling half of an NDArray inside saved optimizer states."""
+    return array(values, ctx=Context(device_type, device_id), dtype=values.dtype)
+
+
+class _StatePickler(pickle.Pickler):
+    """Pickles NDArrays by value (after waiting for their pending writes) with their context."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, NDArray):
+            return _rebuild_ndarray, (obj.asnumpy(), obj.context.device_type, obj.context.device_id)
+        return NotImplemented
+
+
+def _dumps(obj: Any) -> bytes:
+    buffer = io.BytesIO()
+    _StatePickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+    return buffer.getvalue()
+
+
+class Updater:
+    """The callable ``updater(index, grad, weight)``: an optimizer plus every weight's state.
+
+    States are created on first sight of an index. After ``set_states`` they are moved to
+    the context of the weight they belong to on its next update.
+    """
+
+    def __init__(self, optimizer: Optimizer) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise OptimizerError(f"Updater expects an Optimizer, got {type(optimizer).__name__}")
+        self.optimizer = optimizer
+        self.states: dict[Any, Any] = {}
+        self.states_synced: dict[Any, bool] = {}
+        self.aggregate_updates = optimizer.aggregate_num > 0
+
+    def __call__(self, index: Any, grad: Any, weight: Any) -> None:
+        """Update ``weight`` (or each weight of a list) from ``grad`` with the optimizer's rule."""
+        if isinstance(index, list | tuple):
+            indices, grads, weights = list(index), list(grad), list(weight)
+            if not len(indices) == len(grads) == len(weights):
+                raise OptimizerError(
+                    f"Updater: got {len(indices)} indices, {len(grads)} gradients and {len(weights)} weights"
+                )
+        else:
+            indices, grads, weights = [index], [grad], [weight]
+        for i, w in enumerate(weights):
+            if not isinstance(w, NDArray):
+                raise OptimizerError(f"Updater: weight for index {indices[i]!r} must be an NDArray, got {w!r}")
+        if weights:
+            self.optimizer._set_current_context(weights[0].context.device_id)
+        indices = [idx.decode() if isinstance(idx, bytes) else idx for idx in indices]
+        for i, idx in enumerate(indices):
+            if idx not in self.states:
+                self.states[idx] = self.optimizer.create_state_multi_precision(idx, weights[i])
+                self.states_synced[idx] = True
+            elif not self.states_synced[idx]:
+                self.states[idx] = self.sync_state_context(self.states[idx], weights[i].context)
+                self.states_synced[idx] = True
+        for idx, w, g in zip(indices, weights, grads, strict=True):
+            self.optimizer.update_multi_precision(idx, w, g, self.states[idx])
+
+    def sync_state_context(self, state: Any, context: Context) -> Any:
+        """``state`` (NDArray, or nested tuples/lists of them) moved to ``context``."""
+        if isinstance(state, NDArray):
+            return state.as_in_context(context)
+        if isinstance(state, tuple | list):
+            synced = [self.sync_state_context(s, context) for s in state]
+            return tuple(synced) if isinstance(state, tuple) else synced
+        return state
+
+    def set_states(self, states: bytes) -> None:
+        """Restore states saved by :meth:`get_states` (and the optimizer, if it was saved)."""
+        if not isinstance(states, bytes | bytearray):
+            raise OptimizerError(f"Updater.set_states expects the bytes from get_states(), got {type(states).__name__}")
+        loaded = pickle.loads(states)
+        if isinstance(loaded, tuple) and len(loaded) == 2 and isinstance(loaded[1], Optimizer):
+            self.states, self.optimizer = loaded
+        elif isinstance(loaded, dict):
+            self.states = loaded
+        else:
+            raise OptimizerError(f"Updater.set_states: not optimizer states (unpickled a {type(loaded).__name__})")
+        self.states_synced = dict.fromkeys(self.states, False)
+
+    def get_states(self, dump_optimizer: bool = False) -> bytes:
+        """The states (and optionally the optimizer, with its schedule and counts) as bytes."""
+        return _dumps((self.states, self.optimizer) if dump_optimizer else self.states)
+
+
+def get_updater(optimizer: Optimizer) -> Updater:
+    """The updater a KVStore or Module calls for every weight after every batch."""
+    return Updater(optimizer)
