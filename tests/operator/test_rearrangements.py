@@ -62,7 +62,7 @@ def test_depth_space_errors_name_the_constraint():
         mx.nd.depth_to_space(mx.nd.ones((1, 3, 2, 2)), block_size=2)
     with pytest.raises(InferenceError, match=r"input \(1, 1, 3, 2\) must have H and W divisible by block_size = 2"):
         mx.nd.space_to_depth(mx.nd.ones((1, 1, 3, 2)), block_size=2)
-    with pytest.raises(InferenceError, match="4-D"):
+    with pytest.raises(InferenceError, match="4-d"):
         mx.nd.depth_to_space(mx.nd.ones((4, 2)), block_size=2)
 
 
