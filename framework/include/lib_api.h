@@ -384,7 +384,7 @@ class Registry {
 extern "C" MXReturnValue initialize(int version);
 
 /* ---------------------------------------------------------------------------------- */
-/*  The C boundary: what framework/library/abi.py declares through ctypes                      */
+/*  The C boundary: what framework/library/abi.py declares through ctypes               */
 /* ---------------------------------------------------------------------------------- */
 namespace mxlab_detail {
 
