@@ -3,8 +3,9 @@
 An engine receives functions with the variables they read and write and promises one
 rule: two functions that share a variable, at least one of them writing it, run in push
 order; everything else may overlap. Subclasses decide *how* operations wait and where they
-run (``_schedule``, ``_release_dependencies``); this class owns the rest: argument checks,
-exception propagation, waiting, operator handles, deletion, bulking and events.
+run (``_schedule``, ``_release_dependencies``); this class owns the rest: waiting, operator
+handles, deletion, bulking and events, with the argument checks (:mod:`.checks`) and the
+exception propagation (:mod:`.exceptions`) as its bases.
 
 Exceptions (MXNet 1.x semantics): a function that raises poisons every variable it writes;
 later operations touching a poisoned variable are skipped and inherit the same error;
@@ -28,6 +29,8 @@ from .. import backend, config, events
 from ..base import EngineError, EngineTimeoutError
 from ..context import Context
 from .bulk import BulkCollector, fuse_segment
+from .checks import ArgumentChecks
+from .exceptions import ExceptionPropagation
 from .operation import FnProperty, Operation, OperatorHandle, RunContext
 from .var import ExceptionRecord, Var
 
@@ -84,7 +87,7 @@ class _BulkSetting(threading.local):
     size = 1
 
 
-class Engine(abc.ABC):
+class Engine(ArgumentChecks, ExceptionPropagation, abc.ABC):
     """Base class of NaiveEngine, ThreadedEngine and ThreadedEnginePerDevice."""
 
     #: The engine type name, as accepted by ``MXLAB_ENGINE_TYPE``.
@@ -424,15 +427,6 @@ class Engine(abc.ABC):
         if first is not None:
             raise first
 
-    def throw(self, var: Var) -> None:
-        """Raise (once) the exception ``var`` carries, without waiting; no-op if it has none."""
-        if not isinstance(var, self.var_class):
-            raise EngineError(f"throw: expected an engine variable, got {type(var).__name__}")
-        record = var.exception_record
-        if record is not None and record.error is not None:
-            error, record.error = record.error, None
-            raise error
-
     def pending_operations(self) -> list[Operation]:
         """The operations pushed and not yet finished (a snapshot, for diagnosis)."""
         return list(self._inflight.values())
@@ -559,19 +553,6 @@ class Engine(abc.ABC):
             error = err
         self._complete(op, error, worker, stream)
 
-    def _record_exception(
-        self, error: BaseException, op_name: str, op_id: int, ctx: Context, worker: str
-    ) -> ExceptionRecord:
-        """Wrap a raised error so it can travel with variables; say where it came from."""
-        try:
-            error.add_note(f"(raised in engine operation {op_name!r}, op #{op_id}, on {ctx}, worker {worker})")
-        except AttributeError:
-            pass
-        record = ExceptionRecord(error, op_name)
-        with self._exceptions_lock:
-            self._exceptions.append(record)
-        return record
-
     def _complete(self, op: Operation, error: BaseException | None, worker: str, stream: Any) -> None:
         """Bookkeeping after an operation ran (or was skipped): errors, dependants, counters.
 
@@ -605,29 +586,6 @@ class Engine(abc.ABC):
         if not self._inflight and self._idle_waiters:
             with self._idle:
                 self._idle.notify_all()
-
-    def _interrupt(self, op: Operation, interrupt: BaseException) -> None:
-        """Keep an interrupt for the program's next push or wait, in whichever thread.
-
-        Threaded engines run functions on worker threads, where raising would only end the
-        worker; the first interrupt waits here instead (NaiveEngine raises it in the pushing
-        thread at once).
-        """
-        op.interrupted = interrupt
-        self._keep_interrupt(interrupt)
-
-    def _keep_interrupt(self, interrupt: BaseException) -> None:
-        """Remember the first interrupt until the program's next push or wait re-raises it."""
-        with self._exceptions_lock:
-            if self._pending_interrupt is None:
-                self._pending_interrupt = interrupt
-
-    def _raise_pending_interrupt(self) -> None:
-        """Re-raise (once) the interrupt a worker caught."""
-        with self._exceptions_lock:
-            interrupt, self._pending_interrupt = self._pending_interrupt, None
-        if interrupt is not None:
-            raise interrupt
 
     def _wait_idle(self, timeout: float | None) -> bool:
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -664,51 +622,6 @@ class Engine(abc.ABC):
     @abc.abstractmethod
     def _stop_workers(self) -> None:
         """Join the worker threads (after every pending operation has finished)."""
-
-    # ----------------------------------------------------------------- argument checks
-    def _check_fn(self, fn: Any, api: str) -> None:
-        if not callable(fn):
-            raise EngineError(f"{api}: fn must be callable, got {type(fn).__name__} {fn!r:.60}")
-
-    def _check_vars(
-        self, const_vars: Iterable[Var], mutable_vars: Iterable[Var], api: str, name: str
-    ) -> tuple[tuple[Var, ...], tuple[Var, ...]]:
-        reads = tuple(const_vars)
-        writes = tuple(mutable_vars)
-        for var in reads + writes:
-            if type(var) is not self.var_class:
-                raise EngineError(
-                    f"{api}({name!r}): expected engine variables from new_variable(), got {type(var).__name__}"
-                )
-            if var.engine_id != self.id:
-                raise EngineError(f"{api}({name!r}): variable {var.name!r} belongs to another engine instance")
-            if var.deleted:
-                raise EngineError(f"{api}({name!r}): variable {var.name!r} was deleted by delete_variable")
-        if len(reads) > 1 and len(set(reads)) != len(reads):
-            raise EngineError(f"{api}({name!r}): a variable appears twice in const_vars")
-        if len(writes) > 1 and len(set(writes)) != len(writes):
-            raise EngineError(f"{api}({name!r}): a variable appears twice in mutable_vars")
-        if reads and writes and not set(reads).isdisjoint(writes):
-            both = ", ".join(repr(v.name) for v in set(reads) & set(writes))
-            raise EngineError(
-                f"{api}({name!r}): variable(s) {both} listed as both read (const_vars) and mutated "
-                "(mutable_vars); list a variable you modify only in mutable_vars"
-            )
-        return reads, writes
-
-    def _check_context(self, ctx: Any, api: str) -> None:
-        if type(ctx) is not Context or ctx not in self._checked_contexts:
-            try:
-                backend.check_context(ctx)
-            except Exception as err:
-                raise type(err)(f"{api}: {err}") from None
-            self._checked_contexts.add(ctx)
-
-    def _check_prop(self, prop: Any, priority: Any, api: str) -> None:
-        if type(prop) is not FnProperty:
-            raise EngineError(f"{api}: prop must be a FnProperty, got {prop!r}")
-        if type(priority) is not int:
-            raise EngineError(f"{api}: priority must be an int, got {priority!r}")
 
     def __repr__(self) -> str:
         return f"<{self.type_name} #{self.id}{' stopped' if self._stopped else ''}>"

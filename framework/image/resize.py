@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..io.image_record_iter import resize_bilinear
+from ..io.pixels import resize_bilinear
 from ..ndarray import NDArray
 from ..operator.image.interpolation import INTERP_NAMES, resize_images
 from .base import ImageError, like_source, pixels_of

@@ -13,7 +13,7 @@
  * ------------------
  * The user-facing part is C++11 (std::vector, std::string, classes). The boundary with
  * MXLab is plain C: at the bottom of this header are the extern "C" functions named
- * _opXxx that MXLab's loader (framework/library.py, through ctypes) calls. They receive
+ * _opXxx that MXLab's loader (framework/library/, through ctypes) calls. They receive
  * raw pointers and sizes, build the C++ objects below (MXTensor, OpResource, attribute
  * maps), call the functions the library registered, and turn both MX_FAIL and C++
  * exceptions into an error code plus a message (never a crash, never an exception crossing
@@ -384,7 +384,7 @@ class Registry {
 extern "C" MXReturnValue initialize(int version);
 
 /* ---------------------------------------------------------------------------------- */
-/*  The C boundary: what framework/library.py calls through ctypes                      */
+/*  The C boundary: what framework/library/abi.py declares through ctypes               */
 /* ---------------------------------------------------------------------------------- */
 namespace mxlab_detail {
 

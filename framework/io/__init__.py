@@ -5,7 +5,8 @@
 - :mod:`.csv_iter`, :mod:`.mnist_iter`: file formats read whole into memory;
 - :mod:`.image_record_iter`: ``ImageRecordIter``, images from RecordIO files decoded and
   augmented on worker threads (the file format itself is :mod:`framework.recordio`; the
-  optional augmentations are :mod:`.image_aug`);
+  optional augmentations are :mod:`.image_aug`, the per-record work :mod:`.record_augmenter`,
+  the OpenCV-exact resizing :mod:`.pixels`);
 - :mod:`.prefetch`, :mod:`.resize`: iterators that wrap other iterators.
 """
 

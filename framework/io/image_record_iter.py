@@ -45,7 +45,7 @@ The random numbers of an epoch come from a generator seeded with ``(seed_aug, ep
 and drawn batch by batch in the loader, so the output does not depend on how the work is
 split between threads. Shuffling permutes the records with ``seed``. (Both differ from
 MXNet's C++ generators.) The default bilinear resize (``inter_method=1``) reproduces
-OpenCV's fixed-point arithmetic (:func:`resize_bilinear`), so its output equals MXNet's;
+OpenCV's fixed-point arithmetic (:func:`framework.io.pixels.resize_bilinear`), so its output equals MXNet's;
 the other ``inter_method`` values use Pillow's filters, which differ from OpenCV's; 9 picks
 per resize (bicubic to enlarge, area to shrink, else bilinear) and 10 one of 0-4 per image.
 
@@ -68,7 +68,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
-from PIL import Image
 
 from .. import recordio
 from ..context import Context, current_context
@@ -86,13 +85,11 @@ from .base import (
 )
 from .image_aug import DEFAULTS as AUGMENTATION_DEFAULTS
 from .image_aug import AugmentError, ExtraAugmentation
+from .pixels import AUTO_INTER, INTER_METHODS, RANDOM_INTER, pillow_filter, resize_with
+from .record_augmenter import MODES, RecordAugmenter
 
 _END = object()
 DTYPES = ("float32", "float16", "float64", "uint8")
-# inter_method -> Pillow resampling filter name (MXNet: 0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 lanczos)
-INTER_METHODS = {0: "NEAREST", 1: "BILINEAR", 2: "BICUBIC", 3: "BOX", 4: "LANCZOS"}
-AUTO_INTER, RANDOM_INTER = 9, 10  # per resize: cubic to enlarge, area to shrink, else bilinear; one of 0-4 at random
-MODES = {1: "L", 3: "RGB", 4: "RGBA"}
 # MXNet parameters this iterator accepts but does not implement (any non-default value is an error)
 UNSUPPORTED = {
     "path_imglist": "",
@@ -130,260 +127,6 @@ def read_index_offsets(path: str) -> list[int]:
             except (IndexError, ValueError):
                 raise recordio.RecordIOError(f"{path}: line {lineno} is not 'key<TAB>offset': {line!r}") from None
     return sorted(offsets)
-
-
-COEF_BITS = 11  # OpenCV's INTER_RESIZE_COEF_BITS: interpolation weights in 1/2048 steps
-
-
-@functools.lru_cache(maxsize=512)
-def _linear_taps(n_in: int, n_out: int, channels: int) -> tuple[np.ndarray, np.ndarray]:
-    """Where each output sample along one axis reads, and with which fixed-point weights.
-
-    Returns ``(index, weight)`` of shape ``(2, channels, n_out)``: ``[0]`` is the left (or
-    upper) neighbour, ``[1]`` the right (or lower) one, with one plane per channel (the
-    flat index of that channel's value in an interleaved row), so that whole image rows can
-    be gathered and weighted in one NumPy call, channel by channel. Cached per size: many
-    images share one.
-    """
-    src = ((np.arange(n_out) + 0.5) * (n_in / n_out) - 0.5).astype(np.float32)  # pixel centres line up
-    lo = np.floor(src).astype(np.intp)
-    frac = src - lo.astype(np.float32)
-    frac[lo < 0], lo[lo < 0] = 0, 0  # clamp at the borders (weight 1 on the edge pixel)
-    last = lo >= n_in - 1
-    frac[last], lo[last] = 0, n_in - 1
-    w0 = np.rint((1 - frac) * (1 << COEF_BITS)).astype(np.int32)
-    index = np.stack([lo, np.minimum(lo + 1, n_in - 1)])
-    weight = np.stack([w0, (1 << COEF_BITS) - w0])
-    index = index[:, None, :] * channels + np.arange(channels)[None, :, None]
-    weight = np.broadcast_to(weight[:, None, :], index.shape).copy()
-    index.flags.writeable = weight.flags.writeable = False
-    return index, weight
-
-
-def resize_bilinear(
-    pixels: np.ndarray,
-    width: int,
-    height: int,
-    region: tuple[int, int, int, int] | None = None,
-) -> np.ndarray:
-    """Bilinear resize as OpenCV's ``INTER_LINEAR`` for uint8 images (MXNet's default).
-
-    Each output pixel blends the 2x2 source pixels around its centre, without antialiasing
-    (Pillow's bilinear filter widens when shrinking, which blurs; OpenCV's does not). The
-    arithmetic is OpenCV's fixed point: 11-bit weights, a horizontal pass into integers
-    with 4 fractional bits dropped, a vertical pass keeping the high 16 bits of each
-    product (as its SIMD code does). Shrinking gives MXNet's output exactly; enlarging may
-    differ by one level at the borders.
-
-    ``region=(y, x, h, w)`` computes only that window of the resized image: a crop that
-    follows the resize then costs only the pixels it keeps. The work is a handful of large
-    NumPy calls (each releases the GIL), so that it runs well on several threads.
-    """
-    src_h, src_w = pixels.shape[:2]
-    channels = pixels.shape[2] if pixels.ndim == 3 else 1
-    y, x, h, w = region if region is not None else (0, 0, height, width)
-    if (src_h, src_w) == (height, width):  # OpenCV copies an image that keeps its size
-        return pixels[y : y + h, x : x + w]
-    rows, row_weight = (t[:, 0, y : y + h] for t in _linear_taps(src_h, height, 1))
-    cols, col_weight = (t[:, :, x : x + w] for t in _linear_taps(src_w, width, channels))
-    row_size = src_w * channels
-    first, last = int(rows[0, 0]), int(rows[1, -1])  # the band of source rows this window reads
-    if last - first < 2 * h:  # gather the band as it is (a view)
-        flat, inverse = pixels[first : last + 1].reshape(-1, row_size), rows - first
-    else:  # strong shrinking: gather only the rows in use
-        used, inverse = np.unique(rows, return_inverse=True)
-        flat = np.take(pixels, used, axis=0).reshape(len(used), row_size)
-    # horizontal pass: left and right neighbours gathered and weighted in one go
-    horizontal = np.take(flat, cols.reshape(-1), axis=1).astype(np.int32)
-    horizontal *= col_weight.reshape(-1)
-    width_c = w * channels
-    horizontal = np.add(horizontal[:, :width_c], horizontal[:, width_c:])
-    horizontal >>= 4
-    # vertical pass: upper and lower neighbours, the high 16 bits of each product
-    vertical = np.take(horizontal, inverse.reshape(-1), axis=0)
-    vertical *= row_weight.reshape(-1, 1)
-    vertical >>= 16
-    out = np.add(vertical[:h], vertical[h:])
-    out += 2
-    out >>= 2
-    out = out.astype(np.uint8)
-    if pixels.ndim == 2:
-        return out
-    # computed channel-planar, (h, channels, w); returned as an (h, w, channels) view of it,
-    # so that the (channels, h, w) layout the network wants is a cheap transpose
-    return out.reshape(h, channels, w).transpose(0, 2, 1)
-
-
-def resize_pixels(pixels: np.ndarray, width: int, height: int, resample: Any) -> np.ndarray:
-    """Resize an HWC uint8 image: OpenCV's bilinear (``resample=None``) or a Pillow filter."""
-    if resample is None:
-        return np.ascontiguousarray(resize_bilinear(pixels, width, height))
-    return np.asarray(Image.fromarray(pixels).resize((width, height), resample))
-
-
-def concrete_inter_method(inter_method: int, src_w: int, src_h: int, dst_w: int, dst_h: int, draw: int = 0) -> int:
-    """The method (0-4) a resize uses: ``inter_method`` itself, or what 9 (auto) / 10 (random, from ``draw``) pick."""
-    if inter_method == AUTO_INTER:
-        if dst_w > src_w and dst_h > src_h:
-            return 2
-        if dst_w < src_w and dst_h < src_h:
-            return 3
-        return 1
-    if inter_method == RANDOM_INTER:
-        return draw % 5
-    return inter_method
-
-
-def resize_with(pixels: np.ndarray, width: int, height: int, inter_method: int, draw: int = 0) -> np.ndarray:
-    """Resize with ``inter_method`` (0-4, 9 or 10)."""
-    code = concrete_inter_method(inter_method, pixels.shape[1], pixels.shape[0], width, height, draw)
-    return resize_pixels(pixels, width, height, pillow_filter(code))
-
-
-def pillow_filter(inter_method: int) -> Any:
-    """Pillow's resampling filter for ``inter_method``; None for bilinear (done as OpenCV does here)."""
-    method = INTER_METHODS[inter_method]
-    return None if method == "BILINEAR" else getattr(Image.Resampling, method)
-
-
-def rgb_to_gray(pixels: np.ndarray) -> np.ndarray:
-    """OpenCV's ``BGR2GRAY`` in fixed point (0.299 R + 0.587 G + 0.114 B, 14-bit weights)."""
-    rgb = pixels.astype(np.uint32)
-    return ((rgb[..., 0] * 4899 + rgb[..., 1] * 9617 + rgb[..., 2] * 1868 + 8192) >> 14).astype(np.uint8)
-
-
-class _Augmenter:
-    """The per-image work: unpack, check the label, decode, resize, crop, mirror, normalise."""
-
-    def __init__(self, path: str, data_shape: tuple[int, int, int], label_width: int, p: dict[str, Any]) -> None:
-        self.path = path
-        self.channels, self.height, self.width = data_shape
-        self.mode = MODES[self.channels]
-        self.label_width = label_width
-        self.resize = p["resize"]
-        self.rand_crop = p["rand_crop"]
-        self.rand_mirror = p["rand_mirror"]
-        self.mirror = p["mirror"]
-        self.inter_method = p["inter_method"]
-        self.normalize = p["dtype"] != "uint8"
-        means = [p["mean_r"], p["mean_g"], p["mean_b"], p["mean_a"]][: self.channels]
-        stds = [p["std_r"], p["std_g"], p["std_b"], p["std_a"]][: self.channels]
-        self.mean = np.array(means, dtype=np.float32).reshape(-1, 1, 1)
-        # MXNet multiplies by scale / std, computed once per channel in float32
-        self.mult = np.float32(p["scale"]) / np.array(stds, dtype=np.float32).reshape(-1, 1, 1)
-        self.max_pixels = p["max_decoded_pixels"]
-        self._fromarray = Image.fromarray
-        self.extra: ExtraAugmentation = p["extra"]
-
-    def label_of(self, header: Any, offset: int) -> Any:
-        if header.flag > 0:
-            if header.flag != self.label_width:
-                raise DataIterError(
-                    f"ImageRecordIter: {self.path}, record at byte offset {offset}: label of width {header.flag} "
-                    f"but label_width is {self.label_width}"
-                )
-            return header.label
-        if self.label_width != 1:
-            raise DataIterError(
-                f"ImageRecordIter: {self.path}, record at byte offset {offset}: a scalar label (width 1) but "
-                f"label_width is {self.label_width}; pack label arrays (im2rec --pack-label) for wider labels"
-            )
-        return header.label
-
-    def __call__(self, record: bytes, offset: int, randoms: np.ndarray, out: np.ndarray) -> tuple[Any, int]:
-        """Process one record into ``out`` (C, H, W); returns (label, record id)."""
-        try:
-            header, payload = recordio.unpack(record)
-        except recordio.RecordIOError as err:
-            raise DataIterError(f"ImageRecordIter: {self.path}, record at byte offset {offset}: {err}") from None
-        label = self.label_of(header, offset)
-        try:
-            img = recordio.open_image(payload, self.max_pixels)  # the size is checked before decoding
-            img.load()
-            target = "RGB" if self.mode == "L" else self.mode
-            if img.mode != target:
-                img = img.convert(target)
-        except recordio.ImageTooLargeError as err:
-            raise DataIterError(f"ImageRecordIter: {self.path}, record at byte offset {offset}: {err}") from None
-        except Exception as err:
-            raise DataIterError(
-                f"ImageRecordIter: {self.path}, record at byte offset {offset}: cannot decode the image: {err}"
-            ) from None
-        pixels = np.asarray(img)
-        if self.mode == "L":  # decoded as RGB, converted with OpenCV's weights
-            pixels = rgb_to_gray(pixels)
-        if self.extra.active:
-            return self._augmented(pixels, header, offset, randoms, out, label)
-        src_h, src_w = h, w = pixels.shape[:2]
-        if self.resize > 0:
-            w, h = self._resized_size(w, h)
-        y, x = self._crop_position(h, w, offset, randoms)
-        resample = pillow_filter(concrete_inter_method(self.inter_method, src_w, src_h, w, h, self._draw(randoms)))
-        if self.resize > 0 and resample is None:  # resize only the window the crop keeps
-            crop = resize_bilinear(pixels, w, h, (y, x, self.height, self.width))
-        else:
-            if self.resize > 0:
-                pixels = np.asarray(self._fromarray(pixels).resize((w, h), resample))
-            crop = pixels[y : y + self.height, x : x + self.width]
-        self._finish(crop, randoms, out)
-        return label, header.id
-
-    @property
-    def needs_seed(self) -> bool:
-        """Whether each image needs a seed of its own (augmentations, or a random ``inter_method``)."""
-        return self.extra.active or self.inter_method == RANDOM_INTER
-
-    @staticmethod
-    def _draw(randoms: np.ndarray) -> int:
-        return int(randoms[3]) if len(randoms) > 3 else 0
-
-    def _resized_size(self, w: int, h: int) -> tuple[int, int]:
-        """The size after ``resize``: the shorter edge becomes ``resize``."""
-        return (self.resize, self.resize * h // w) if h > w else (self.resize * w // h, self.resize)
-
-    def _crop_position(self, h: int, w: int, offset: int, randoms: np.ndarray) -> tuple[int, int]:
-        if h < self.height or w < self.width:
-            raise DataIterError(
-                f"ImageRecordIter: {self.path}, record at byte offset {offset}: image is {h}x{w} (HxW), smaller "
-                f"than data_shape {self.height}x{self.width}; set resize= to scale it up"
-            )
-        if self.rand_crop:
-            return int(randoms[0] * (h - self.height + 1)), int(randoms[1] * (w - self.width + 1))
-        return (h - self.height) // 2, (w - self.width) // 2
-
-    def _augmented(
-        self, pixels: np.ndarray, header: Any, offset: int, randoms: np.ndarray, out: np.ndarray, label: Any
-    ) -> tuple[Any, int]:
-        """The general path: resize, pad/warp, crop, colour (see :mod:`framework.io.image_aug`)."""
-        rng = np.random.RandomState(int(randoms[3]))
-        if self.resize > 0:
-            w, h = self._resized_size(pixels.shape[1], pixels.shape[0])
-            pixels = resize_with(pixels, w, h, self.inter_method, self._draw(randoms))
-        pixels = self.extra.geometry(pixels, rng)
-        if self.extra.crops:
-            crop = self.extra.crop(pixels, rng, self.height, self.width, self.rand_crop)
-        else:
-            y, x = self._crop_position(pixels.shape[0], pixels.shape[1], offset, randoms)
-            crop = pixels[y : y + self.height, x : x + self.width]
-        crop = self.extra.colour(crop, rng)
-        contrast, illumination = self.extra.normalize_jitter(rng)
-        self._finish(crop, randoms, out, contrast, illumination)
-        return label, header.id
-
-    def _finish(
-        self, crop: np.ndarray, randoms: np.ndarray, out: np.ndarray, contrast: float = 1.0, illumination: float = 0.0
-    ) -> None:
-        """Mirror, then ``(pixel - mean) * scale / std`` (times ``contrast``, plus ``illumination``) into ``out``."""
-        if self.mirror or (self.rand_mirror and randoms[2] < 0.5):
-            crop = crop[:, ::-1]
-        chw = crop[None] if crop.ndim == 2 else crop.transpose(2, 0, 1)
-        if self.normalize:
-            np.subtract(chw, self.mean, out=out)
-            out *= self.mult if contrast == 1.0 else self.mult * np.float32(contrast)
-            if illumination:
-                out += np.float32(illumination)
-        else:
-            out[...] = chw
 
 
 class _Loader:
@@ -599,7 +342,7 @@ class ImageRecordIter(PreparedBatchIter):
             )
         except AugmentError as err:
             raise DataIterError(f"ImageRecordIter: {err}") from None
-        self._augment = _Augmenter(self.path_imgrec, data_shape, self.label_width, params)
+        self._augment = RecordAugmenter(self.path_imgrec, data_shape, self.label_width, params)
         label_shape = (batch_size,) if self.label_width == 1 else (batch_size, self.label_width)
         self.provide_data = [DataDesc(data_name, (batch_size, *data_shape), self._np_dtype.type)]
         self.provide_label = [DataDesc(label_name, label_shape, np.float32)]

@@ -2,7 +2,7 @@
 
 * ``register_op(name)``: the native registration API of seed 004 (``registry.register``,
   chained ``.set_num_inputs(...).set_compute(...)``). ``mx.operator.register`` is MXNet's
-  decorator for Python ``CustomOpProp`` classes (framework/custom_op.py), which
+  decorator for Python ``CustomOpProp`` classes (framework/custom_op/), which
   framework/__init__.py installs here because custom operators build on NDArray.
 * ``framework.operator.legacy``: the OperatorProperty front door (Forward/Backward classes).
 * ``framework.operator.simple_op``: the SimpleOp front door (unary/binary functions).

@@ -4,7 +4,10 @@
 * ``mx.sym.<operator>``: generated from the operator registry on first use (:mod:`.register`);
   ``_``-prefixed operators are in ``mx.sym._internal``, ``_contrib_<x>`` in
   ``mx.sym.contrib``, ``_linalg_<x>`` in ``mx.sym.linalg``, the samplers in ``mx.sym.random``;
-* ``arange``, ``linspace``, ``eye``, ``histogram``, ``split_v2``: hand-written front ends (:mod:`.symbol`);
+* ``arange``, ``linspace``, ``eye``, ``histogram``, ``split_v2``, ``zeros``, ``pow``, ``maximum``, ...:
+  hand-written front ends (:mod:`.functions`);
+* the errors: :mod:`.errors`; attribute-key spelling: :mod:`.attr_keys`; graph reading and copying
+  (output names, auxiliary states, deep copy): :mod:`.graph`;
 * automatic names and ``Prefix``: :mod:`.naming` (MXNet's ``mx.name``); ``AttrScope``:
   :mod:`.attribute` (MXNet's ``mx.attribute``).
 """
@@ -17,33 +20,26 @@ from .. import operator as _operators  # noqa: F401 - registers the built-in ope
 from ..operator import registry as _registry
 from . import attribute, naming, random
 from .attribute import AttrScope
-from .json_format import SymbolJSONError
-from .naming import NameManager, Prefix
-from .register import SymbolNamespace, lookup, symbol_function
-from .symbol import (
-    Group,
-    NotImplementedForSymbol,
-    Symbol,
-    SymbolError,
-    SymbolTypeError,
-    Variable,
+from .errors import NotImplementedForSymbol, SymbolError, SymbolTypeError
+from .functions import (
     arange,
     eye,
     full,
     histogram,
     hypot,
     linspace,
-    load,
-    load_json,
     maximum,
     minimum,
     ones,
     pow,
     power,
     split_v2,
-    var,
     zeros,
 )
+from .json_format import SymbolJSONError
+from .naming import NameManager, Prefix
+from .register import SymbolNamespace, lookup, symbol_function
+from .symbol import Group, Symbol, Variable, load, load_json, var
 
 _internal = SymbolNamespace("mx.sym._internal", "")
 op = SymbolNamespace("mx.sym.op", "")

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from ..atomic_file import write_text_atomic
-from ..base import DTYPE_TO_FLAG, MXLabError
+from ..base import DTYPE_TO_FLAG
 from ..context import current_context
 from ..errors import check_stype
 from ..executor import bind, simple_bind
@@ -48,99 +48,16 @@ from ..operator import registry
 from ..operator.fluent import available_fluent_methods, fluent_doc
 from ..operator.infer import InferenceError, shape_known
 from ..operator.node import Entry, Node, NodeAttrs, topo_sort
-from ..operator.params import DType, OperatorParamError, python_scalar
+from ..operator.params import OperatorParamError, python_scalar
 from ..operator.registry import OpDef
 from ..operator.signature import default_input_names
 from . import attribute, json_format, naming
+from .attr_keys import expand_hidden, is_dunder, normalize_attr_key, param_string
+from .errors import NotImplementedForSymbol, SymbolError, SymbolTypeError
+from .graph import VAR_VERSIONS, copy_graph, mutated_ids, output_name
 from .json_format import HIDDEN_KEYS, SymbolJSONError, attr_strings, set_input_var_attrs
 
-
-class SymbolError(MXLabError, ValueError):
-    """A symbol was composed, named or given attributes in a way MXNet does not allow."""
-
-
-class SymbolTypeError(MXLabError, TypeError):
-    """A symbol operation got an argument of the wrong type (an NDArray, a string, ...)."""
-
-
-class NotImplementedForSymbol(MXLabError, NotImplementedError):
-    """An NDArray-only operation (``bool(sym)``, ``sym += 1``) was used on a Symbol."""
-
-    def __init__(self, function: str, alias: str) -> None:
-        super().__init__(
-            f"Function {function} (namely operator {alias!r}) is not implemented for Symbol "
-            "and only available in NDArray."
-        )
-
-
-# Version counters of variables that operators mutate (NNVM keeps them in the variable's
-# parameters). An entry reads a variable at its current version; a mutation bumps it.
-_VAR_VERSIONS: dict[int, int] = {}
-
 _STORAGE_TYPES = {"default": 0}
-
-
-# ---------------------------------------------------------------------------- attributes
-def _is_dunder(key: str) -> bool:
-    return len(key) > 4 and key.startswith("__") and key.endswith("__")
-
-
-def normalize_attr_key(key: str) -> str:
-    """``lr_mult`` -> ``__lr_mult__`` (MXNet's hidden keys); ``weight_lr_mult`` is refused."""
-    if _is_dunder(key):
-        return key
-    for hidden in HIDDEN_KEYS:
-        if key.startswith(hidden):
-            return f"__{key}__"
-        if key.endswith(hidden):
-            raise SymbolError(
-                f"setting variable attributes with {key} is deprecated; instead use "
-                f"w = mx.sym.Variable(..., {hidden}=...) and pass w as the input {key[: -len(hidden) - 1]!r}"
-            )
-    return key
-
-
-def _param_string(field: Any, value: Any) -> str:
-    """How a parameter value is stored (MXNet stores ``str(value)``; dtypes by name)."""
-    if isinstance(value, str):
-        return value
-    if field is not None and field.type is DType and value is not None:
-        try:
-            return np.dtype(value).name
-        except TypeError:
-            return str(value)
-    return str(value)
-
-
-def _expand_hidden(attrs: dict[str, str]) -> dict[str, str]:
-    """``list_attr`` shows ``__lr_mult__`` also as ``lr_mult`` (MXNet's hidden keys)."""
-    out = dict(attrs)
-    for hidden in HIDDEN_KEYS:
-        key = f"__{hidden}__"
-        if key in attrs:
-            out[hidden] = attrs[key]
-    return out
-
-
-# ---------------------------------------------------------------------------- graph helpers
-def _output_name(entry: Entry) -> str:
-    node = entry.node
-    if node.is_variable:
-        return node.name
-    names = node.op.list_output_names(node.attrs)
-    suffix = names[entry.index] if entry.index < len(names) else f"output{entry.index}"
-    return f"{node.name}_{suffix}" if node.name else suffix
-
-
-def _mutated_ids(order: Sequence[Node]) -> set[int]:
-    """Ids of the variables some operator of the graph writes (auxiliary states)."""
-    mutated: set[int] = set()
-    for node in order:
-        if node.op is not None:
-            for i in node.op.mutate_inputs(node.attrs):
-                if i < len(node.inputs):
-                    mutated.add(node.inputs[i].node.id)
-    return mutated
 
 
 def _single_output(value: Any, what: str) -> Entry:
@@ -149,20 +66,6 @@ def _single_output(value: Any, what: str) -> Entry:
     if len(value.outputs) != 1:
         raise SymbolError(f"{what} is a group of {len(value.outputs)} outputs; a single output is required")
     return value.outputs[0]
-
-
-def _copy_graph(outputs: Sequence[Entry]) -> list[Entry]:
-    """A deep copy of the graph (new nodes, same operators and parameters)."""
-    mapping: dict[int, Node] = {}
-    for node in topo_sort(list(outputs)):
-        attrs = node.attrs
-        new = Node(node.op, NodeAttrs(attrs.name, attrs.op, attrs.parsed, dict(attrs.extra)))
-        new.inputs = [Entry(mapping[e.node.id], e.index, e.version) for e in node.inputs]
-        new.control_deps = [mapping[d.id] for d in node.control_deps]
-        if node.id in _VAR_VERSIONS:
-            _VAR_VERSIONS[new.id] = _VAR_VERSIONS[node.id]
-        mapping[node.id] = new
-    return [Entry(mapping[e.node.id], e.index, e.version) for e in outputs]
 
 
 # ---------------------------------------------------------------------------- node creation
@@ -182,7 +85,7 @@ def _split_kwargs(op: OpDef, kwargs: dict[str, Any], attr: dict | None):
             symbols[given] = value
             continue
         key = normalize_attr_key(given)
-        if _is_dunder(key):
+        if is_dunder(key):
             hidden[key] = str(value)
         elif key in op.params.fields:
             params[key] = value
@@ -249,7 +152,7 @@ def create_symbol(
             )
         params.setdefault(op.key_var_num_args, len(args))
     node_name = naming.current().get(name, hint)
-    strings = {k: _param_string(op.params.fields.get(k), v) for k, v in params.items()}
+    strings = {k: param_string(op.params.fields.get(k), v) for k, v in params.items()}
     try:
         parsed = op.params.parse(op.name, strings)
     except OperatorParamError as err:
@@ -287,7 +190,7 @@ def create_symbol(
             inputs[i] = Entry(var, 0, 0)
 
     set_input_var_attrs(op, inputs)
-    entries = [e if not e.node.is_variable else e._replace(version=_VAR_VERSIONS.get(e.node.id, 0)) for e in inputs]
+    entries = [e if not e.node.is_variable else e._replace(version=VAR_VERSIONS.get(e.node.id, 0)) for e in inputs]
     for i in op.mutate_inputs(attrs):
         entry = entries[i]
         if not entry.node.is_variable:
@@ -295,8 +198,8 @@ def create_symbol(
                 f"{op.name} node {node_name!r}: input {input_names[i]!r} is written by the operator "
                 f"(an auxiliary state), so it must be a variable, got the output of {entry.node.name!r}"
             )
-        version = _VAR_VERSIONS.get(entry.node.id, 0) + 1
-        _VAR_VERSIONS[entry.node.id] = version
+        version = VAR_VERSIONS.get(entry.node.id, 0) + 1
+        VAR_VERSIONS[entry.node.id] = version
         entries[i] = entry._replace(version=version)
     node = Node(op, attrs, entries)
     return Symbol([Entry(node, i) for i in range(op.get_num_visible_outputs(attrs))])
@@ -344,7 +247,7 @@ def Variable(
         check_stype(stype, f"Variable {name!r}")
         extra["__storage_type__"] = str(_STORAGE_TYPES[stype])
     for key, value in kwargs.items():
-        if not _is_dunder(key):
+        if not is_dunder(key):
             raise SymbolError(
                 f"Variable {name!r}: attribute name={key} is not supported; additional attributes "
                 "must start and end with double underscores, e.g. __yourattr__"
@@ -374,7 +277,7 @@ def load_json(json_str: str) -> Symbol:
     if not isinstance(json_str, str):
         raise SymbolTypeError(f"load_json: expected a JSON string, got {type(json_str).__name__}")
     outputs, versions = json_format.from_json(json_str)
-    _VAR_VERSIONS.update(versions)
+    VAR_VERSIONS.update(versions)
     return Symbol(outputs)
 
 
@@ -394,7 +297,7 @@ def load(fname: str) -> Symbol:
             f"symbol JSON file {fname!r}: byte {err.start}: not UTF-8 text ({raw[err.start : err.start + 8]!r})"
         ) from None
     outputs, versions = json_format.from_json(text, source=fname)
-    _VAR_VERSIONS.update(versions)
+    VAR_VERSIONS.update(versions)
     return Symbol(outputs)
 
 
@@ -476,7 +379,7 @@ class Symbol:
 
     def _inputs(self, which: str) -> list[Node]:
         order = self._order()
-        mutated = _mutated_ids(order) if which != "all" else set()
+        mutated = mutated_ids(order) if which != "all" else set()
         nodes = [n for n in order if n.is_variable]
         if which == "args":
             return [n for n in nodes if n.id not in mutated]
@@ -498,14 +401,14 @@ class Symbol:
 
     def list_outputs(self) -> list[str]:
         """``<node>_output`` (or ``<node>_<output name>``) per output; variables by their name."""
-        return [_output_name(e) for e in self.outputs]
+        return [output_name(e) for e in self.outputs]
 
     def get_internals(self) -> Symbol:
         """A group of every visible output of every node of the graph, depth-first."""
         entries = []
         for node in self._order():
             if node.is_variable:  # a variable is read at its current version
-                entries.append(Entry(node, 0, _VAR_VERSIONS.get(node.id, 0)))
+                entries.append(Entry(node, 0, VAR_VERSIONS.get(node.id, 0)))
             else:
                 entries += [Entry(node, i) for i in range(node.op.get_num_visible_outputs(node.attrs))]
         return Symbol(entries)
@@ -541,7 +444,7 @@ class Symbol:
             raise DeprecationWarning(
                 "Symbol.list_attr with recursive=True has been deprecated. Please use attr_dict instead."
             )
-        return _expand_hidden(attr_strings(self.outputs[0].node))
+        return expand_hidden(attr_strings(self.outputs[0].node))
 
     def attr_dict(self) -> dict[str, dict[str, str]]:
         """``{node name: its attributes}`` for every node of the graph that has any."""
@@ -549,7 +452,7 @@ class Symbol:
         for node in self._order():
             attrs = attr_strings(node)
             if attrs:
-                result.setdefault(node.name, {}).update(_expand_hidden(attrs))
+                result.setdefault(node.name, {}).update(expand_hidden(attrs))
         return result
 
     def _set_attr(self, **kwargs: str) -> None:
@@ -566,14 +469,14 @@ class Symbol:
             node.attrs.extra.update(updates)
             return
         op = node.op
-        unknown = [k for k in updates if not _is_dunder(k) and k not in op.params.fields]
+        unknown = [k for k in updates if not is_dunder(k) and k not in op.params.fields]
         if unknown:
             raise OperatorParamError(
                 f"{op.name} node {node.name!r}: unknown parameter(s) {unknown}; "
                 f"parameters: {', '.join(op.params.fields)}"
             )
         strings = {**attr_strings(node), **updates}
-        params = {k: v for k, v in strings.items() if not _is_dunder(k)}
+        params = {k: v for k, v in strings.items() if not is_dunder(k)}
         parsed = op.params.parse(op.name, params)  # validates before anything changes
         node.attrs.extra.update(updates)
         node.attrs.parsed = parsed
@@ -612,7 +515,7 @@ class Symbol:
 
     def _infer(self, kind: str, args: tuple, kwargs: dict) -> tuple[list, list, list, bool]:
         order = self._order()
-        mutated = _mutated_ids(order)
+        mutated = mutated_ids(order)
         if kind == "shape":
 
             def convert(value: Any, where: str) -> Any:
@@ -711,10 +614,10 @@ class Symbol:
         self.outputs = load_json(state["handle"]).outputs
 
     def __copy__(self) -> Symbol:
-        return Symbol(_copy_graph(self.outputs))
+        return Symbol(copy_graph(self.outputs))
 
     def __deepcopy__(self, memo: Any) -> Symbol:
-        return Symbol(_copy_graph(self.outputs))
+        return Symbol(copy_graph(self.outputs))
 
     def debug_str(self) -> str:
         """A text dump of the graph: outputs, variables and each operator with its inputs."""
@@ -1001,102 +904,7 @@ del _method, _op_name
 Symbol.astype = _make_fluent("astype", "cast")  # type: ignore[attr-defined] - MXNet: astype(dtype) is cast
 
 
-# ---------------------------------------------------------------------------- creation helpers
-def _dtype_name(dtype: Any) -> str:
-    return "float32" if dtype is None else np.dtype(dtype).name
-
-
-def zeros(shape: Any, dtype: Any = None, **kwargs: Any) -> Symbol:
-    """A symbol of zeros (``_zeros``)."""
-    return call_op("_zeros", shape=shape, dtype=_dtype_name(dtype), **kwargs)
-
-
-def ones(shape: Any, dtype: Any = None, **kwargs: Any) -> Symbol:
-    """A symbol of ones (``_ones``)."""
-    return call_op("_ones", shape=shape, dtype=_dtype_name(dtype), **kwargs)
-
-
-def full(shape: Any, val: float, dtype: Any = None, **kwargs: Any) -> Symbol:
-    """A symbol filled with ``val`` (``_full``)."""
-    return call_op("_full", shape=shape, dtype=_dtype_name(dtype), value=val, **kwargs)
-
-
-def _binary_function(name: str, sym_op: str, scalar_op: str, rscalar_op: str | None = None) -> Any:
-    def function(left: Any, right: Any) -> Any:
-        left, right = python_scalar(left), python_scalar(right)
-        if isinstance(left, Symbol) and isinstance(right, Symbol):
-            return call_op(sym_op, left, right)
-        if isinstance(left, Symbol) and isinstance(right, numbers.Number):
-            return call_op(scalar_op, left, scalar=right)
-        if isinstance(left, numbers.Number) and isinstance(right, Symbol):
-            return call_op(rscalar_op or scalar_op, right, scalar=left)
-        if isinstance(left, numbers.Number) and isinstance(right, numbers.Number):
-            return {"pow": left**right, "maximum": max(left, right), "minimum": min(left, right)}.get(
-                name, float(np.hypot(left, right))
-            )
-        raise SymbolTypeError(f"{name}: types ({type(left).__name__}, {type(right).__name__}) not supported")
-
-    function.__name__ = name
-    function.__doc__ = f"Element-wise {name} of symbols and/or numbers (``{sym_op}`` / ``{scalar_op}``)."
-    return function
-
-
-_pow = _binary_function("pow", "_Power", "_PowerScalar", "_RPowerScalar")
-
-
-def pow(base: Any, exp: Any) -> Any:
-    """``base ** exp`` element-wise; either may be a number (``_Power`` / ``_PowerScalar`` / ``_RPowerScalar``)."""
-    return _pow(base, exp)
-
-
-power = pow
-
-
-def arange(
-    start: float,
-    stop: float | None = None,
-    step: float = 1.0,
-    repeat: int = 1,
-    infer_range: bool = False,
-    name: str | None = None,
-    dtype: Any = None,
-) -> Symbol:
-    """Evenly spaced values in [start, stop) (``_arange``); ``infer_range`` must stay off."""
-    return call_op(
-        "_arange",
-        start=start,
-        stop=stop,
-        step=step,
-        repeat=repeat,
-        infer_range=infer_range,
-        name=name,
-        dtype=_dtype_name(dtype),
-    )
-
-
-def linspace(
-    start: float, stop: float, num: int, endpoint: bool = True, name: str | None = None, dtype: Any = None
-) -> Symbol:
-    """``num`` evenly spaced values from start to stop (``_linspace``)."""
-    return call_op("_linspace", start=start, stop=stop, num=num, endpoint=endpoint, name=name, dtype=_dtype_name(dtype))
-
-
-def eye(N: int, M: int = 0, k: int = 0, dtype: Any = None, **kwargs: Any) -> Symbol:
-    """An N x M array with ones on diagonal ``k`` (``_eye``)."""
-    return call_op("_eye", N=N, M=M, k=k, dtype=_dtype_name(dtype), **kwargs)
-
-
-def histogram(a: Symbol, bins: int | Symbol = 10, range: Any = None, **kwargs: Any) -> Symbol:
-    """(counts, bin edges) of ``a`` (``_histogram``): ``bins`` equal bins over ``range``, or edges as a Symbol."""
-    if isinstance(bins, Symbol):
-        return call_op("_histogram", a, bins, **kwargs)
-    if isinstance(bins, numbers.Integral) and not isinstance(bins, bool):
-        if range is None:
-            raise SymbolError("histogram: a symbol needs range=(low, high) with equal bins (its values are unknown)")
-        return call_op("_histogram", a, bin_cnt=int(bins), range=range, **kwargs)
-    raise SymbolTypeError(f"histogram: bins must be an int or a Symbol of bin edges, got {type(bins).__name__}")
-
-
+# ---------------------------------------------------------------------------- split_v2 (also a method)
 def split_v2(ary: Symbol, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Symbol:
     """Split along ``axis`` at the given indices (a tuple) into a group of slices.
 
@@ -1115,8 +923,3 @@ def split_v2(ary: Symbol, indices_or_sections: Any, axis: int = 0, squeeze_axis:
             call_op("squeeze", part, axis=axis) if squeeze_axis and end is not None and end - begin == 1 else part
         )
     return Group(parts)
-
-
-maximum = _binary_function("maximum", "_Maximum", "_MaximumScalar")
-minimum = _binary_function("minimum", "_Minimum", "_MinimumScalar")
-hypot = _binary_function("hypot", "_Hypot", "_HypotScalar")

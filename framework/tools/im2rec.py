@@ -33,7 +33,7 @@ from PIL import Image
 from .. import recordio
 from ..atomic_file import atomic_write
 from ..base import MXLabError
-from ..io.image_record_iter import resize_bilinear
+from ..io.pixels import resize_bilinear
 
 
 def list_images(root: str, recursive: bool, exts: Sequence[str]) -> Iterator[tuple[int, str, int]]:

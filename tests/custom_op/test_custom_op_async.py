@@ -342,7 +342,7 @@ def test_called_outside_the_engine_runs_synchronously():
 
 # ------------------------------------------------------------------ the custom-op thread pool
 def test_custom_op_threads_run_a_chain_on_one_thread_and_grow_only_for_nesting():
-    pool = custom_op._CustomOpThreads(max_threads=3)
+    pool = custom_op.threads.CustomOpThreads(max_threads=3)
     ran: list[str] = []
     finished = threading.Event()
 

@@ -88,7 +88,7 @@ def test_a_fixed_rotation_of_180_degrees_turns_the_image():
     buf = pyio.BytesIO()
     Image.fromarray(rgb).save(buf, format="PNG")
     record = pack(IRHeader(0, 0.0, 0, 0), buf.getvalue())
-    aug = io.image_record_iter._Augmenter(
+    aug = io.record_augmenter.RecordAugmenter(
         "x.rec", SHAPE, 1, dict(
             resize=-1, rand_crop=False, rand_mirror=False, mirror=False, inter_method=0, dtype="uint8",
             mean_r=0, mean_g=0, mean_b=0, mean_a=0, std_r=1, std_g=1, std_b=1, std_a=1, scale=1,

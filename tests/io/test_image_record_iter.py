@@ -16,7 +16,7 @@ from PIL import Image
 
 from framework import recordio
 from framework.io import DataIterError, ImageRecordIter
-from framework.io import image_record_iter as iri
+from framework.io.record_augmenter import RecordAugmenter
 from framework.recordio import IRHeader, MXIndexedRecordIO, RecordIOError, RecordIOFileNotFoundError
 from framework.tools import im2rec
 
@@ -195,7 +195,7 @@ def test_grayscale_uses_opencvs_weights(generated):
 
 def test_decoding_runs_on_preprocess_threads(generated, monkeypatch):
     path, _, _ = generated
-    original = iri._Augmenter.__call__
+    original = RecordAugmenter.__call__
     lock, running, peak, threads = threading.Lock(), {}, {}, {}  # per augmenter (other iterators may be alive)
     first_two = {}  # per augmenter: its first two images meet here, so two threads decode at once on any machine
 
@@ -216,7 +216,7 @@ def test_decoding_runs_on_preprocess_threads(generated, monkeypatch):
             with lock:
                 running[key] -= 1
 
-    monkeypatch.setattr(iri._Augmenter, "__call__", spy)
+    monkeypatch.setattr(RecordAugmenter, "__call__", spy)
     it = ImageRecordIter(path_imgrec=path, data_shape=(3, 16, 16), batch_size=6, preprocess_threads=2)
     list(it)
     it.close()

@@ -17,7 +17,7 @@ Pixel centres line up (``src = (dst + 0.5) * scale - 0.5``) and the edges replic
 method is separable: one matrix of weights per axis (output samples x source samples),
 applied to the rows and the columns of every image in one ``einsum``. Integer images are
 rounded from the exact result where OpenCV rounds from fixed point, so a pixel may differ
-from OpenCV's by one level (``framework.io.image_record_iter.resize_bilinear`` reproduces
+from OpenCV's by one level (``framework.io.pixels.resize_bilinear`` reproduces
 OpenCV's fixed-point bilinear exactly, for the iterators).
 """
 

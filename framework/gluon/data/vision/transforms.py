@@ -20,7 +20,7 @@ import numpy as np
 from PIL import Image
 
 from .... import ndarray as nd
-from ....io.image_record_iter import resize_bilinear
+from ....io.pixels import resize_bilinear
 from ....ndarray.ndarray import NDArray
 from ....symbol.symbol import Symbol
 from ...block import Block, BlockError, HybridBlock

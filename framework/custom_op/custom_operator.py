@@ -1,199 +1,34 @@
-"""Operators written in Python on NDArrays: MXNet 1.x's ``mx.operator.CustomOp`` front door.
+"""The registered ``Custom`` operator (and ``_backward_Custom``) that runs a user's CustomOp.
 
-A custom operator is two classes and a registration, exactly as in MXNet::
-
-    class Sigmoid(mx.operator.CustomOp):
-        def forward(self, is_train, req, in_data, out_data, aux):
-            y = 1 / (1 + mx.nd.exp(-in_data[0]))
-            self.assign(out_data[0], req[0], y)
-
-        def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
-            y = out_data[0]
-            self.assign(in_grad[0], req[0], out_grad[0] * y * (1 - y))
-
-    @mx.operator.register("sigmoid")
-    class SigmoidProp(mx.operator.CustomOpProp):
-        def __init__(self):
-            super().__init__(need_top_grad=True)
-        def create_operator(self, ctx, shapes, dtypes):
-            return Sigmoid()
-
-    y = mx.nd.Custom(x, op_type="sigmoid")          # or mx.sym.Custom(data, op_type=...)
-
-Every ``Custom`` call is one record of the operator registry named ``Custom`` (plus
-``_backward_Custom``): the keyword ``op_type`` picks the registered property class and
-every other keyword is handed, as a string, to the property's constructor (MXNet does the
-same). The property answers the registry's questions (argument, output and auxiliary-state
-names, shape and type inference); ``create_operator`` builds the computing object once per
-node (or imperative call pattern), device, input shapes and dtypes.
-
-**How it runs (MXNet 1.x's design).** ``Custom`` is an *asynchronous* operator
-(``OpDef.set_is_async``): the engine pushes it with ``push_async`` and
-``FnProperty.ASYNC``, and its compute function only queues a job for the custom-op
-thread and returns, so the engine worker (or the pushing thread) is free at once. On the
-custom-op thread your ``forward``/``backward`` receive NDArrays over the operator's real
-arrays, on their real context, each with a fresh engine variable (the real ones are held
-by the running operation). Your ``mx.nd`` calls push work normally; when your code
-returns, the thread waits until every operation pushed on those arrays has finished,
-then calls ``on_complete``, and only then does the engine run what depends on the
-outputs. An exception (yours, or one raised by work you pushed) becomes a
-:class:`CustomOpError` naming the operator type and the step, raised at the next wait.
-With the ``NaiveEngine`` the code runs inline and completes synchronously, as in MXNet.
-The arrays you receive are valid only during the call (keep a ``.copy()`` if needed).
-
-**Backward dependencies.** ``declare_backward_dependency`` is honoured for what your
-``backward`` receives (undeclared ``in_data``/``out_data`` entries are still passed, as in
-MXNet, so do not rely on them being None), but the ``_backward_Custom`` node always keeps
-all of them alive: the memory planner cannot free them early (an MXLab simplification).
+Its parameters pick the registered property class (``op_type``) and pass every other keyword
+to it; inference asks the property; compute is asynchronous: it hands the user's ``forward``
+or ``backward`` to the custom-op threads (:mod:`.threads`) over NDArrays that borrow the
+operator's memory under fresh engine variables, and completes once that work has finished.
 """
 
 from __future__ import annotations
 
-import queue
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
-from . import backend, config
-from .base import MXLabError
-from .context import Context
-from .engine import Engine, NaiveEngine, Var
-from .library import OpenFields
-from .ndarray.chunk import Chunk
-from .ndarray.imperative import STATE
-from .ndarray.ndarray import NDArray, new_array
-from .operator import registry
-from .operator.grad import make_backward_node
-from .operator.infer import InferenceError, ShapeT, shape_assign, shape_known, type_assign
-from .operator.kernel import OpContext, Req
-from .operator.node import Entry, Node, NodeAttrs
-from .operator.params import REQUIRED, OperatorParamError, Param, ParamSet
-
-__all__ = ["CustomOp", "CustomOpProp", "CustomOpError", "get_all_registered_operators", "register"]
-
-
-class CustomOpError(MXLabError, ValueError):
-    """A Python custom operator is unknown, misdeclared, or raised in forward/backward."""
-
-
-class CustomOp:
-    """The computing half: ``forward`` and ``backward`` on NDArrays (MXNet's ``CustomOp``)."""
-
-    def forward(self, is_train: bool, req: list[str], in_data: list, out_data: list, aux: list) -> None:
-        """Compute ``out_data`` from ``in_data``; write with ``self.assign(out_data[i], req[i], value)``."""
-        raise NotImplementedError(f"{type(self).__name__} must implement forward()")
-
-    def backward(self, req: list[str], out_grad: list, in_data: list, out_data: list, in_grad: list, aux: list) -> None:
-        """Compute ``in_grad`` (one per argument) with ``self.assign(in_grad[i], req[i], value)``."""
-        raise NotImplementedError(f"{type(self).__name__} has no backward()")
-
-    @staticmethod
-    def assign(dst: NDArray, req: str, src: Any) -> None:
-        """Write ``src`` into ``dst`` as ``req`` ('null', 'write', 'inplace', 'add') says."""
-        if req == "null":
-            return
-        if req in ("write", "inplace"):
-            dst[:] = src
-        elif req == "add":
-            dst[:] = dst + src
-        else:
-            raise CustomOpError(f"assign: unknown req {req!r}; expected 'null', 'write', 'inplace' or 'add'")
-
-    @staticmethod
-    def as_array(array: NDArray) -> Any:
-        """The NumPy/CuPy array behind ``array`` (waits for pending writes): for raw kernels.
-
-        An MXLab extension; writes through it land in ``array`` directly.
-        """
-        array.wait_to_read()
-        return array._data
-
-
-class CustomOpProp:
-    """The describing half (MXNet's ``CustomOpProp``); defaults: one input, one output, same shape."""
-
-    def __init__(self, need_top_grad: bool = True) -> None:
-        self.need_top_grad_ = need_top_grad
-
-    def infer_shape(self, in_shape: list) -> tuple:
-        """(argument shapes, output shapes, auxiliary shapes) from the argument shapes."""
-        return in_shape, (in_shape[0],) * len(self.list_outputs()), ()
-
-    def infer_type(self, in_type: list) -> tuple:
-        """(argument, output, auxiliary) dtypes; by default all take the first argument's."""
-        return (
-            in_type,
-            [in_type[0]] * len(self.list_outputs()),
-            [in_type[0]] * len(self.list_auxiliary_states()),
-        )
-
-    def infer_storage_type(self, in_stype: list) -> tuple:
-        """Storage types; MXLab is dense only, so anything but 'default' is rejected."""
-        return (
-            in_stype,
-            ["default"] * len(self.list_outputs()),
-            ["default"] * len(self.list_auxiliary_states()),
-        )
-
-    def list_arguments(self) -> list[str]:
-        return ["data"]
-
-    def list_outputs(self) -> list[str]:
-        return ["output"]
-
-    def list_auxiliary_states(self) -> list[str]:
-        return []
-
-    def declare_backward_dependency(self, out_grad: list[int], in_data: list[int], out_data: list[int]) -> list[int]:
-        """What backward reads: out_grad when need_top_grad, then in_data and out_data."""
-        deps: list[int] = []
-        if self.need_top_grad_:
-            deps.extend(out_grad)
-        deps.extend(in_data)
-        deps.extend(out_data)
-        return deps
-
-    def create_operator(self, ctx: Context, in_shapes: list, in_dtypes: list) -> CustomOp:
-        """Build the :class:`CustomOp` for device ``ctx``."""
-        raise NotImplementedError(f"{type(self).__name__} must implement create_operator()")
-
-
-_registered: dict[str, type[CustomOpProp]] = {}
-
-
-class _Registration:
-    """What ``register(name)`` returns: the decorator, which also explains a seed-004 style chain."""
-
-    def __init__(self, reg_name: str) -> None:
-        self.reg_name = reg_name
-
-    def __call__(self, prop_cls: type[CustomOpProp]) -> type[CustomOpProp]:
-        if not (isinstance(prop_cls, type) and issubclass(prop_cls, CustomOpProp)):
-            raise CustomOpError(f"register({self.reg_name!r}): expected a CustomOpProp subclass, got {prop_cls!r}")
-        _registered[self.reg_name] = prop_cls
-        return prop_cls
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("set_"):  # register("x").set_num_inputs(...): the native registry's chain
-            raise AttributeError(
-                f"mx.operator.register({self.reg_name!r}) is MXNet's decorator for CustomOpProp classes; "
-                f"the native registration chain is mx.operator.register_op({self.reg_name!r}).{name}(...)"
-            )
-        raise AttributeError(name)
-
-
-def register(reg_name: str) -> Callable[[type[CustomOpProp]], type[CustomOpProp]]:
-    """Class decorator: make a CustomOpProp subclass available as ``Custom(op_type=reg_name)``."""
-    if not isinstance(reg_name, str) or not reg_name:
-        raise CustomOpError(f"register: the name must be a non-empty string, got {reg_name!r}")
-    return _Registration(reg_name)
-
-
-def get_all_registered_operators() -> list[str]:
-    """Names registered with :func:`register`."""
-    return sorted(_registered)
+from .. import backend
+from ..context import Context
+from ..engine import Engine, NaiveEngine, Var
+from ..library import OpenFields
+from ..ndarray.chunk import Chunk
+from ..ndarray.imperative import STATE
+from ..ndarray.ndarray import NDArray, new_array
+from ..operator import registry
+from ..operator.grad import make_backward_node
+from ..operator.infer import InferenceError, ShapeT, shape_assign, shape_known, type_assign
+from ..operator.kernel import OpContext, Req
+from ..operator.node import Entry, Node, NodeAttrs
+from ..operator.params import REQUIRED, OperatorParamError, Param, ParamSet
+from .front_door import CustomOp, CustomOpError, CustomOpProp, registered
+from .threads import custom_op_threads
 
 
 # ------------------------------------------------------------------------------ parameters
@@ -209,9 +44,9 @@ class CustomParam(ParamSet):
         op_type = values.get("op_type")
         if op_type is None:
             raise OperatorParamError("Custom: required parameter 'op_type' is missing (the registered name)")
-        prop_cls = _registered.get(op_type)
+        prop_cls = registered.get(op_type)
         if prop_cls is None:
-            known = ", ".join(sorted(_registered)) or "none"
+            known = ", ".join(sorted(registered)) or "none"
             raise OperatorParamError(
                 f"Custom: op_type {op_type!r} is not registered (registered: {known}); "
                 "decorate its CustomOpProp with @mx.operator.register"
@@ -353,68 +188,6 @@ def _gradient(node: Node, out_grads: list[Entry]) -> list[Entry | None]:
     inputs += list(node.inputs[n_args:])
     backward = make_backward_node(node, "_backward_Custom", inputs)
     return [Entry(backward, i) for i in range(n_args)] + [None] * (len(node.inputs) - n_args)
-
-
-# ------------------------------------------------------------------------------ running user code
-class _CustomOpThreads:
-    """The threads Python ``forward``/``backward`` run on (MXNet's ``CustomOperator`` worker).
-
-    ``Custom`` is an asynchronous operator: its compute function, called by the engine in
-    whatever thread made it ready, only queues a job here and returns, so no engine worker
-    ever waits for Python code. One thread takes the jobs in order. Because user code may
-    itself wait for another custom operator (a ``forward`` that calls ``mx.nd.Custom`` and
-    reads the result), a further thread is started when a job is queued and no thread is
-    idle, up to ``MXLAB_CUSTOM_OP_NUM_THREADS`` (default 16).
-    """
-
-    def __init__(self, max_threads: int) -> None:
-        self.max_threads = max_threads
-        self._jobs: queue.SimpleQueue[Callable[[], Callable[[], None]]] = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._threads: list[threading.Thread] = []
-        self._idle = 0  # threads waiting for a job
-        self._queued = 0  # jobs not taken yet
-
-    def submit(self, job: Callable[[], Callable[[], None]]) -> None:
-        """Queue ``job``: it runs the user code and returns the completion to call."""
-        with self._lock:
-            self._queued += 1
-            if self._queued > self._idle and len(self._threads) < self.max_threads:
-                name = f"mxlab-custom-op/{len(self._threads)}"
-                thread = threading.Thread(target=self._loop, name=name, daemon=True)
-                self._threads.append(thread)
-                self._idle += 1
-                thread.start()
-        self._jobs.put(job)
-
-    @property
-    def num_threads(self) -> int:
-        return len(self._threads)
-
-    def _loop(self) -> None:
-        while True:
-            job = self._jobs.get()
-            with self._lock:
-                self._queued -= 1
-                self._idle -= 1
-            complete = job()
-            # Idle again *before* completing: the completion may make the next custom
-            # operator of a chain ready, and its job should go to this thread, not a new one.
-            with self._lock:
-                self._idle += 1
-            complete()
-
-
-_threads: _CustomOpThreads | None = None
-_threads_lock = threading.Lock()
-
-
-def _custom_op_threads() -> _CustomOpThreads:
-    global _threads
-    with _threads_lock:
-        if _threads is None:
-            _threads = _CustomOpThreads(config.get("MXLAB_CUSTOM_OP_NUM_THREADS"))
-        return _threads
 
 
 _REQ_NAMES = {Req.NULL: "null", Req.WRITE: "write", Req.INPLACE: "inplace", Req.ADD: "add"}
@@ -569,7 +342,7 @@ def _launch(
         error = _run_user_code(attrs, op_ctx, step, arrays, scratch, body)
         return lambda: on_complete(error)
 
-    _custom_op_threads().submit(job)
+    custom_op_threads().submit(job)
 
 
 def _operator(attrs: NodeAttrs, ctx: Context, shapes: list, dtypes: list) -> CustomOp:

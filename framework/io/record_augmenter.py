@@ -1,0 +1,154 @@
+"""The work done on one record of an ``ImageRecordIter``: unpack, check, decode, resize, crop, normalise.
+
+One :class:`RecordAugmenter` is built per iterator from its parameters; the iterator's
+worker threads call it on each record, with the random numbers the loader drew, writing
+into the batch array. Kept apart from the iterator's threading and epoch logic.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from .. import recordio
+from .base import DataIterError
+from .image_aug import ExtraAugmentation
+from .pixels import RANDOM_INTER, concrete_inter_method, pillow_filter, resize_bilinear, resize_with, rgb_to_gray
+
+MODES = {1: "L", 3: "RGB", 4: "RGBA"}
+
+
+class RecordAugmenter:
+    """The per-image work: unpack, check the label, decode, resize, crop, mirror, normalise."""
+
+    def __init__(self, path: str, data_shape: tuple[int, int, int], label_width: int, p: dict[str, Any]) -> None:
+        self.path = path
+        self.channels, self.height, self.width = data_shape
+        self.mode = MODES[self.channels]
+        self.label_width = label_width
+        self.resize = p["resize"]
+        self.rand_crop = p["rand_crop"]
+        self.rand_mirror = p["rand_mirror"]
+        self.mirror = p["mirror"]
+        self.inter_method = p["inter_method"]
+        self.normalize = p["dtype"] != "uint8"
+        means = [p["mean_r"], p["mean_g"], p["mean_b"], p["mean_a"]][: self.channels]
+        stds = [p["std_r"], p["std_g"], p["std_b"], p["std_a"]][: self.channels]
+        self.mean = np.array(means, dtype=np.float32).reshape(-1, 1, 1)
+        # MXNet multiplies by scale / std, computed once per channel in float32
+        self.mult = np.float32(p["scale"]) / np.array(stds, dtype=np.float32).reshape(-1, 1, 1)
+        self.max_pixels = p["max_decoded_pixels"]
+        self._fromarray = Image.fromarray
+        self.extra: ExtraAugmentation = p["extra"]
+
+    def label_of(self, header: Any, offset: int) -> Any:
+        if header.flag > 0:
+            if header.flag != self.label_width:
+                raise DataIterError(
+                    f"ImageRecordIter: {self.path}, record at byte offset {offset}: label of width {header.flag} "
+                    f"but label_width is {self.label_width}"
+                )
+            return header.label
+        if self.label_width != 1:
+            raise DataIterError(
+                f"ImageRecordIter: {self.path}, record at byte offset {offset}: a scalar label (width 1) but "
+                f"label_width is {self.label_width}; pack label arrays (im2rec --pack-label) for wider labels"
+            )
+        return header.label
+
+    def __call__(self, record: bytes, offset: int, randoms: np.ndarray, out: np.ndarray) -> tuple[Any, int]:
+        """Process one record into ``out`` (C, H, W); returns (label, record id)."""
+        try:
+            header, payload = recordio.unpack(record)
+        except recordio.RecordIOError as err:
+            raise DataIterError(f"ImageRecordIter: {self.path}, record at byte offset {offset}: {err}") from None
+        label = self.label_of(header, offset)
+        try:
+            img = recordio.open_image(payload, self.max_pixels)  # the size is checked before decoding
+            img.load()
+            target = "RGB" if self.mode == "L" else self.mode
+            if img.mode != target:
+                img = img.convert(target)
+        except recordio.ImageTooLargeError as err:
+            raise DataIterError(f"ImageRecordIter: {self.path}, record at byte offset {offset}: {err}") from None
+        except Exception as err:
+            raise DataIterError(
+                f"ImageRecordIter: {self.path}, record at byte offset {offset}: cannot decode the image: {err}"
+            ) from None
+        pixels = np.asarray(img)
+        if self.mode == "L":  # decoded as RGB, converted with OpenCV's weights
+            pixels = rgb_to_gray(pixels)
+        if self.extra.active:
+            return self._augmented(pixels, header, offset, randoms, out, label)
+        src_h, src_w = h, w = pixels.shape[:2]
+        if self.resize > 0:
+            w, h = self._resized_size(w, h)
+        y, x = self._crop_position(h, w, offset, randoms)
+        resample = pillow_filter(concrete_inter_method(self.inter_method, src_w, src_h, w, h, self._draw(randoms)))
+        if self.resize > 0 and resample is None:  # resize only the window the crop keeps
+            crop = resize_bilinear(pixels, w, h, (y, x, self.height, self.width))
+        else:
+            if self.resize > 0:
+                pixels = np.asarray(self._fromarray(pixels).resize((w, h), resample))
+            crop = pixels[y : y + self.height, x : x + self.width]
+        self._finish(crop, randoms, out)
+        return label, header.id
+
+    @property
+    def needs_seed(self) -> bool:
+        """Whether each image needs a seed of its own (augmentations, or a random ``inter_method``)."""
+        return self.extra.active or self.inter_method == RANDOM_INTER
+
+    @staticmethod
+    def _draw(randoms: np.ndarray) -> int:
+        return int(randoms[3]) if len(randoms) > 3 else 0
+
+    def _resized_size(self, w: int, h: int) -> tuple[int, int]:
+        """The size after ``resize``: the shorter edge becomes ``resize``."""
+        return (self.resize, self.resize * h // w) if h > w else (self.resize * w // h, self.resize)
+
+    def _crop_position(self, h: int, w: int, offset: int, randoms: np.ndarray) -> tuple[int, int]:
+        if h < self.height or w < self.width:
+            raise DataIterError(
+                f"ImageRecordIter: {self.path}, record at byte offset {offset}: image is {h}x{w} (HxW), smaller "
+                f"than data_shape {self.height}x{self.width}; set resize= to scale it up"
+            )
+        if self.rand_crop:
+            return int(randoms[0] * (h - self.height + 1)), int(randoms[1] * (w - self.width + 1))
+        return (h - self.height) // 2, (w - self.width) // 2
+
+    def _augmented(
+        self, pixels: np.ndarray, header: Any, offset: int, randoms: np.ndarray, out: np.ndarray, label: Any
+    ) -> tuple[Any, int]:
+        """The general path: resize, pad/warp, crop, colour (see :mod:`framework.io.image_aug`)."""
+        rng = np.random.RandomState(int(randoms[3]))
+        if self.resize > 0:
+            w, h = self._resized_size(pixels.shape[1], pixels.shape[0])
+            pixels = resize_with(pixels, w, h, self.inter_method, self._draw(randoms))
+        pixels = self.extra.geometry(pixels, rng)
+        if self.extra.crops:
+            crop = self.extra.crop(pixels, rng, self.height, self.width, self.rand_crop)
+        else:
+            y, x = self._crop_position(pixels.shape[0], pixels.shape[1], offset, randoms)
+            crop = pixels[y : y + self.height, x : x + self.width]
+        crop = self.extra.colour(crop, rng)
+        contrast, illumination = self.extra.normalize_jitter(rng)
+        self._finish(crop, randoms, out, contrast, illumination)
+        return label, header.id
+
+    def _finish(
+        self, crop: np.ndarray, randoms: np.ndarray, out: np.ndarray, contrast: float = 1.0, illumination: float = 0.0
+    ) -> None:
+        """Mirror, then ``(pixel - mean) * scale / std`` (times ``contrast``, plus ``illumination``) into ``out``."""
+        if self.mirror or (self.rand_mirror and randoms[2] < 0.5):
+            crop = crop[:, ::-1]
+        chw = crop[None] if crop.ndim == 2 else crop.transpose(2, 0, 1)
+        if self.normalize:
+            np.subtract(chw, self.mean, out=out)
+            out *= self.mult if contrast == 1.0 else self.mult * np.float32(contrast)
+            if illumination:
+                out += np.float32(illumination)
+        else:
+            out[...] = chw
