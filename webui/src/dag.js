@@ -3,6 +3,7 @@
 // RELAYOUT_MS); state changes only recolour the existing nodes.
 import { escapeDot, escapeHtml } from "./format.js";
 import { noRunText } from "./catalogue.js";
+import { EVICTED_PANEL_TEXT, isEvicted } from "./eviction.js";
 import { enablePanZoom } from "./panzoom.js";
 import { getViz } from "./viz.js";
 
@@ -46,9 +47,11 @@ export class DependencyView {
       this.host.innerHTML = `<div class="empty-state">${
         !model
           ? noRunText("dag", "to see operations wait for each other")
-          : model.finished
-            ? "This run pushed no engine operations."
-            : "No operation pushed yet…"
+          : isEvicted(model.summary)
+            ? EVICTED_PANEL_TEXT
+            : model.finished
+              ? "This run pushed no engine operations."
+              : "No operation pushed yet…"
       }</div>`;
       this.note.textContent = "";
       this.laidOutCount = -1;

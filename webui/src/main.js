@@ -2,6 +2,7 @@
 // one RunModel per open run (events arrive over the run's WebSocket and are folded in batches).
 import { api, describeError, openEventStream } from "./api.js";
 import { DependencyView } from "./dag.js";
+import { evictedNoticeHtml, isEvicted } from "./eviction.js";
 import { setCatalogue, settle, tutorialHtml } from "./catalogue.js";
 import { buildForm } from "./form.js";
 import { escapeHtml, formatMs } from "./format.js";
@@ -78,6 +79,7 @@ function renderRunBar() {
   bar.dataset.run = s.id ?? "";
   // "queued" is the moment between creating the run and its worker process starting.
   const statusText = s.status === "queued" ? "starting…" : (s.status ?? "unknown");
+  const evicted = isEvicted(s);
   const untilStopped = s.params?.loop && (s.status === "running" || s.status === "queued");
   bar.innerHTML = `
     <span class="run-title"><b>${escapeHtml(s.scenario ?? "?")}</b> <span class="muted">run ${escapeHtml(s.id ?? "?")}</span></span>
@@ -85,8 +87,9 @@ function renderRunBar() {
     ${untilStopped ? `<span class="muted" id="run-lifetime">repeats until you press Stop or start another run (at most ${Math.round((s.time_limit_s ?? 0) / 60)} min)</span>` : ""}
     <span>${model.eventCount} events · ${model.order.length} operations · ${formatMs(elapsed)}</span>
     ${model.dropped ? `<span class="warning" title="Your browser fell behind; the server dropped events for this page only. Reload the run to get the full history.">${model.dropped} events dropped</span>` : ""}
-    ${s.id ? `<a href="${api.traceUrl(s.id)}" download title="Chrome trace JSON for Perfetto (ui.perfetto.dev) or chrome://tracing">⤓ trace</a>` : ""}
+    ${s.id && !evicted ? `<a href="${api.traceUrl(s.id)}" download title="Chrome trace JSON for Perfetto (ui.perfetto.dev) or chrome://tracing">⤓ trace</a>` : ""}
     ${s.error ? `<div class="error">${escapeHtml(s.error)}</div>` : ""}
+    ${evicted ? evictedNoticeHtml(s, canRerun(s)) : ""}
     ${app.connectionProblem ? `<div class="warning">${escapeHtml(app.connectionProblem)}</div>` : ""}
     ${s.result ? `<details class="result"><summary>result${counts ? ` <span class="muted">(${counts})</span>` : ""}</summary><pre>${escapeHtml(JSON.stringify(s.result, null, 2))}</pre></details>` : ""}`;
   const running = s.status === "running" || s.status === "queued";
@@ -199,6 +202,12 @@ async function refreshRunList() {
     button.className = "run-item";
     button.dataset.run = run.id;
     button.innerHTML = `<span class="badge status-${escapeHtml(run.status)}">${escapeHtml(run.status)}</span> <b>${escapeHtml(run.scenario)}</b> <span class="muted">${escapeHtml(run.id)}</span>`;
+    if (isEvicted(run)) {
+      // The server dropped this run's events for its memory budget: say so before it is opened.
+      button.classList.add("evicted");
+      button.title = "History dropped to stay within the server's memory budget: status, counts and result only";
+      button.insertAdjacentHTML("beforeend", ' <span class="muted evicted-note">history dropped</span>');
+    }
     button.addEventListener("click", () => openRun(run.id));
     item.append(button);
     list.append(item);
@@ -220,11 +229,15 @@ function selectScenario(name, params = null) {
   $("run-button").disabled = false;
 }
 
+/** A finished run of a scenario this page can start (not attach mode's live run, not a replay). */
+function canRerun(summary) {
+  const known = app.mode !== "attach" && app.scenarios.some((s) => s.name === summary.scenario);
+  return known && ["done", "failed", "cancelled", "timeout"].includes(summary.status);
+}
+
 /** Offer to re-run the open run when it has finished (its scenario and parameters are known). */
 function renderRerun(summary) {
-  const known = app.mode !== "attach" && app.scenarios.some((s) => s.name === summary.scenario);
-  const finished = ["done", "failed", "cancelled", "timeout"].includes(summary.status);
-  $("rerun").hidden = !(known && finished);
+  $("rerun").hidden = !canRerun(summary);
   if (!$("rerun").hidden) $("rerun-text").textContent = `Run ${summary.id} (${summary.scenario}) ended: ${summary.status}.`;
 }
 

@@ -6,6 +6,7 @@ import { LineChart } from "./charts.js";
 import { HUE } from "./colors.js";
 import { escapeHtml, formatBytes, formatMs } from "./format.js";
 import { noRunText, suggestion } from "./catalogue.js";
+import { EVICTED_PANEL_TEXT, isEvicted } from "./eviction.js";
 
 export class MemoryView {
   constructor({ stats, chartHost, planHost, planBytes, planPicker, planPickerLabel }) {
@@ -48,9 +49,11 @@ export class MemoryView {
     this.empty.style.display = samples ? "none" : "";
     this.empty.innerHTML = !model
       ? noRunText("memory", "to watch the storage pool")
-      : model.finished
-        ? `This run allocated no storage. ${suggestion("memory", "to watch the storage pool")}`
-        : "No allocation yet…";
+      : isEvicted(model.summary)
+        ? EVICTED_PANEL_TEXT
+        : model.finished
+          ? `This run allocated no storage. ${suggestion("memory", "to watch the storage pool")}`
+          : "No allocation yet…";
     this.chartHost.style.display = samples ? "" : "none";
     if (samples) this.chart.setData([m.t, m.inUse, m.pooled]);
     else this.chartHost.dataset.points = "0";
@@ -75,9 +78,11 @@ export class MemoryView {
       this.planPickerLabel.hidden = true;
       this.planBytes.innerHTML = "";
       this.planHost.innerHTML = `<div class="empty-state">${
-        this.model
-          ? `No executor plan in this run. ${suggestion("plan", "to bind an executor, which plans its memory")}`
-          : noRunText("plan", "to bind an executor, which plans its memory")
+        isEvicted(this.model?.summary)
+          ? EVICTED_PANEL_TEXT
+          : this.model
+            ? `No executor plan in this run. ${suggestion("plan", "to bind an executor, which plans its memory")}`
+            : noRunText("plan", "to bind an executor, which plans its memory")
       }</div>`;
       this.planShown = null;
       return;

@@ -7,6 +7,7 @@ import d3 from "d3";
 import { colorFor, colorsFor, operatorKind, renderLegend } from "./colors.js";
 import { escapeHtml, formatMs } from "./format.js";
 import { noRunText, suggestion } from "./catalogue.js";
+import { EVICTED_PANEL_TEXT, isEvicted } from "./eviction.js";
 
 const LANE_HEIGHT = 26;
 const AXIS_HEIGHT = 28;
@@ -145,9 +146,11 @@ export class Timeline {
     this.empty.style("display", shown ? "none" : null).html(
       !model
         ? noRunText("timeline", "to watch the engine's workers")
-        : model.finished
-          ? `This run pushed no engine operations. ${suggestion("timeline", "to watch the engine's workers")}`
-          : `Waiting for the first operation to start… (${pending} pushed)`,
+        : isEvicted(model.summary)
+          ? EVICTED_PANEL_TEXT
+          : model.finished
+            ? `This run pushed no engine operations. ${suggestion("timeline", "to watch the engine's workers")}`
+            : `Waiting for the first operation to start… (${pending} pushed)`,
     );
     const workerRows = Math.max(workers.length, 1);
     const height = AXIS_HEIGHT + (workerRows + tracks.length) * LANE_HEIGHT + 8;

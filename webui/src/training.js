@@ -4,6 +4,7 @@ import { LineChart } from "./charts.js";
 import { colorsFor } from "./colors.js";
 import { escapeHtml } from "./format.js";
 import { noRunText, suggestion } from "./catalogue.js";
+import { EVICTED_PANEL_TEXT, isEvicted } from "./eviction.js";
 
 const LOSS = /loss|entropy|ce$|mse|mae|nll|perplexity/i;
 
@@ -32,9 +33,11 @@ export class TrainingView {
     this.empty.style.display = series.length ? "none" : "";
     this.empty.innerHTML = !model
       ? noRunText("training", "to watch loss and accuracy")
-      : model.finished
-        ? `This run reported no training metrics. ${suggestion("training", "to train a network")}`
-        : "No metric reported yet…";
+      : isEvicted(model.summary)
+        ? EVICTED_PANEL_TEXT
+        : model.finished
+          ? `This run reported no training metrics. ${suggestion("training", "to train a network")}`
+          : "No metric reported yet…";
     // One colour per metric name across both charts (train and validation never share one).
     this.colors = colorsFor(series.map((s) => s.name));
     const [lossGroup, otherGroup] = this.groups;
