@@ -150,3 +150,11 @@ def test_cell_names_and_errors_follow_mxnet():
         rnn.GRUCell(2).unroll(3, mx.nd.ones((1, 4, 2)))
     with pytest.raises(BlockError, match="rate"):
         rnn.DropoutCell(1.5)
+
+
+def test_symbolic_unroll_builds_a_graph_that_infers_its_shapes():
+    cell = rnn.LSTMCell(3, input_size=2)
+    out, states = cell.unroll(4, mx.sym.var("data"), merge_outputs=True)
+    assert out.list_arguments()[0] == "data" and len(states) == 2
+    _, out_shapes, _ = out.infer_shape(data=(2, 4, 2))
+    assert out_shapes == [(2, 4, 3)]
