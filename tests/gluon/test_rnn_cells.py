@@ -158,3 +158,18 @@ def test_symbolic_unroll_builds_a_graph_that_infers_its_shapes():
     assert out.list_arguments()[0] == "data" and len(states) == 2
     _, out_shapes, _ = out.infer_shape(data=(2, 4, 2))
     assert out_shapes == [(2, 4, 3)]
+
+
+def test_zoneout_in_training_keeps_previous_values_at_random():
+    cell = rnn.ZoneoutCell(rnn.GRUCell(4, input_size=3), zoneout_outputs=0.5)
+    cell.initialize(mx.init.Normal(0.5))
+    x = mx.nd.array(np.random.default_rng(7).standard_normal((200, 3)).astype(np.float32))
+    cell.reset()
+    predicted, _ = cell(x, cell.begin_state(200))
+    cell.reset()
+    with autograd.record():  # training: each output unit keeps its previous value (zeros at step 0) with p=0.5
+        trained, _ = cell(x, cell.begin_state(200))
+    predicted, trained = predicted.asnumpy(), trained.asnumpy()
+    kept_old = trained == 0
+    assert 0.3 < kept_old.mean() < 0.7
+    np.testing.assert_allclose(trained[~kept_old], predicted[~kept_old], rtol=1e-6)
