@@ -2,13 +2,13 @@
 
 Bottom up: :mod:`.parameter` (Parameter, Constant, ParameterDict), :mod:`.block`
 (Block, HybridBlock, SymbolBlock; hybridize traces into a Symbol run by the executor's
-CachedOp), :mod:`.nn` (layers), :mod:`.loss`, :mod:`.trainer` (the optimizer through a
+CachedOp), :mod:`.nn` (layers), :mod:`.rnn` (recurrent layers), :mod:`.loss`, :mod:`.trainer` (the optimizer through a
 KVStore), :mod:`.utils` and :mod:`.data` (datasets and the DataLoader). See docs/gluon.md.
 """
 
 from __future__ import annotations
 
-from . import contrib, data, loss, model_zoo, nn, utils
+from . import contrib, data, loss, model_zoo, nn, rnn, utils
 from .block import Block, BlockError, HybridBlock, SymbolBlock
 from .parameter import Constant, DeferredInitializationError, Parameter, ParameterDict
 from .trainer import Trainer
@@ -28,5 +28,6 @@ __all__ = [
     "loss",
     "model_zoo",
     "nn",
+    "rnn",
     "utils",
 ]

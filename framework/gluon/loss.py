@@ -4,8 +4,6 @@ Every loss returns one value per sample: the element-wise loss is multiplied by
 ``sample_weight`` (broadcast) and by the scalar ``weight``, then averaged over every axis
 except ``batch_axis``. ``hybrid_forward(F, pred, label, sample_weight=None)`` uses only
 ``F.*`` operators, so a loss can be hybridized (and traced into a network's graph).
-
-Not here: ``CTCLoss`` (MXLab has no CTC operator yet).
 """
 
 from __future__ import annotations
@@ -287,7 +285,52 @@ class CosineEmbeddingLoss(Loss):
         return x_dot_y / F.broadcast_maximum(x_norm * y_norm, eps)
 
 
+class CTCLoss(Loss):
+    """Connectionist temporal classification: ``-log p(label | pred)`` summed over all alignments.
+
+    ``pred`` holds unnormalized scores (the operator applies the softmax) in ``layout`` 'NTC' or
+    'TNC'; the last symbol, ``alphabet_size - 1``, is the blank, and ``label`` (``label_layout``
+    'NT' or 'TN') is padded with -1. ``pred_lengths`` / ``label_lengths`` ``(batch,)`` give each
+    sequence's true lengths. The loss is per sample, ``(batch,)``, not averaged over time.
+    """
+
+    def __init__(self, layout: str = "NTC", label_layout: str = "NT", weight: float | None = None, **kwargs: Any):
+        if layout not in ("NTC", "TNC"):
+            raise BlockError(f"CTCLoss: layout must be 'NTC' or 'TNC', got {layout!r}")
+        if label_layout not in ("NT", "TN"):
+            raise BlockError(f"CTCLoss: label_layout must be 'NT' or 'TN', got {label_layout!r}")
+        self._layout = layout
+        self._label_layout = label_layout
+        super().__init__(weight, label_layout.find("N"), **kwargs)
+
+    def hybrid_forward(
+        self,
+        F: Any,
+        pred: Any,
+        label: Any,
+        pred_lengths: Any = None,
+        label_lengths: Any = None,
+        sample_weight: Any = None,
+    ) -> Any:
+        # the operator wants data (T, N, A) and labels (N, L)
+        if self._layout == "NTC":
+            pred = F.swapaxes(pred, 0, 1)
+        if self._batch_axis == 1:
+            label = F.swapaxes(label, 0, 1)
+        lengths = {"data_lengths": pred_lengths, "label_lengths": label_lengths}
+        loss = F.CTCLoss(
+            pred,
+            label,
+            **{name: value for name, value in lengths.items() if value is not None},
+            use_data_lengths=pred_lengths is not None,
+            use_label_lengths=label_lengths is not None,
+            blank_label="last",
+        )
+        return _apply_weighting(F, loss, self._weight, sample_weight)
+
+
 __all__ = [
+    "CTCLoss",
     "CosineEmbeddingLoss",
     "HingeLoss",
     "HuberLoss",

@@ -1,8 +1,4 @@
-"""``mx.gluon.nn``: neural network layers as (Hybrid)Blocks.
-
-Not here (their operators do not exist in MXLab yet): ``InstanceNorm``, ``LayerNorm`` and
-``GroupNorm``.
-"""
+"""``mx.gluon.nn``: neural network layers as (Hybrid)Blocks."""
 
 from __future__ import annotations
 
@@ -14,10 +10,13 @@ from .basic_layers import (
     Dropout,
     Embedding,
     Flatten,
+    GroupNorm,
     HybridLambda,
     HybridSequential,
     Identity,
+    InstanceNorm,
     Lambda,
+    LayerNorm,
     Sequential,
 )
 from .conv_layers import (
@@ -68,11 +67,14 @@ __all__ = [
     "GlobalMaxPool1D",
     "GlobalMaxPool2D",
     "GlobalMaxPool3D",
+    "GroupNorm",
     "HybridBlock",
     "HybridLambda",
     "HybridSequential",
     "Identity",
+    "InstanceNorm",
     "Lambda",
+    "LayerNorm",
     "LeakyReLU",
     "MaxPool1D",
     "MaxPool2D",

@@ -1,4 +1,4 @@
-"""Basic layers: containers, Dense, Dropout, BatchNorm, Embedding, Flatten, Lambda, Identity.
+"""Basic layers: containers, Dense, Dropout, the normalizations, Embedding, Flatten, Lambda, Identity.
 
 Each layer declares its parameters with MXNet 1.x's names and layouts (``weight`` of a
 Dense is ``(units, in_units)``; BatchNorm keeps ``gamma``, ``beta`` and the auxiliary
@@ -322,3 +322,116 @@ class HybridLambda(HybridBlock):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._func_name})"
+
+
+def _affine_params(
+    block: HybridBlock, size: int, center: bool, scale: bool, beta_initializer: Any, gamma_initializer: Any
+) -> None:
+    """Declare ``gamma`` / ``beta`` of length ``size``; a switched-off one keeps its init value, untrained."""
+    block.gamma = block.params.get(
+        "gamma", grad_req="write" if scale else "null", shape=(size,), init=gamma_initializer, allow_deferred_init=True
+    )
+    block.beta = block.params.get(
+        "beta", grad_req="write" if center else "null", shape=(size,), init=beta_initializer, allow_deferred_init=True
+    )
+
+
+class InstanceNorm(HybridBlock):
+    """Normalizes each sample's each channel over its spatial axes; ``axis`` is the channel axis.
+
+    As in MXNet, ``scale`` defaults to False: ``gamma`` stays at its initial value (ones) untrained.
+    """
+
+    def __init__(
+        self,
+        axis: int = 1,
+        epsilon: float = 1e-5,
+        center: bool = True,
+        scale: bool = False,
+        beta_initializer: Any = "zeros",
+        gamma_initializer: Any = "ones",
+        in_channels: int = 0,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self._kwargs = {"eps": epsilon, "axis": axis, "center": center, "scale": scale}
+        self._axis = axis
+        self._epsilon = epsilon
+        _affine_params(self, in_channels, center, scale, beta_initializer, gamma_initializer)
+
+    def hybrid_forward(self, F: Any, x: Any, gamma: Any, beta: Any) -> Any:
+        # the operator wants channels on axis 1: move them there and back
+        if self._axis == 1:
+            return F.InstanceNorm(x, gamma, beta, name="fwd", eps=self._epsilon)
+        x = F.swapaxes(x, 1, self._axis)
+        return F.swapaxes(F.InstanceNorm(x, gamma, beta, name="fwd", eps=self._epsilon), 1, self._axis)
+
+    def __repr__(self) -> str:
+        shape = self.gamma.shape
+        inner = ", ".join(f"{k}={v}" for k, v in self._kwargs.items())
+        return f"{type(self).__name__}({inner}, in_channels={shape[0] if shape else 0})"
+
+
+class LayerNorm(HybridBlock):
+    """Normalizes each sample along ``axis`` (default the last), then scales by ``gamma``, shifts by ``beta``."""
+
+    def __init__(
+        self,
+        axis: int = -1,
+        epsilon: float = 1e-5,
+        center: bool = True,
+        scale: bool = True,
+        beta_initializer: Any = "zeros",
+        gamma_initializer: Any = "ones",
+        in_channels: int = 0,
+        prefix: str | None = None,
+        params: Any = None,
+    ) -> None:
+        super().__init__(prefix=prefix, params=params)
+        self._kwargs = {"eps": epsilon, "axis": axis, "center": center, "scale": scale}
+        self._axis = axis
+        self._epsilon = epsilon
+        self._center = center
+        self._scale = scale
+        _affine_params(self, in_channels, center, scale, beta_initializer, gamma_initializer)
+
+    def hybrid_forward(self, F: Any, data: Any, gamma: Any, beta: Any) -> Any:
+        return F.LayerNorm(data, gamma=gamma, beta=beta, axis=self._axis, eps=self._epsilon)
+
+    def __repr__(self) -> str:
+        shape = self.gamma.shape
+        inner = ", ".join(f"{k}={v}" for k, v in self._kwargs.items())
+        return f"{type(self).__name__}({inner}, in_channels={shape[0] if shape else 0})"
+
+
+class GroupNorm(HybridBlock):
+    """Splits the channels (axis 1) into ``num_groups`` groups and normalizes each group of each sample.
+
+    As in MXNet 1.9.1, ``gamma`` and ``beta`` hold one value per group, shape ``(num_groups,)``.
+    """
+
+    def __init__(
+        self,
+        num_groups: int = 1,
+        epsilon: float = 1e-5,
+        center: bool = True,
+        scale: bool = True,
+        beta_initializer: Any = "zeros",
+        gamma_initializer: Any = "ones",
+        prefix: str | None = None,
+        params: Any = None,
+    ) -> None:
+        super().__init__(prefix=prefix, params=params)
+        if not isinstance(num_groups, int) or num_groups < 1:
+            raise BlockError(f"GroupNorm: num_groups must be a positive int, got {num_groups!r}")
+        self._kwargs = {"eps": epsilon, "num_groups": num_groups, "center": center, "scale": scale}
+        self._num_groups = num_groups
+        self._epsilon = epsilon
+        _affine_params(self, num_groups, center, scale, beta_initializer, gamma_initializer)
+
+    def hybrid_forward(self, F: Any, data: Any, gamma: Any, beta: Any) -> Any:
+        return F.GroupNorm(data, gamma=gamma, beta=beta, num_groups=self._num_groups, eps=self._epsilon)
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v}" for k, v in self._kwargs.items())
+        return f"{type(self).__name__}({inner})"
