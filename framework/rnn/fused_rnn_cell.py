@@ -28,7 +28,6 @@ import numpy as np
 from .. import initializer as init
 from .. import ndarray as nd
 from .. import symbol
-from ..operator import registry
 from ..symbol import Symbol
 from .rnn_cell import (
     BaseRNNCell,
@@ -172,11 +171,6 @@ class FusedRNNCell(BaseRNNCell):
         merge_outputs: bool | None = None,
     ) -> tuple[Any, list[Symbol]]:
         """One ``RNN`` node over the whole (time-major) sequence."""
-        if not registry.exists("RNN"):
-            raise RNNCellError(
-                "FusedRNNCell.unroll: the fused 'RNN' operator is not registered in this build; "
-                "use cell.unfuse() for the equivalent stack of step cells"
-            )
         self.reset()
         inputs, axis = _normalize_sequence(length, inputs, layout, True)
         if axis == 1:

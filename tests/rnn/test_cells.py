@@ -279,12 +279,6 @@ def test_bidirectional_and_fused_cells_cannot_be_stepped():
         mx.rnn.ZoneoutCell(mx.rnn.FusedRNNCell(2), 0.1)
 
 
-@pytest.mark.skipif(mx.operator.registry.exists("RNN"), reason="the fused RNN operator is registered")
-def test_fused_unroll_names_the_missing_operator():
-    with pytest.raises(RNNCellError, match="'RNN' operator is not registered"):
-        mx.rnn.FusedRNNCell(3).unroll(2, mx.sym.Variable("data"))
-
-
 def test_bad_sequences_are_named():
     cell = mx.rnn.RNNCell(2)
     with pytest.raises(RNNCellError, match="2 input symbols for length=3"):
@@ -312,7 +306,6 @@ def test_shared_params_tie_two_cells():
         stack.add(mx.rnn.LSTMCell(3, params=params))
 
 
-@pytest.mark.skipif(not mx.operator.registry.exists("RNN"), reason="needs the fused RNN operator")
 @pytest.mark.parametrize(
     ("mode", "bidirectional", "num_layers"),
     [("lstm", False, 2), ("gru", True, 1), ("rnn_tanh", True, 2), ("rnn_relu", False, 1)],
