@@ -198,14 +198,11 @@ def test_mirrored_module_has_mxnets_names_and_signatures(reference, path):
 # out: MXNet's take a C handle, MXLab's the Python state (docs/differences.md says so); users
 # never call them, they get these objects from mx.nd/mx.sym functions, bind and Module(...).
 CORE_CLASSES = ("ndarray.NDArray", "symbol.Symbol", "executor.Executor", "module.Module")
-# Members another branch of the same issue adds (monitoring); listed so this branch's check
-# passes before that merge. Remove a name once it exists.
-ADDED_ELSEWHERE = {"mx.executor.Executor.set_monitor_callback"}
 
 
 @pytest.mark.parametrize("path", CORE_CLASSES)
 def test_core_class_has_mxnets_members_and_signatures(reference, path):
-    absent = documented_absences() | ADDED_ELSEWHERE
+    absent = documented_absences()
     key = next(k for k, c in reference["classes"].items() if c["path"] == path)
     members = reference["classes"][key]["members"]
     assert len(members) > 10  # the data really lists the class
