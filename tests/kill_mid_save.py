@@ -4,7 +4,8 @@ Run as a script (``python tests/kill_mid_save.py KIND DIR TRIALS SEED``); it pri
 line per trial. KIND is ``nd_save`` (``mx.nd.save`` of a multi-MB dict) or ``checkpoint``
 (``mx.model.save_checkpoint``: symbol JSON + params). The script imports MXLab once, writes
 version A, then per trial forks a child that saves versions B and A alternately without end
-and SIGKILLs it after a random delay (up to a few save durations). Forking from this
+and SIGKILLs it: every other trial as soon as a save's temporary file appears (so some kills
+land mid-write on any machine), the others after a random delay (up to a few save durations). Forking from this
 single-threaded process (NaiveEngine, so no worker threads) is what makes hundreds of trials
 affordable. The test (tests/test_atomic_file.py) asserts every trial found A or B intact.
 """
@@ -87,6 +88,15 @@ def _save_forever(target: NdSave | Checkpoint) -> None:
         target.save("A")
 
 
+def _wait_for_a_temporary_file(directory: str, timeout_s: float = 10.0) -> None:
+    """Return as soon as a save's temporary file exists (polling), so the kill lands mid-write
+    whatever the machine's speed; give up after ``timeout_s`` (the kill then lands anywhere)."""
+    pattern = os.path.join(directory, TEMP_PREFIX + "*")
+    deadline = time.perf_counter() + timeout_s
+    while not glob.glob(pattern) and time.perf_counter() < deadline:
+        time.sleep(0.0002)
+
+
 def main(kind: str, directory: str, trials: int, seed: int) -> None:
     target = {"nd_save": NdSave, "checkpoint": Checkpoint}[kind](directory)
     target.save("A")
@@ -101,7 +111,10 @@ def main(kind: str, directory: str, trials: int, seed: int) -> None:
                 _save_forever(target)
             finally:
                 os._exit(1)
-        time.sleep(rng.uniform(0, 3 * one_save))
+        if trial % 2 == 0:
+            _wait_for_a_temporary_file(directory)  # a kill that surely lands while a write is under way
+        else:
+            time.sleep(rng.uniform(0, 3 * one_save))  # a kill anywhere: between saves or inside one
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         leftovers = glob.glob(os.path.join(directory, TEMP_PREFIX + "*"))
