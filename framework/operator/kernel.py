@@ -15,6 +15,7 @@ from typing import Any
 
 from .. import backend
 from ..context import Context
+from .infer import InferenceError
 
 
 class Req(enum.Enum):
@@ -61,6 +62,16 @@ class OpContext:
         #: For asynchronous operators (``OpDef.set_is_async``) run by the engine: call it
         #: once when the outputs are final (MXNet's ``OpContext::async_on_complete``).
         self.async_on_complete = async_on_complete
+
+    def random_generator(self, op_name: str) -> Any:
+        """The random generator the operator requested (``ResourceRequest.RANDOM``, first in its list).
+
+        Drawing from it, rather than from NumPy's global state, is what lets the engine order draws
+        per device and ``mx.random.seed(s, ctx)`` make them reproducible.
+        """
+        if not self.requested:
+            raise InferenceError(f"{op_name}: no random resource was handed to the operator (request RANDOM)")
+        return self.requested[0].generator
 
 
 def assign(out: Any, req: Req, value: Any) -> None:

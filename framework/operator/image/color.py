@@ -122,12 +122,6 @@ _register_rgb("_image_adjust_lighting", AdjustLightingParam, _adjust_lighting,
               "Add AlexNet-style PCA lighting with the given strengths to RGB images.", random=False)  # fmt: skip
 
 
-def _generator(attrs: Any, op_ctx: Any) -> Any:
-    if not op_ctx.requested:
-        raise InferenceError(f"{attrs.name}: no random resource was handed to the operator (request RANDOM)")
-    return op_ctx.requested[0].generator
-
-
 def _images(x: Any) -> int:
     return x.shape[0] if x.ndim == 4 else 1
 
@@ -140,7 +134,7 @@ class FactorRangeParam(ParamSet):
 def _draw_factors(attrs: Any, op_ctx: Any, x: Any, low: float, high: float) -> Any:
     if low > high:
         raise InferenceError(f"{attrs.name}: min_factor={low} is larger than max_factor={high}")
-    draws = _generator(attrs, op_ctx).uniform(low, high, size=_images(x))
+    draws = op_ctx.random_generator(attrs.name).uniform(low, high, size=_images(x))
     return _per_image(op_ctx.xp, draws, x)
 
 
@@ -197,7 +191,7 @@ class RandomLightingParam(ParamSet):
 
 def _random_lighting(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: list) -> None:
     x = inputs[0]
-    draws = _generator(attrs, op_ctx).normal(0.0, attrs.parsed.alpha_std, size=(_images(x), 3))
+    draws = op_ctx.random_generator(attrs.name).normal(0.0, attrs.parsed.alpha_std, size=(_images(x), 3))
     alpha = op_ctx.xp.asarray(draws, dtype=work_dtype(x.dtype)).reshape((-1, 1, 1, 3) if x.ndim == 4 else (3,))
     _blend(attrs, op_ctx, inputs, req, outputs, lighting, alpha)
 

@@ -188,9 +188,7 @@ def _flip_compute(axis: int) -> Any:
 
 def _random_flip_compute(axis: int) -> Any:
     def compute(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: list) -> None:
-        if not op_ctx.requested:
-            raise InferenceError(f"{attrs.name}: no random resource was handed to the operator (request RANDOM)")
-        flip = bool(op_ctx.requested[0].generator.random() < 0.5)
+        flip = bool(op_ctx.random_generator(attrs.name).random() < 0.5)
         assign(outputs[0], req[0], op_ctx.xp.flip(inputs[0], axis=axis) if flip else inputs[0].copy())
 
     return compute

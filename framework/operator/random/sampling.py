@@ -27,12 +27,6 @@ def _random_request(attrs: NodeAttrs) -> list[ResourceRequest]:
     return [ResourceRequest.RANDOM]
 
 
-def _generator(op_ctx: OpContext, op_name: str) -> Any:
-    if not op_ctx.requested:
-        raise InferenceError(f"{op_name}: no random resource was handed to the operator (request RANDOM)")
-    return op_ctx.requested[0].generator
-
-
 # ====================================================================== _sample_multinomial
 class MultinomialParam(ParamSet):
     shape = Param(Shape, Shape(), "Shape to be sampled from each random distribution.")
@@ -68,7 +62,7 @@ def _multinomial(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list[Re
     k = data.shape[-1]
     probs = data.reshape(-1, k)
     count = math.prod(p.shape)
-    picks = _draw_categories(xp, _generator(op_ctx, attrs.name), probs, count)
+    picks = _draw_categories(xp, op_ctx.random_generator(attrs.name), probs, count)
     put(outputs[0], req[0], picks.reshape(outputs[0].shape))
     if p.get_prob:
         chosen = xp.take_along_axis(probs, picks, axis=1)
@@ -169,7 +163,7 @@ def _shuffle(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list[Req], 
     if data.ndim == 0 or data.shape[0] < 2:
         assign(outputs[0], req[0], data.copy())
         return
-    order = xp.argsort(_generator(op_ctx, attrs.name).random(data.shape[0]))
+    order = xp.argsort(op_ctx.random_generator(attrs.name).random(data.shape[0]))
     assign(outputs[0], req[0], data[order])  # fancy indexing copies, so in-place output is safe
 
 
@@ -233,7 +227,7 @@ def _unique_zipfian(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list
     """Per batch row: draw in chunks until ``num_sampled`` distinct classes appeared, keep them in
     order of first appearance, and count the draws that took (the ``num_tries`` output)."""
     xp, p = op_ctx.xp, attrs.parsed
-    gen = _generator(op_ctx, attrs.name)
+    gen = op_ctx.random_generator(attrs.name)
     batch, wanted = p.shape
     samples = xp.zeros((batch, wanted), dtype="int64")
     tries = xp.zeros((batch,), dtype="int64")

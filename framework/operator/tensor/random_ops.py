@@ -287,12 +287,6 @@ _DISTRIBUTIONS: list[tuple[str, type[_CreationParams], Callable, tuple[str, ...]
 ]
 
 
-def _generator(op_ctx: Any, op_name: str) -> Any:
-    if not op_ctx.requested:
-        raise InferenceError(f"{op_name}: no random resource was handed to the operator (request RANDOM)")
-    return op_ctx.requested[0].generator
-
-
 def _param_values(parsed: ParamSet, names: tuple[str, ...]) -> dict[str, Any]:
     return {n: getattr(parsed, n) for n in names}
 
@@ -339,7 +333,7 @@ def _randint_type(attrs: Any, in_types: list, out_types: list) -> bool:
 def _creation_compute(draw: Callable, names: tuple[str, ...]) -> Callable[..., None]:
     def compute(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: list) -> None:
         out = outputs[0]
-        gen = _generator(op_ctx, attrs.name)
+        gen = op_ctx.random_generator(attrs.name)
         values = draw(gen, _param_values(attrs.parsed, names), out.shape, out.dtype)
         assign(out, req[0], values.astype(out.dtype, copy=False))
 
@@ -443,7 +437,7 @@ def _sample_compute(
         problem = check(arrays)
         if problem is not None:
             raise OperatorParamError(f"{attrs.name}: {problem}")
-        values = draw(_generator(op_ctx, attrs.name), arrays, out.shape, out.dtype)
+        values = draw(op_ctx.random_generator(attrs.name), arrays, out.shape, out.dtype)
         assign(out, req[0], values.astype(out.dtype, copy=False))
 
     return compute
