@@ -32,7 +32,8 @@ class _LocalDataset(Dataset):
         self._data, self._label = self._get_data()
 
     def _get_data(self) -> tuple[Any, np.ndarray]:
-        raise NotImplementedError
+        """Read the files: each data set (MNIST, CIFAR...) says which ones and how."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _get_data (which files, read how)")
 
     def _require(self, names: list[str]) -> list[str]:
         """The paths of ``names`` under root, or an error naming every expected file."""
