@@ -48,7 +48,7 @@ import numpy as np
 from .base import MXLabError
 from .ndarray import NDArray, load, zeros
 from .ndarray import random as _random
-from .operator.rnn.layout import GATES, RNNShape, input_size_from_param_size, packed_slices
+from .operator.rnn.layout import GATES, RNNShape, gate_slices, input_size_from_param_size
 
 
 class InitializerError(MXLabError, ValueError):
@@ -562,7 +562,6 @@ class LSTMBias(Initializer):
 
 
 #: MXNet's names of each gate in the unpacked fused-RNN weights (``l0_i2h_f_weight``).
-_FUSED_GATE_NAMES = {"lstm": ("i", "f", "c", "o"), "gru": ("r", "z", "o"), "rnn_relu": ("",), "rnn_tanh": ("",)}
 
 
 @register
@@ -615,18 +614,14 @@ class FusedRNN(Initializer):
         packed = np.zeros(arr.size, dtype=arr.dtype)
         hidden = spec.state_size
         full = RNNShape(spec.mode, spec.num_layers, hidden, input_size, spec.bidirectional)
-        for piece in packed_slices(full):
-            block = packed[piece.offset : piece.stop].reshape(piece.shape)
-            group, _, kind = piece.name.rpartition("_")  # "l0_i2h", "weight"
-            for gate, letter in enumerate(_FUSED_GATE_NAMES[spec.mode]):
-                name = f"{group}_{letter}_{kind}" if letter else piece.name
-                rows = block[gate * hidden : (gate + 1) * hidden]
-                if spec.mode == "lstm" and name.endswith("_f_bias"):
-                    rows[...] = self._forget_bias
-                    continue
-                part = zeros(rows.shape, dtype=arr.dtype)
-                init(InitDesc(name, global_init=getattr(desc, "global_init", None)), part)
-                rows[...] = part.asnumpy()
+        for piece in gate_slices(full):
+            rows = packed[piece.offset : piece.stop].reshape(piece.shape)
+            if spec.mode == "lstm" and piece.name.endswith("_f_bias"):
+                rows[...] = self._forget_bias
+                continue
+            part = zeros(rows.shape, dtype=arr.dtype)
+            init(InitDesc(piece.name, global_init=getattr(desc, "global_init", None)), part)
+            rows[...] = part.asnumpy()
         arr[:] = packed
 
 

@@ -28,6 +28,7 @@ import numpy as np
 from .. import initializer as init
 from .. import ndarray as nd
 from .. import symbol
+from ..operator.rnn.layout import GATE_LETTERS, RNNShape, gate_slices, param_size
 from ..symbol import Symbol
 from .rnn_cell import (
     BaseRNNCell,
@@ -42,37 +43,20 @@ from .rnn_cell import (
     _normalize_sequence,
 )
 
-GATE_NAMES = {"rnn_relu": ("",), "rnn_tanh": ("",), "lstm": ("_i", "_f", "_c", "_o"), "gru": ("_r", "_z", "_o")}
+#: Each mode's gates as they appear in parameter names (``_i`` in ``l0_i2h_i_weight``).
+GATE_NAMES = {mode: tuple(f"_{g}" if g else "" for g in letters) for mode, letters in GATE_LETTERS.items()}
 
 
 def packed_slices(
     prefix: str, mode: str, num_layers: int, bidirectional: bool, num_input: int, num_hidden: int
 ) -> tuple[list[tuple[str, int, int, tuple[int, ...]]], int]:
-    """The packed layout: ``[(name, start, stop, shape), ...]`` in storage order, and the total size."""
-    gates = GATE_NAMES[mode]
-    directions = ("l", "r") if bidirectional else ("l",)
-    slices: list[tuple[str, int, int, tuple[int, ...]]] = []
-    position = 0
+    """The packed layout: ``[(name, start, stop, shape), ...]`` in storage order, and the total size.
 
-    def take(name: str, shape: tuple[int, ...]) -> None:
-        nonlocal position
-        size = int(np.prod(shape))
-        slices.append((name, position, position + size, shape))
-        position += size
-
-    for layer in range(num_layers):
-        layer_input = num_input if layer == 0 else len(directions) * num_hidden
-        for direction in directions:
-            for gate in gates:
-                take(f"{prefix}{direction}{layer}_i2h{gate}_weight", (num_hidden, layer_input))
-            for gate in gates:
-                take(f"{prefix}{direction}{layer}_h2h{gate}_weight", (num_hidden, num_hidden))
-    for layer in range(num_layers):
-        for direction in directions:
-            for group in ("i2h", "h2h"):
-                for gate in gates:
-                    take(f"{prefix}{direction}{layer}_{group}{gate}_bias", (num_hidden,))
-    return slices, position
+    The layout is the fused operator's (``framework/operator/rnn/layout.py``), cut per gate.
+    """
+    spec = RNNShape(mode, num_layers, num_hidden, num_input, bidirectional)
+    slices = [(prefix + p.name, p.offset, p.stop, p.shape) for p in gate_slices(spec)]
+    return slices, param_size(spec)
 
 
 class FusedRNNCell(BaseRNNCell):

@@ -19,11 +19,11 @@ from typing import Any
 from ... import ndarray as nd
 from ... import symbol as sym
 from ...ndarray import NDArray
+from ...operator.rnn.layout import GATES
 from ..block import BlockError, HybridBlock
 from ..parameter import Parameter
 
 #: Gates stacked in one weight per mode (the operator's order: LSTM i, f, g, o; GRU r, z, n).
-_GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 
 
 class _RNNLayer(HybridBlock):
@@ -75,7 +75,7 @@ class _RNNLayer(HybridBlock):
         self._clip = (lstm_state_clip_min, lstm_state_clip_max, lstm_state_clip_nan)
         self._dtype = dtype
         self._use_sequence_length = use_sequence_length
-        self._gates = _GATES[mode]
+        self._gates = GATES[mode]
         rows, layer_input = self._gates * hidden_size, input_size
         recurrent = self._projection_size or hidden_size  # what h2h multiplies: the (projected) state
         for layer in range(num_layers):

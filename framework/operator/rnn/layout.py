@@ -20,8 +20,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: The gates of each mode, in stacking order, by the letter MXNet's per-gate names use
+#: (``l0_i2h_f_weight``); the plain RNNs have one unnamed gate.
+GATE_LETTERS = {"rnn_relu": ("",), "rnn_tanh": ("",), "lstm": ("i", "f", "c", "o"), "gru": ("r", "z", "o")}
 #: Gates per mode: how many ``H``-row blocks each weight and bias stacks.
-GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
+GATES = {mode: len(letters) for mode, letters in GATE_LETTERS.items()}
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,28 @@ def packed_slices(spec: RNNShape) -> list[ParamSlice]:
                     slices.append(piece)
                     offset = piece.stop
     return slices
+
+
+def gate_slices(spec: RNNShape) -> list[ParamSlice]:
+    """:func:`packed_slices` cut into one ``H``-row block per gate, named as MXNet's ``FusedRNNCell``
+    and ``FusedRNN`` initializer name them (``l0_i2h_f_weight``; the plain RNNs keep ``l0_i2h_weight``).
+
+    The gates are stacked along the rows, so each gate's block is a contiguous run of the vector.
+    A projection (``h2r_weight``) has no gates and stays whole.
+    """
+    cut: list[ParamSlice] = []
+    letters = GATE_LETTERS[spec.mode]
+    for piece in packed_slices(spec):
+        if piece.kind == "h2r_weight":
+            cut.append(piece)
+            continue
+        group, _, kind = piece.name.rpartition("_")  # "l0_i2h", "weight"
+        shape = (spec.state_size, *piece.shape[1:])
+        block = piece.size // len(letters)
+        for gate, letter in enumerate(letters):
+            name = f"{group}_{letter}_{kind}" if letter else piece.name
+            cut.append(ParamSlice(name, piece.layer, piece.direction, piece.kind, piece.offset + gate * block, shape))
+    return cut
 
 
 def param_size(spec: RNNShape) -> int:
