@@ -29,7 +29,7 @@ import math
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -488,19 +488,48 @@ class BaseModule:
 
     def set_params(
         self,
-        arg_params: dict[str, NDArray],
-        aux_params: dict[str, NDArray],
+        arg_params: Mapping[str, NDArray],
+        aux_params: Mapping[str, NDArray] | None,
         allow_missing: bool = False,
         force_init: bool = True,
         allow_extra: bool = False,
     ) -> None:
-        """Assign parameter values (``init_params`` without an initializer)."""
+        """Assign parameter values: ``init_params`` without an initializer.
+
+        With ``allow_missing`` the names absent from the dicts keep their current values, so the
+        module must be bound (its arrays exist); :meth:`_assign_present_params` does the copy.
+        """
+        if not allow_missing:
+            self.init_params(
+                initializer=None,
+                arg_params=arg_params,
+                aux_params=aux_params if aux_params is not None else {},
+                allow_missing=False,
+                force_init=force_init,
+                allow_extra=allow_extra,
+            )
+            return
+        if self.params_initialized and not force_init:
+            warnings.warn("Parameters already initialized and force_init=False. set_params call ignored.", stacklevel=2)
+            return
+        self._require("set_params", bound=True)
+        self._assign_present_params(arg_params, aux_params if aux_params is not None else {}, allow_extra)
+        self.params_initialized = True
+
+    def _assign_present_params(
+        self, arg_params: Mapping[str, NDArray], aux_params: Mapping[str, NDArray], allow_extra: bool
+    ) -> None:
+        """Copy the given values in, keeping the current value of every name not given.
+
+        ``init_params`` without an initializer does exactly that; a module whose parameters live on
+        devices overrides this to copy there directly.
+        """
         self.init_params(
             initializer=None,
             arg_params=arg_params,
             aux_params=aux_params,
-            allow_missing=allow_missing,
-            force_init=force_init,
+            allow_missing=True,
+            force_init=True,
             allow_extra=allow_extra,
         )
 

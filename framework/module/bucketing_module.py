@@ -19,7 +19,6 @@ How the sharing works:
 from __future__ import annotations
 
 import logging
-import warnings
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
@@ -171,33 +170,14 @@ class BucketingModule(BaseModule):
         self._params_dirty = False
         return params
 
-    def set_params(
-        self,
-        arg_params: Mapping[str, NDArray],
-        aux_params: Mapping[str, NDArray],
-        allow_missing: bool = False,
-        force_init: bool = True,
-        allow_extra: bool = False,
+    def _assign_present_params(
+        self, arg_params: Mapping[str, NDArray], aux_params: Mapping[str, NDArray], allow_extra: bool
     ) -> None:
-        if not allow_missing:
-            self.init_params(
-                initializer=None,
-                arg_params=arg_params,
-                aux_params=aux_params,
-                allow_missing=allow_missing,
-                force_init=force_init,
-                allow_extra=allow_extra,
-            )
-            return
-        if self.params_initialized and not force_init:
-            warnings.warn("Parameters already initialized and force_init=False. set_params call ignored.", stacklevel=2)
-            return
-        self._require("set_params", bound=True)
+        """Assign through the current bucket's module (the buckets share its arrays)."""
         self._curr_module.set_params(
-            arg_params, aux_params, allow_missing=allow_missing, force_init=force_init, allow_extra=allow_extra
+            arg_params, aux_params, allow_missing=True, force_init=True, allow_extra=allow_extra
         )
         self._params_dirty = True
-        self.params_initialized = True
 
     def init_params(
         self,

@@ -244,32 +244,12 @@ class Module(BaseModule):
         self._params_dirty = False
         self._exec_group.set_params(self._arg_params, self._aux_params, allow_extra=allow_extra)
 
-    def set_params(
-        self,
-        arg_params: Mapping[str, NDArray],
-        aux_params: Mapping[str, NDArray] | None,
-        allow_missing: bool = False,
-        force_init: bool = True,
-        allow_extra: bool = False,
+    def _assign_present_params(
+        self, arg_params: Mapping[str, NDArray], aux_params: Mapping[str, NDArray], allow_extra: bool
     ) -> None:
-        """Copy values to the devices (``allow_missing``: keep the current value of absent names)."""
-        if not allow_missing:
-            self.init_params(
-                initializer=None,
-                arg_params=arg_params,
-                aux_params=aux_params if aux_params is not None else {},
-                allow_missing=False,
-                force_init=force_init,
-                allow_extra=allow_extra,
-            )
-            return
-        if self.params_initialized and not force_init:
-            warnings.warn("Parameters already initialized and force_init=False. set_params call ignored.", stacklevel=2)
-            return
-        self._require("set_params", bound=True)
+        """Copy straight to the devices; the CPU copies are stale until ``get_params`` pulls them."""
         self._exec_group.set_params(arg_params, aux_params, allow_extra=allow_extra)
         self._params_dirty = True
-        self.params_initialized = True
 
     def _sync_params_from_devices(self) -> None:
         """Pull the devices' current parameter values into the CPU copies."""

@@ -143,3 +143,21 @@ def test_the_example_script_trains():
     spec.loader.exec_module(example)
     perplexity = example.main(["--num-epochs", "3", "--num-layers", "1", "--num-hidden", "32"])
     assert perplexity < 40  # an untrained model scores about the vocabulary size (~66)
+
+
+def test_set_params_with_allow_missing_reaches_every_bucket_and_keeps_the_rest():
+    sentences, vocab = _sentences()
+    train = mx.rnn.BucketSentenceIter(sentences, 4, buckets=[8, 17], invalid_label=INVALID)
+    module = mx.mod.BucketingModule(_sym_gen_factory(len(vocab) + 1), default_bucket_key=17)
+    with pytest.raises(ModuleError, match="call bind"):
+        module.set_params({}, {}, allow_missing=True)
+    module.bind(train.provide_data, train.provide_label)
+    module.init_params(mx.init.Xavier())
+    before = module.get_params()[0]
+    bias = mx.nd.ones(before["pred_bias"].shape)
+    module.set_params({"pred_bias": bias}, {}, allow_missing=True)
+    module.switch_bucket(8, [("data", (4, 8))], [("softmax_label", (4, 8))])
+    after = module.get_params()[0]
+    np.testing.assert_array_equal(after["pred_bias"].asnumpy(), bias.asnumpy())
+    np.testing.assert_array_equal(after["pred_weight"].asnumpy(), before["pred_weight"].asnumpy())
+    np.testing.assert_array_equal(module._buckets[8]._exec_group.execs[0].arg_dict["pred_bias"].asnumpy(), 1)

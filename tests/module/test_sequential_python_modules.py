@@ -184,3 +184,20 @@ def test_python_module_subclass_in_a_chain():
     want, _ = _train_step(single, params, doubled)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     assert _Doubler().get_params() == ({}, {})
+
+
+def test_sequential_module_set_params_with_allow_missing_keeps_the_absent_values():
+    chain = mx.mod.SequentialModule()
+    chain.add(mx.mod.Module(_first_half(), label_names=None)).add(
+        mx.mod.Module(_second_half()), take_labels=True, auto_wiring=True
+    )
+    chain.bind(data_shapes=[("data", (BATCH, FEATURES))], label_shapes=[("softmax_label", (BATCH,))])
+    params = _params()
+    chain.init_params(arg_params=params)
+    chain.set_params({"fc2_bias": mx.nd.ones((CLASSES,))}, {}, allow_missing=True)
+    got = chain.get_params()[0]
+    np.testing.assert_array_equal(got["fc2_bias"].asnumpy(), np.ones(CLASSES, dtype=np.float32))
+    np.testing.assert_array_equal(got["fc1_weight"].asnumpy(), params["fc1_weight"].asnumpy())
+    with pytest.warns(UserWarning, match="force_init=False"):
+        chain.set_params({"fc2_bias": mx.nd.zeros((CLASSES,))}, {}, allow_missing=True, force_init=False)
+    assert chain.get_params()[0]["fc2_bias"].asnumpy().sum() == CLASSES
