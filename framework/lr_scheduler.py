@@ -173,11 +173,46 @@ class MultiFactorScheduler(LRScheduler):
         return self.base_lr
 
 
-class PolyScheduler(LRScheduler):
-    """``final_lr + (base_lr - final_lr) * (1 - t / T) ** pwr`` after warm-up, then ``final_lr``.
+class _AnnealingScheduler(LRScheduler):
+    """Warm-up, then a decay from ``base_lr`` to ``final_lr`` over the updates up to ``max_update``.
 
-    ``t`` counts updates after warm-up and ``T = max_update - warmup_steps``.
+    ``t`` counts updates after warm-up and ``T = max_update - warmup_steps``; a subclass gives the
+    decay's shape as :meth:`_remaining`, the fraction of ``base_lr - final_lr`` still left at
+    progress ``t / T``. Past ``max_update`` the rate stays where the decay ended.
     """
+
+    def __init__(
+        self,
+        max_update: int,
+        base_lr: float,
+        final_lr: float,
+        warmup_steps: int,
+        warmup_begin_lr: float,
+        warmup_mode: str,
+    ) -> None:
+        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
+        max_update = _check_int(max_update, f"{type(self).__name__}: max_update")
+        if max_update < 1:
+            raise LRSchedulerError(f"{type(self).__name__}: max_update must be >= 1, got {max_update}")
+        self.base_lr_orig = self.base_lr
+        self.max_update = max_update
+        self.final_lr = final_lr
+        self.max_steps = self.max_update - self.warmup_steps
+
+    def _remaining(self, progress: float) -> float:
+        raise NotImplementedError(f"{type(self).__name__} must define the decay's shape (_remaining)")
+
+    def __call__(self, num_update: int) -> float:
+        if num_update < self.warmup_steps:
+            return self.get_warmup_lr(num_update)
+        if num_update <= self.max_update:
+            progress = float(num_update - self.warmup_steps) / float(self.max_steps)
+            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * self._remaining(progress)
+        return self.base_lr
+
+
+class PolyScheduler(_AnnealingScheduler):
+    """``final_lr + (base_lr - final_lr) * (1 - t / T) ** pwr`` after warm-up, then ``final_lr``."""
 
     def __init__(
         self,
@@ -189,26 +224,14 @@ class PolyScheduler(LRScheduler):
         warmup_begin_lr: float = 0,
         warmup_mode: str = "linear",
     ) -> None:
-        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        max_update = _check_int(max_update, "PolyScheduler: max_update")
-        if max_update < 1:
-            raise LRSchedulerError(f"PolyScheduler: max_update must be >= 1, got {max_update}")
+        super().__init__(max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr, warmup_mode)
         self.power = pwr
-        self.base_lr_orig = self.base_lr
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = self.max_update - self.warmup_steps
 
-    def __call__(self, num_update: int) -> float:
-        if num_update < self.warmup_steps:
-            return self.get_warmup_lr(num_update)
-        if num_update <= self.max_update:
-            progress = float(num_update - self.warmup_steps) / float(self.max_steps)
-            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * pow(1 - progress, self.power)
-        return self.base_lr
+    def _remaining(self, progress: float) -> float:
+        return pow(1 - progress, self.power)
 
 
-class CosineScheduler(LRScheduler):
+class CosineScheduler(_AnnealingScheduler):
     """``final_lr + (base_lr - final_lr) * (1 + cos(pi * t / T)) / 2`` after warm-up, then ``final_lr``."""
 
     def __init__(
@@ -220,22 +243,10 @@ class CosineScheduler(LRScheduler):
         warmup_begin_lr: float = 0,
         warmup_mode: str = "linear",
     ) -> None:
-        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        max_update = _check_int(max_update, "CosineScheduler: max_update")
-        if max_update < 1:
-            raise LRSchedulerError(f"CosineScheduler: max_update must be >= 1, got {max_update}")
-        self.base_lr_orig = base_lr
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = self.max_update - self.warmup_steps
+        super().__init__(max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr, warmup_mode)
 
-    def __call__(self, num_update: int) -> float:
-        if num_update < self.warmup_steps:
-            return self.get_warmup_lr(num_update)
-        if num_update <= self.max_update:
-            progress = (num_update - self.warmup_steps) / self.max_steps
-            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * (1 + math.cos(math.pi * progress)) / 2
-        return self.base_lr
+    def _remaining(self, progress: float) -> float:
+        return (1 + math.cos(math.pi * progress)) / 2
 
 
 __all__ = [
