@@ -28,6 +28,7 @@ from .params import REQUIRED, DType, OperatorParamError, Param, ParamSet, Shape
 from .registry import OpDef, OperatorError, get, list_operators
 from .registry import register as register_op
 from .rnn import fused, param_concat  # noqa: F401 - registers the fused RNN family
+from . import detection  # noqa: F401, I001 - registers the detection family (box_nms, MultiBox*, Proposal)
 from .spatial import layout as _spatial  # noqa: F401 - importing the spatial package registers its family
 
 __all__ = [
