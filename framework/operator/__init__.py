@@ -13,6 +13,7 @@ Importing this package registers every built-in operator (``tensor/``, ``nn/``, 
 from __future__ import annotations
 
 from . import contrib, image, linalg, nn, optimizer, random, registry, sequence, tensor
+from .detection import boxes as _detection  # noqa: F401 - importing the detection package registers its family
 from .grad import (
     elemwise_grad_use_in,
     elemwise_grad_use_in_out,
@@ -28,7 +29,6 @@ from .params import REQUIRED, DType, OperatorParamError, Param, ParamSet, Shape
 from .registry import OpDef, OperatorError, get, list_operators
 from .registry import register as register_op
 from .rnn import fused, param_concat  # noqa: F401 - registers the fused RNN family
-from . import detection  # noqa: F401, I001 - registers the detection family (box_nms, MultiBox*, Proposal)
 from .spatial import layout as _spatial  # noqa: F401 - importing the spatial package registers its family
 
 __all__ = [
