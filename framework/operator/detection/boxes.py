@@ -210,8 +210,8 @@ def _box_iou_forward(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: 
 # ------------------------------------------------------------------ bipartite_matching
 class BipartiteMatchingParam(ParamSet):
     is_ascend = Param(bool, False, "Match the lowest scores first (then threshold is an upper bound).")
-    threshold = Param(float, REQUIRED, "Scores below it (above it with is_ascend) are never matched.")
-    topk = Param(int, -1, "At most this many matches; -1: no limit.")
+    threshold = Param(float, REQUIRED, "Only scores above it (below it with is_ascend) are matched.")
+    topk = Param(int, -1, "Stop once more than topk matches are made (so topk + 1, as in MXNet); -1: no limit.")
 
 
 def _bipartite_shape(attrs: Any, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
@@ -229,7 +229,9 @@ def _bipartite_shape(attrs: Any, in_shapes: list[ShapeT], out_shapes: list[Shape
 
 
 def bipartite_match(xp: Any, scores: Any, threshold: float, is_ascend: bool, topk: int) -> tuple[Any, Any]:
-    """Greedy matching on (B, N, M) scores: the best remaining pair is matched while it passes ``threshold``.
+    """Greedy matching on (B, N, M) scores: the best remaining pair is matched while it passes ``threshold``
+    (strictly). MXNet 1.9.1 stops only once the match count *exceeds* ``topk``, so ``topk`` > 0 allows
+    ``topk + 1`` matches; so does this function, to give the same results.
 
     Returns the column matched to each row (B, N) and the row matched to each column (B, M), -1 when
     unmatched. One step per match (at most min(N, M)), each a masked argmax over every batch at once.
@@ -241,12 +243,12 @@ def bipartite_match(xp: Any, scores: Any, threshold: float, is_ascend: bool, top
     col_match = xp.full((b, m), -1, dtype=np.int64)
     active = xp.ones(b, dtype=bool)
     batch = xp.arange(b)
-    steps = min(n, m) if topk <= 0 else min(n, m, topk)
+    steps = min(n, m) if topk <= 0 else min(n, m, topk + 1)
     for _ in range(steps):
         free = (row_match == -1)[:, :, None] & (col_match == -1)[:, None, :]
         masked = xp.where(free, key, -np.inf).reshape(b, -1)
         best = masked.argmax(axis=1)  # first of equal pairs in row-major order
-        active = active & (masked[batch, best] >= limit)
+        active = active & (masked[batch, best] > limit)
         if not bool(active.any()):
             break
         rows, cols = best // m, best % m
