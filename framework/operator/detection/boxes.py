@@ -316,6 +316,7 @@ def _box_encode_forward(attrs: Any, op_ctx: Any, inputs: list, req: list, output
     samples, matches, anchors, refs, means, stds = inputs
     matched = xp.take_along_axis(refs, matches.astype(np.int64)[..., None], axis=1)  # (B, N, 4)
     positive = (samples > 0.5)[..., None]
+    matched = xp.where(positive, matched, anchors)  # only positives are encoded; the others give zeros
     targets = (encode_offsets(xp, anchors, matched) - means) / stds
     put(outputs[0], req[0], xp.where(positive, targets, 0))
     put(outputs[1], req[1], xp.broadcast_to(positive, targets.shape))

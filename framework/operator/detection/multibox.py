@@ -130,8 +130,7 @@ def _target_shape(attrs: Any, in_shapes: list[ShapeT], out_shapes: list[ShapeT])
     batch = (label[0] if label is not None else 0) or (cls_pred[0] if cls_pred is not None else 0)
     if num_anchors:
         shape_assign(in_shapes, 0, (1, num_anchors, 4), name, "anchor")
-    if cls_pred is not None:
-        shape_assign(in_shapes, 2, (batch, cls_pred[1], num_anchors), name, "cls_pred")
+    shape_assign(in_shapes, 2, (batch, cls_pred[1] if cls_pred is not None else 0, num_anchors), name, "cls_pred")
     if label is not None:
         shape_assign(in_shapes, 1, (batch, *label[1:]), name, "label")
     shape_assign(out_shapes, 0, (batch, num_anchors * 4), name, "loc_target")
@@ -193,8 +192,10 @@ def _target_forward(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: l
     positive, negative = positive & has_gt, negative & has_gt
     gt = xp.take_along_axis(labels, matched[..., None], axis=1)  # (B, A, width)
     cls_target = xp.where(positive, gt[..., 0] + 1, xp.where(negative, 0, p.ignore_label))
-    loc = encode_offsets(xp, xp.broadcast_to(anchors, gt[..., 1:5].shape), gt[..., 1:5]) / variances
-    mask = xp.broadcast_to(positive[..., None], loc.shape)
+    mask = xp.broadcast_to(positive[..., None], gt[..., 1:5].shape)
+    anchors = xp.broadcast_to(anchors, mask.shape)
+    # anchors without a match encode themselves (zeros), never padding rows' empty boxes
+    loc = encode_offsets(xp, anchors, xp.where(mask, gt[..., 1:5], anchors)) / variances
     put(outputs[0], req[0], xp.where(mask, loc, 0).reshape(b, -1))
     put(outputs[1], req[1], mask.reshape(b, -1))
     put(outputs[2], req[2], cls_target)
