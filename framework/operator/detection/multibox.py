@@ -184,8 +184,7 @@ def _target_forward(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: l
         background = shifted[:, 0] / shifted.sum(axis=1)  # softmax probability of class 0, (B, A)
         candidate = ~positive & (best < p.negative_mining_thresh)
         order = xp.argsort(xp.where(candidate, background, np.inf), axis=1, kind="stable")
-        rank = xp.empty_like(order)
-        xp.put_along_axis(rank, order, xp.broadcast_to(xp.arange(num_anchors), order.shape), axis=1)
+        rank = xp.argsort(order, axis=1)  # the inverse permutation: each anchor's place in the order
         negative = candidate & (rank < wanted[:, None])
     else:
         negative = ~positive
