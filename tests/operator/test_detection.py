@@ -228,9 +228,9 @@ def test_box_nms_hidden_output_and_inference():
     assert sym.list_outputs() == ["nms_output0"]
     assert sym.get_internals().list_outputs()[-1] == "nms_output0"
     ins, outs, done = infer_shapes("_contrib_box_nms", {}, [(2, 3, 10, 6)])
-    assert done and outs == [(2, 3, 10, 6), (2, 3, 10)]
+    assert done and outs == [(2, 3, 10, 6), (2, 3, 10, 1)]
     ins, outs, done = infer_shapes("_contrib_box_nms", {}, [None], [(4, 10, 6), None])
-    assert ins == [(4, 10, 6)] and outs[1] == (4, 10)
+    assert ins == [(4, 10, 6)] and outs[1] == (4, 10, 1)
     ins, outs = infer_types("_contrib_box_nms", {}, [None], ["float64", None])
     assert ins == ["float64"] and outs == ["float64", "float64"]
     with pytest.raises(InferenceError, match="num_boxes"):

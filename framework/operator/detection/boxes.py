@@ -5,8 +5,8 @@
 records holding a score, four coordinates and optionally a class id. It keeps the valid
 records (score above ``valid_thresh``, class not ``background_id``), sorts them by score
 (ties keep input order), lets greedy NMS drop overlapping ones, and writes the survivors first,
-in score order, with every other row set to -1. A hidden second output remembers which input
-row each output row came from; the backward pass (``_backward_contrib_box_nms``) uses it to
+in score order, with every other row set to -1. A hidden second output (shaped (..., N, 1), as
+MXNet's) remembers which input row each output row came from; the backward pass (``_backward_contrib_box_nms``) uses it to
 route each output row's gradient back to that input row, as MXNet does (the rows are copied
 as they are, even when ``out_format`` converts the coordinates).
 
@@ -68,7 +68,7 @@ def _box_nms_shape(attrs: Any, in_shapes: list[ShapeT], out_shapes: list[ShapeT]
         raise InferenceError(f"{attrs.name}: data must be (..., num_boxes, record_width), got shape {tuple(data)}")
     _check_record_width(attrs, data[-1])
     shape_assign(out_shapes, 0, data, attrs.name, "output")
-    shape_assign(out_shapes, 1, data[:-1], attrs.name, "hidden output (source rows)")
+    shape_assign(out_shapes, 1, (*data[:-1], 1), attrs.name, "hidden output (source rows)")
     return shape_known(data)
 
 
@@ -100,7 +100,7 @@ def _box_nms_forward(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: 
         rows[..., p.coord_start : p.coord_start + 4] = corner_to(xp, corners, p.out_format)
     source = xp.where(kept, xp.take_along_axis(order, pack, axis=1), -1)
     put(outputs[0], req[0], xp.where(kept[..., None], rows, -1).reshape(data.shape))
-    put(outputs[1], req[1], source.reshape(data.shape[:-1]))
+    put(outputs[1], req[1], source.reshape(*data.shape[:-1], 1))
 
 
 def _box_nms_backward(attrs: Any, op_ctx: Any, inputs: list, req: list, outputs: list) -> None:
