@@ -115,7 +115,8 @@ def greedy_nms(
     kept = xp.zeros_like(candidate)
     count = xp.zeros(candidate.shape[0], dtype="int64")
     later = xp.arange(boxes.shape[1])
-    for k in range(boxes.shape[1]):
+    positions = xp.flatnonzero(candidate.any(axis=0)).tolist()  # a position no batch element uses is skipped
+    for k in positions:
         keep_k = alive[:, k]
         if max_keep is not None:
             if not bool((count < max_keep).any()):
