@@ -6,9 +6,10 @@ records holding a score, four coordinates and optionally a class id. It keeps th
 records (score above ``valid_thresh``, class not ``background_id``), sorts them by score
 (ties keep input order), lets greedy NMS drop overlapping ones, and writes the survivors first,
 in score order, with every other row set to -1. A hidden second output (shaped (..., N, 1), as
-MXNet's) remembers which input row each output row came from; the backward pass (``_backward_contrib_box_nms``) uses it to
-route each output row's gradient back to that input row, as MXNet does (the rows are copied
-as they are, even when ``out_format`` converts the coordinates).
+MXNet's) remembers which input row each output row came from; the backward pass
+(``_backward_contrib_box_nms``) uses it to route each output row's gradient back to that input
+row, as MXNet does (the rows are copied as they are, even when ``out_format`` converts the
+coordinates).
 
 The other four are not differentiable in MXNet (zero gradients), and neither are they here.
 """
