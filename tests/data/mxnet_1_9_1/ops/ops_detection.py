@@ -104,11 +104,11 @@ def cases(rng: np.random.Generator) -> dict:
     label[0, :3] = np.concatenate([[[0], [2], [1]], _random_boxes(rng, (3,))], axis=1)
     label[1, :1] = np.concatenate([[[1]], _random_boxes(rng, (1,))], axis=1)
     num_anchors = 3 * 4 * 3  # MultiBoxPrior: 3 x 4 cells, 2 sizes + 2 ratios - 1 anchors each
-    a, h, w = 6, 4, 5  # Proposal: 3 ratios x 2 scales anchors on a 4 x 5 feature map (a 64 x 80 image)
+    a, h, w = 6, 3, 4  # Proposal: 3 ratios x 2 scales anchors on a 3 x 4 feature map (a 48 x 64 image)
     rpn_cls = _f32(rng.uniform(0, 1, (2, 2 * a, h, w)))
     rpn_box = _f32(rng.normal(0, 0.2, (2, 4 * a, h, w)))
     proposal = {"scales": (2, 4), "ratios": (0.5, 1, 2), "feature_stride": 16, "rpn_min_size": 6}
-    proposal.update(rpn_pre_nms_top_n=40, rpn_post_nms_top_n=12, threshold=0.6)
+    proposal.update(rpn_pre_nms_top_n=30, rpn_post_nms_top_n=10, threshold=0.6)
     return {
         "box_nms_classes": {
             "build": _op("contrib.box_nms", ["data"], overlap_thresh=0.3, valid_thresh=0.1, id_index=0),
@@ -184,15 +184,33 @@ def cases(rng: np.random.Generator) -> dict:
         },
         "proposal": {
             "build": _op("contrib.Proposal", ["cls_prob", "bbox_pred", "im_info"], output_score=True, **proposal),
-            "args": {"cls_prob": rpn_cls[:1], "bbox_pred": rpn_box[:1], "im_info": _f32([[64, 80, 1.0]])},
+            "args": {"cls_prob": rpn_cls[:1], "bbox_pred": rpn_box[:1], "im_info": _f32([[48, 64, 1.0]])},
         },
         "multi_proposal": {
             "build": _op("contrib.MultiProposal", ["cls_prob", "bbox_pred", "im_info"], output_score=True, **proposal),
-            "args": {"cls_prob": rpn_cls, "bbox_pred": rpn_box, "im_info": _f32([[64, 80, 1.0], [50, 75, 0.8]])},
+            "args": {"cls_prob": rpn_cls, "bbox_pred": rpn_box, "im_info": _f32([[48, 64, 1.0], [40, 60, 0.8]])},
+        },
+        "proposal_small_boxes_refilled": {  # boxes under rpn_min_size, rounded odd anchors, survivors repeated
+            "build": _op(
+                "contrib.Proposal",
+                ["cls_prob", "bbox_pred", "im_info"],
+                scales=(0.5, 1.7),
+                ratios=(0.3, 1, 2.5),
+                rpn_min_size=10,
+                threshold=0.3,
+                rpn_pre_nms_top_n=-1,
+                rpn_post_nms_top_n=30,
+                output_score=True,
+            ),
+            "args": {
+                "cls_prob": _f32(rng.uniform(0, 1, (1, 12, 3, 3))),
+                "bbox_pred": _f32(rng.normal(0, 0.3, (1, 24, 3, 3))),
+                "im_info": _f32([[40, 45, 1.5]]),
+            },
         },
         "proposal_iou_loss": {
             "build": _op("contrib.Proposal", ["cls_prob", "bbox_pred", "im_info"], **{**proposal, "iou_loss": True}),
-            "args": {"cls_prob": rpn_cls[1:], "bbox_pred": rpn_box[1:] * 8, "im_info": _f32([[60, 70, 1.0]])},
+            "args": {"cls_prob": rpn_cls[1:], "bbox_pred": rpn_box[1:] * 8, "im_info": _f32([[45, 55, 1.0]])},
         },
     }
 
