@@ -177,6 +177,7 @@ def test_box_nms_matches_reference(params):
     data[0, 0, 4, 1] = data[0, 0, 9, 1]  # a tied score: input order decides
     data[1, 1, 2, 2:6] = [0.6, 0.6, 0.2, 0.1]  # an inverted box overlaps nothing
     data[1, 2, :, 1] = 0.05  # every box below the valid threshold of some cases
+    data[0, 1, :3, 2] = -0.05  # negative first coordinates are converted like any other (MXNet skips them)
     got = mx.nd.contrib.box_nms(mx.nd.array(data, dtype="float64"), **params).asnumpy()
     assert_almost_equal(got, ref_box_nms(data, **params), rtol=1e-10, atol=1e-12)
 
