@@ -599,6 +599,7 @@ def test_namespaces_and_signatures():
         for namespace in (mx.nd.contrib, mx.sym.contrib):
             assert callable(getattr(namespace, name)), name
         assert callable(getattr(mx.nd._internal, f"_contrib_{name}"))
+        assert callable(getattr(mx.sym._internal, f"_contrib_{name}"))
     assert (
         "overlap_thresh" in mx.nd.contrib.box_nms.__doc__
         and "negative_mining_ratio" in mx.nd.contrib.MultiBoxTarget.__doc__
