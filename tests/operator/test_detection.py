@@ -574,6 +574,10 @@ def test_inference_in_both_directions():
     assert not done and outs == [(2, 192), (2, 192), (2, 48)] and ins[2] == (2, 0, 48)
     ins, outs, done = infer_shapes("_contrib_MultiBoxDetection", {}, [(2, 4, 48), None, None])
     assert done and ins[1:] == [(2, 192), (1, 48, 4)] and outs == [(2, 48, 6)]
+    ins, outs, done = infer_shapes("_contrib_MultiBoxDetection", {}, [(0, 4, 0), None, None], [(2, 48, 6)])
+    assert done and ins == [(2, 4, 48), (2, 192), (1, 48, 4)]
+    ins, outs, done = infer_shapes("_contrib_MultiBoxTarget", {}, [None, (0, 5, 5), (0, 3, 0)], [None, None, (2, 48)])
+    assert done and ins == [(1, 48, 4), (2, 5, 5), (2, 3, 48)]
     ins, outs = infer_types("_contrib_MultiBoxDetection", {}, [None, None, None], ["float32"])
     assert ins == ["float32"] * 3
     with pytest.raises(InferenceError, match="float32"):

@@ -36,6 +36,16 @@ def _variances(attrs: Any) -> tuple[float, ...]:
     return variances
 
 
+def _dim(shape: ShapeT, axis: int) -> int:
+    """``shape[axis]``, or 0 (unknown) when the shape is unknown."""
+    return shape[axis] if shape is not None else 0
+
+
+def _first_known(*dims: int) -> int:
+    """The first known (non-zero) dimension, or 0."""
+    return next((d for d in dims if d), 0)
+
+
 # ------------------------------------------------------------------ MultiBoxPrior
 class MultiBoxPriorParam(ParamSet):
     sizes = Param(FloatTuple, (1.0,), "Anchor sizes, as fractions of the image.")
@@ -124,13 +134,10 @@ def _target_shape(attrs: Any, in_shapes: list[ShapeT], out_shapes: list[ShapeT])
     check_rank(name, cls_pred, "cls_pred", 3, "(batch, num_classes, num_anchors)")
     if label is not None and label[2] and label[2] < 5:
         raise InferenceError(f"{name}: label rows need [class, xmin, ymin, xmax, ymax], got shape {tuple(label)}")
-    if anchor is not None:
-        shape_assign(in_shapes, 0, (1, anchor[1], 4), name, "anchor")
-    num_anchors = in_shapes[0][1] if in_shapes[0] is not None else (cls_pred[2] if cls_pred is not None else 0)
-    batch = (label[0] if label is not None else 0) or (cls_pred[0] if cls_pred is not None else 0)
-    if num_anchors:
-        shape_assign(in_shapes, 0, (1, num_anchors, 4), name, "anchor")
-    shape_assign(in_shapes, 2, (batch, cls_pred[1] if cls_pred is not None else 0, num_anchors), name, "cls_pred")
+    num_anchors = _first_known(_dim(anchor, 1), _dim(cls_pred, 2), _dim(out_shapes[2], 1))
+    batch = _first_known(_dim(label, 0), _dim(cls_pred, 0), _dim(out_shapes[2], 0))
+    shape_assign(in_shapes, 0, (1, num_anchors, 4), name, "anchor")
+    shape_assign(in_shapes, 2, (batch, _dim(cls_pred, 1), num_anchors), name, "cls_pred")
     if label is not None:
         shape_assign(in_shapes, 1, (batch, *label[1:]), name, "label")
     shape_assign(out_shapes, 0, (batch, num_anchors * 4), name, "loc_target")
@@ -237,11 +244,9 @@ def _detection_shape(attrs: Any, in_shapes: list[ShapeT], out_shapes: list[Shape
     check_rank(name, cls_prob, "cls_prob", 3, "(batch, num_classes, num_anchors)")
     check_rank(name, loc_pred, "loc_pred", 2, "(batch, num_anchors * 4)")
     check_rank(name, anchor, "anchor", 3, "(1, num_anchors, 4)")
-    num_anchors = next((s for s in (anchor and anchor[1], cls_prob and cls_prob[2]) if s), 0)
-    if not num_anchors and loc_pred is not None and loc_pred[1]:
-        num_anchors = loc_pred[1] // 4
-    batch = next((s for s in (cls_prob and cls_prob[0], loc_pred and loc_pred[0]) if s), 0)
-    shape_assign(in_shapes, 0, (batch, cls_prob[1] if cls_prob is not None else 0, num_anchors), name, "cls_prob")
+    num_anchors = _first_known(_dim(anchor, 1), _dim(cls_prob, 2), _dim(loc_pred, 1) // 4, _dim(out_shapes[0], 1))
+    batch = _first_known(_dim(cls_prob, 0), _dim(loc_pred, 0), _dim(out_shapes[0], 0))
+    shape_assign(in_shapes, 0, (batch, _dim(cls_prob, 1), num_anchors), name, "cls_prob")
     shape_assign(in_shapes, 1, (batch, num_anchors * 4), name, "loc_pred")
     shape_assign(in_shapes, 2, (1, num_anchors, 4), name, "anchor")
     shape_assign(out_shapes, 0, (batch, num_anchors, 6), name, "output")
