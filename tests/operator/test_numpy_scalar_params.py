@@ -50,6 +50,8 @@ def _numpy_variants(field, value):
 def _python_equivalent(variant):
     if isinstance(variant, np.float32):
         return float(variant)  # rounded to float32 precision, written as a Python float
+    if isinstance(variant, tuple) and any(isinstance(v, np.float32) for v in variant):
+        return tuple(float(v) for v in variant)  # a tuple of float32 (variances=(0.1, ...)) rounds too
     return None
 
 
