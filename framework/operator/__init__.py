@@ -12,7 +12,7 @@ Importing this package registers every built-in operator (``tensor/``, ``nn/``, 
 
 from __future__ import annotations
 
-from . import contrib, image, linalg, nn, optimizer, random, registry, sequence, tensor
+from . import contrib, control_flow, image, linalg, nn, optimizer, random, registry, sequence, tensor
 from .grad import (
     elemwise_grad_use_in,
     elemwise_grad_use_in_out,
