@@ -98,8 +98,15 @@ class _Cutter:
             copy.inputs = [convert(e) for e in node.inputs]
             copy.control_deps = [copies[d.id] for d in node.control_deps if d.id in copies]
             copies[node_id] = copy
-        graph = Subgraph([convert(e) for e in heads])
+        graph = Subgraph([_not_a_variable(convert(e)) for e in heads])
         return graph, [source[n.id] for n in graph.inputs]
+
+
+def _not_a_variable(head: Entry) -> Entry:
+    """A subgraph output that is one of its inputs goes through ``_copy`` (``identity<n>``), as MXNet does."""
+    if not head.node.is_variable:
+        return head
+    return create_symbol("_copy", "identity", [Symbol([head])], {}).outputs[0]
 
 
 def _marker() -> int:
@@ -216,7 +223,6 @@ def cond(pred: Any, then_func: Any, else_func: Any, name: str = "cond") -> Any:
     if not isinstance(pred, Symbol) or len(pred.outputs) != 1:
         raise ControlFlowError(f"cond: pred must be a Symbol with one output, got {pred!r:.60}")
     marker = _marker()
-    pred_copy = create_symbol("_copy", "identity", [pred], {})  # the predicate subgraph, as MXNet builds it
     then_leaves, structure = flatten(then_func(), _is_symbol, "cond: then_func's outputs")
     else_leaves, _ = flatten(else_func(), _is_symbol, "cond: else_func's outputs")
     then_entries, else_entries = _entries(then_leaves), _entries(else_leaves)
@@ -226,9 +232,7 @@ def cond(pred: Any, then_func: Any, else_func: Any, name: str = "cond") -> Any:
         )
     inputs: list[Entry] = []
     cutter = _Cutter(marker, inputs, {})
-    graphs, sources = zip(
-        *(cutter.cut(heads) for heads in (pred_copy.outputs, then_entries, else_entries)), strict=True
-    )
+    graphs, sources = zip(*(cutter.cut(heads) for heads in (pred.outputs, then_entries, else_entries)), strict=True)
     params = {
         "num_args": str(len(inputs) + 3),
         "num_outputs": str(len(then_entries)),
