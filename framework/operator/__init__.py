@@ -12,7 +12,8 @@ Importing this package registers every built-in operator (``tensor/``, ``nn/``, 
 
 from __future__ import annotations
 
-from . import contrib, control_flow, image, linalg, nn, optimizer, random, registry, sequence, tensor
+from . import contrib, image, linalg, nn, optimizer, random, registry, sequence, tensor
+from .control_flow import subgraph as _control_flow  # noqa: F401 - importing the package registers _foreach, _while_loop, _cond
 from .grad import (
     elemwise_grad_use_in,
     elemwise_grad_use_in_out,
