@@ -68,8 +68,8 @@ class _Cutter:
         stack = [e.node for e in heads]
         while stack:
             node = stack.pop()
-            if node.id in inner or node.id < self.marker or node.id in self.fixed:
-                continue
+            if node.id in inner or node.id < self.marker or node.id in self.fixed or node.is_variable:
+                continue  # variables (even ones the function created, e.g. a Gluon weight) are read from outside
             inner[node.id] = node
             stack.extend(e.node for e in node.inputs)
         source: dict[int, int] = dict(self.fixed)  # subgraph variable id -> node input

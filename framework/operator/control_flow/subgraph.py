@@ -13,7 +13,7 @@ the same "slot" pattern as ``imperative.tape_hook`` (docs/architecture.md).
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from ..infer import InferenceError, ShapeT, shape_assign, type_assign
@@ -70,6 +70,14 @@ class SubgraphParams(ParamSet):
             )
         values = {k: v for k, v in self._values.items() if k != "subgraphs"}  # type: ignore[attr-defined]
         return type(self)({**values, "subgraphs": graphs})
+
+    @classmethod
+    def parse(cls, op_name: str, kwargs: Mapping[str, Any]) -> ParamSet:
+        """MXNet's string parameters, plus ``subgraphs=`` (a list of :class:`Subgraph`) when given."""
+        values = dict(kwargs)
+        graphs = values.pop("subgraphs", None)
+        parsed = super().parse(op_name, values)
+        return parsed if graphs is None else parsed.with_subgraphs(graphs)  # type: ignore[attr-defined]
 
     def to_strings(self) -> dict[str, str]:
         values = self._values  # type: ignore[attr-defined]
