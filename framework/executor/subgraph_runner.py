@@ -33,7 +33,7 @@ from ..operator.kernel import OpContext
 from .arguments import variable_nodes
 from .executor import Executor
 from .graph import IndexedGraph
-from .infer import infer_shapes, infer_types
+from .infer import KnownKey, infer_shapes, infer_types
 
 
 def _in_body(graph: Subgraph, err: InferenceError) -> InferenceError:
@@ -44,7 +44,9 @@ class BodyRunner:
     """The :class:`~framework.operator.control_flow.SubgraphRunner` the executor installs."""
 
     def infer_shapes(self, graph: Subgraph, in_shapes: list[ShapeT]) -> tuple[list[ShapeT], list[ShapeT]]:
-        known = {node: tuple(s) for node, s in zip(graph.inputs, in_shapes, strict=True) if s is not None}
+        known: dict[KnownKey, Any] = {
+            node: tuple(s) for node, s in zip(graph.inputs, in_shapes, strict=True) if s is not None
+        }
         try:
             table = infer_shapes(graph.heads, known)
         except InferenceError as err:
@@ -52,7 +54,7 @@ class BodyRunner:
         return [table[(n.id, 0)] for n in graph.inputs], [table[(e.node.id, e.index)] for e in graph.heads]
 
     def infer_types(self, graph: Subgraph, in_types: list[str | None]) -> tuple[list[str | None], list[str | None]]:
-        known = {node: t for node, t in zip(graph.inputs, in_types, strict=True) if t is not None}
+        known: dict[KnownKey, Any] = {node: t for node, t in zip(graph.inputs, in_types, strict=True) if t is not None}
         try:
             table = infer_types(graph.heads, known)
         except InferenceError as err:
