@@ -7,7 +7,8 @@ worker with raw arrays and calls the :class:`BodyRunner` installed here, which:
 1. infers the body's shapes and dtypes with the graph inference pass (:mod:`.infer`);
 2. binds the body once per input signature into an :class:`~.executor.Executor`, so the body
    gets the same memory plan, in-place reuse and steps as any bound graph, and keeps it in the
-   subgraph's cache (a separate executor for forward-only and for forward + backward runs);
+   subgraph's cache (a separate executor for forward-only and for forward + backward runs; the
+   ``MAX_SIGNATURES`` most recently used are kept);
 3. copies the step's inputs into the nested executor's arguments and runs its steps *on the
    calling thread* (:meth:`~.executor.Executor.run_inline`): the outer node already holds the
    engine's permission to read its inputs and write its outputs, and the nested executor's
@@ -34,6 +35,9 @@ from .arguments import variable_nodes
 from .executor import Executor
 from .graph import IndexedGraph
 from .infer import KnownKey, infer_shapes, infer_types
+
+#: Nested executors kept per body (signatures: shapes, dtypes, context, with or without gradient).
+MAX_SIGNATURES = 8
 
 
 def _in_body(graph: Subgraph, err: InferenceError) -> InferenceError:
@@ -84,9 +88,12 @@ class BodyRunner:
 
     def _bound(self, graph: Subgraph, ctx: Context, inputs: list[Any], with_grad: bool) -> _BoundBody:
         key = (with_grad, ctx, tuple((tuple(x.shape), np.dtype(x.dtype).name) for x in inputs))
-        bound = graph.cache.get(key)
+        bound = graph.cache.pop(key, None)
         if bound is None:
-            bound = graph.cache[key] = _BoundBody(graph, ctx, inputs, with_grad)
+            bound = _BoundBody(graph, ctx, inputs, with_grad)
+            while len(graph.cache) >= MAX_SIGNATURES:  # the least recently used signature goes
+                del graph.cache[next(iter(graph.cache))]
+        graph.cache[key] = bound  # most recently used last
         return bound
 
 

@@ -445,3 +445,18 @@ def test_gluon_hybridized_foreach_matches_imperative_and_trains():
         loss = (out * out).sum()
     loss.backward()
     assert_almost_equal(grad_hybrid, net2.cell.weight.grad().asnumpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_nested_executors_are_kept_per_signature_and_bounded():
+    from framework.executor import subgraph_runner  # noqa: PLC0415 - the runner's cache is the subject
+
+    x = mx.sym.var("x")
+    outs, _ = mx.sym.contrib.foreach(lambda d, s: (d * s[0], [s[0] + d]), x, [mx.sym.var("s")])
+    graph = outs.outputs[0].node.attrs.parsed.subgraphs[0]
+    for width in range(1, subgraph_runner.MAX_SIGNATURES + 3):
+        ex = outs.bind(mx.cpu(), {"x": mx.nd.ones((2, width)), "s": mx.nd.ones((width,))})
+        assert ex.forward()[0].asnumpy().shape == (2, width)  # asnumpy waits for the run
+    assert len(graph.cache) == subgraph_runner.MAX_SIGNATURES
+    ex.forward()[0].wait_to_read()  # the same signature again reuses its executor
+    assert len(graph.cache) == subgraph_runner.MAX_SIGNATURES
+    assert list(graph.cache)[-1][2] == (((subgraph_runner.MAX_SIGNATURES + 2,), "float32"),) * 2
