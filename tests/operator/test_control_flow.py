@@ -460,3 +460,14 @@ def test_nested_executors_are_kept_per_signature_and_bounded():
     ex.forward()[0].wait_to_read()  # the same signature again reuses its executor
     assert len(graph.cache) == subgraph_runner.MAX_SIGNATURES
     assert list(graph.cache)[-1][2] == (((subgraph_runner.MAX_SIGNATURES + 2,), "float32"),) * 2
+
+
+def test_foreach_without_states():
+    x = mx.sym.var("x")
+    outs, states = mx.sym.contrib.foreach(lambda d, s: (d * 2, s), x, [])
+    assert states == []
+    got = outs.bind(mx.cpu(), {"x": mx.nd.arange(6).reshape((3, 2))}).forward()[0].asnumpy()
+    assert_almost_equal(got, np.arange(6, dtype=np.float32).reshape(3, 2) * 2)
+    outs, states = mx.nd.contrib.foreach(lambda d, s: (d * 2, s), mx.nd.arange(6).reshape((3, 2)), [])
+    assert states == []
+    assert_almost_equal(outs.asnumpy(), got)
