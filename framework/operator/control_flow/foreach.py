@@ -117,7 +117,7 @@ def foreach_forward(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list
     for t in range(length):
         results = run.forward(body, op_ctx, _body_inputs(p, [d[t] for d in data], states, remain))
         for k in range(p.num_out_data):
-            assign(outputs[k][t], req[k], results[k])
+            assign(outputs[k][t, ...], req[k], results[k])  # [t, ...]: a view even of a 1-d output
         states = results[p.num_out_data :]
     for j, state in enumerate(states):
         assign(outputs[p.num_out_data + j], req[p.num_out_data + j], state)

@@ -139,7 +139,7 @@ def while_loop_forward(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: l
 
     def write(t: int, values: list, step_outputs: list) -> None:
         for k, value in enumerate(step_outputs):
-            assign(outputs[k][t], req[k], value)
+            assign(outputs[k][t, ...], req[k], value)  # [t, ...]: a view even of a 1-d output
         steps[0] = t + 1
 
     final = _run_steps(p, op_ctx, inputs, write)
