@@ -471,4 +471,3 @@ def test_foreach_without_states():
     outs, states = mx.nd.contrib.foreach(lambda d, s: (d * 2, s), mx.nd.arange(6).reshape((3, 2)), [])
     assert states == []
     assert_almost_equal(outs.asnumpy(), got)
-
