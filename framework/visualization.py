@@ -14,7 +14,9 @@ coloured by kind (convolution and fully-connected layers red, activations yellow
 normalisation purple, pooling blue, reshaping orange, everything else pink), labelled with
 their key parameters (``Convolution\\n5x5/1, 20``); weights and biases are hidden by
 default. Arrows point from a node back to its inputs (``dir=back``), labelled with the
-shape flowing along them.
+shape flowing along them. A control-flow node (``_foreach``, ``_while_loop``, ``_cond``) gets
+its subgraphs drawn the same way inside dashed clusters beside it (``<node>/body/<name>``),
+with dashed arrows from each body output to the node.
 
 ``print_summary`` prints one row per layer: name and operator, output shape, parameter
 count and the layers feeding it, then the total. The layout and the numbers are MXNet
@@ -41,6 +43,7 @@ from typing import Any
 
 from graphviz import Digraph
 
+from .operator.control_flow import SubgraphParams
 from .operator.node import Entry, Node, topo_sort
 from .symbol import Symbol
 from .symbol.json_format import attr_strings
@@ -246,7 +249,24 @@ def plot_network(
         )
     base_attrs = {**_DEFAULT_NODE_ATTRS, **dict(node_attrs or {})}
     dot = Digraph(name=title, format=save_format)
+    _draw(dot, nodes, "", base_attrs, hide_weights, shapes, types)
+    return dot
 
+
+#: What each subgraph of a control-flow operator is, in the order the node holds them.
+_SUBGRAPH_ROLES = {"_foreach": ("body",), "_while_loop": ("cond", "func"), "_cond": ("cond", "then", "else")}
+
+
+def _draw(
+    dot: Any,
+    nodes: list[Node],
+    prefix: str,
+    base_attrs: dict[str, str],
+    hide_weights: bool,
+    shapes: dict | None,
+    types: dict | None,
+) -> None:
+    """Boxes and arrows of ``nodes`` (DOT names prefixed by ``prefix``); control-flow bodies as clusters."""
     hidden: set[str] = set()
     for node in nodes:
         attrs = attr_strings(node)
@@ -260,7 +280,9 @@ def plot_network(
             style["fillcolor"] = _VARIABLE_COLOR
         else:
             style["fillcolor"] = _OP_COLORS.get(node.op.name, _OTHER_COLOR)
-        dot.node(name=node.name, label=_node_label(node, attrs), **style)
+        dot.node(name=prefix + node.name, label=_node_label(node, attrs), **style)
+        if isinstance(node.attrs.parsed, SubgraphParams):
+            _draw_subgraphs(dot, node, prefix, base_attrs, hide_weights)
 
     for node in nodes:
         if node.is_variable:
@@ -275,5 +297,32 @@ def plot_network(
                 label = _shape_text(shapes[key][1:])
             if types is not None:
                 label += f"({types[key].__name__})"
-            dot.edge(tail_name=node.name, head_name=e.node.name, label=label, dir="back", arrowtail="open")
-    return dot
+            dot.edge(
+                tail_name=prefix + node.name, head_name=prefix + e.node.name, label=label, dir="back", arrowtail="open"
+            )
+
+
+def _draw_subgraphs(dot: Any, node: Node, prefix: str, base_attrs: dict[str, str], hide_weights: bool) -> None:
+    """A loop's body (or a cond's branches) drawn inside a dashed cluster next to its node.
+
+    Body nodes are named ``<node>/<role>/<name>`` (a body reads outer variables by their own
+    names, which must not merge with the outer nodes); a dashed arrow leads from each body
+    output to the control-flow node.
+    """
+    roles = _SUBGRAPH_ROLES.get(node.op.name, ())
+    for k, graph in enumerate(node.attrs.parsed.subgraphs):
+        role = roles[k] if k < len(roles) else f"subgraph{k}"
+        inner_prefix = f"{prefix}{node.name}/{role}/"
+        with dot.subgraph(name=f"cluster_{inner_prefix}") as cluster:
+            cluster.attr(label=f"{node.name}: {role}", style="dashed")
+            _draw(cluster, topo_sort(graph.heads), inner_prefix, base_attrs, hide_weights, None, None)
+        for head in graph.heads:
+            if head.node.is_variable and head.node.name.endswith(_WEIGHT_SUFFIXES) and hide_weights:
+                continue
+            dot.edge(
+                tail_name=prefix + node.name,
+                head_name=inner_prefix + head.node.name,
+                style="dashed",
+                dir="back",
+                arrowtail="open",
+            )

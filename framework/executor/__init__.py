@@ -3,7 +3,8 @@
 Bottom up: the passes (``graph``, ``infer``, ``mirror``, ``plan_memory``; the gradient pass they
 share with autograd is :mod:`framework.operator.gradient_pass`, re-exported here),
 then ``arguments`` and ``segments``, the ``Executor`` (``executor``), ``binding``
-(``bind`` / ``simple_bind``) and the ``CachedOp`` (``cached_op``) on top. This package re-exports the public names.
+(``bind`` / ``simple_bind``), the ``CachedOp`` (``cached_op``) and the runner of control-flow
+bodies (``subgraph_runner``) on top. This package re-exports the public names.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from .executor import Executor
 from .graph import IndexedGraph
 from .infer import infer_shapes, infer_types  # noqa: F401 - the inference pass, re-exported
 from .plan_memory import MemoryPlan, PlanOptions, plan_memory
+from .subgraph_runner import BodyRunner  # noqa: F401 - installs the runner of control-flow bodies
 
 __all__ = [
     "CachedOp",

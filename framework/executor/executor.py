@@ -50,7 +50,7 @@ import numpy as np
 
 from .. import backend, config, events
 from ..context import Context
-from ..engine import Engine, Var
+from ..engine import Engine, RunContext, Var
 from ..ndarray.creation import zeros
 from ..ndarray.ndarray import NDArray, empty
 from ..operator import registry
@@ -426,6 +426,31 @@ class Executor:
         for segment in self._forward_segments:
             segment.push(self._engine, self._ctx, bool(is_train))
         return self.outputs
+
+    def run_inline(self, run_ctx: RunContext, is_train: bool, head_grads: Sequence[Any] | None = None) -> None:
+        """Run the steps on the calling thread, without the engine: a control-flow body inside an operator.
+
+        The caller (an operator's compute function) already holds the engine's permission for
+        everything it reads and writes, and this executor's memory is private to it. With
+        ``head_grads`` (raw arrays, one per output) the backward steps run after the forward ones.
+        """
+        for segment in self._forward_segments:
+            for step in segment.steps:
+                if step.is_async:
+                    raise ExecutorError(
+                        f"{step.op_name} (node {step.name!r}) is asynchronous and cannot run in a loop body"
+                    )
+                step.run(run_ctx, is_train)
+        if head_grads is None:
+            return
+        for array, grad in zip(self._head_grad_arrays, head_grads, strict=True):
+            if array is not None:
+                array._data[...] = grad
+        for zero in self._zero_grads:
+            zero._data[...] = 0
+        for segment in self._backward_segments:
+            for step in segment.steps:
+                step.run(run_ctx, is_train)
 
     # ------------------------------------------------------------------ monitoring
     def set_monitor_callback(self, callback: Callable[[str, NDArray], None], monitor_all: bool = False) -> None:

@@ -16,6 +16,7 @@ from .. import operator as _operators  # noqa: F401 - registers the built-in ope
 from ..operator import registry as _registry
 from . import (
     contrib_updates,
+    control_flow,
     methods,  # noqa: F401 - installs NDArray's operator methods (a + b, x.reshape, ...)
     op,
     random,
@@ -62,6 +63,8 @@ from .ufunc import (
 contrib = OperatorNamespace("mx.nd.contrib", "_contrib_")
 for _name, _wrapper in contrib_updates.WRAPPERS.items():  # MXNet's Python front ends of AdamW/LAMB
     setattr(contrib, _name, _wrapper)
+for _name, _function in control_flow.FUNCTIONS.items():  # foreach, while_loop, cond
+    setattr(contrib, _name, _function)
 linalg = OperatorNamespace("mx.nd.linalg", "_linalg_")
 image = OperatorNamespace("mx.nd.image", "_image_")
 _internal = OperatorNamespace("mx.nd._internal", "")

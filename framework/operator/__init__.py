@@ -13,6 +13,7 @@ Importing this package registers every built-in operator (``tensor/``, ``nn/``, 
 from __future__ import annotations
 
 from . import contrib, image, linalg, nn, optimizer, random, registry, sequence, tensor
+from .control_flow import subgraph as _control_flow  # noqa: F401 - importing the package registers _foreach, _while_loop, _cond
 from .detection import boxes as _detection  # noqa: F401 - importing the detection package registers its family
 from .grad import (
     elemwise_grad_use_in,

@@ -18,7 +18,7 @@ from typing import Any
 
 from .. import operator as _operators  # noqa: F401 - registers the built-in operators
 from ..operator import registry as _registry
-from . import attribute, naming, random
+from . import attribute, control_flow, naming, random
 from .attribute import AttrScope
 from .errors import NotImplementedForSymbol, SymbolError, SymbolTypeError
 from .functions import (
@@ -44,6 +44,8 @@ from .symbol import Group, Symbol, Variable, load, load_json, var
 _internal = SymbolNamespace("mx.sym._internal", "")
 op = SymbolNamespace("mx.sym.op", "")
 contrib = SymbolNamespace("mx.sym.contrib", "_contrib_")
+for _name, _function in control_flow.FUNCTIONS.items():  # foreach, while_loop, cond
+    setattr(contrib, _name, _function)
 linalg = SymbolNamespace("mx.sym.linalg", "_linalg_")
 image = SymbolNamespace("mx.sym.image", "_image_")
 

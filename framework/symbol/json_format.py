@@ -35,6 +35,7 @@ from typing import Any
 
 from ..base import MXLabError
 from ..operator import registry
+from ..operator.control_flow import Subgraph, SubgraphParams
 from ..operator.node import Entry, Node, NodeAttrs, topo_sort
 from ..operator.params import REQUIRED, OperatorParamError
 from ..operator.registry import OperatorError
@@ -150,12 +151,10 @@ class _Writer:
         return "".join(self.parts)
 
 
-def to_json(outputs: list[Entry]) -> str:
-    """The MXNet 1.x JSON text of the graph whose outputs are ``outputs``."""
+def _write_graph(w: _Writer, outputs: list[Entry]) -> None:
+    """The keys of one graph object (``nodes`` to ``heads``); a control-flow node's subgraphs nest inside it."""
     order = topo_sort(list(outputs))
     index = {node.id: i for i, node in enumerate(order)}
-    w = _Writer()
-    w.begin("{", True)
     w.key("nodes")
     w.begin("[", True)
     for node in order:
@@ -174,6 +173,15 @@ def to_json(outputs: list[Entry]) -> str:
         if node.control_deps:
             w.key("control_deps")
             w.ints([index[d.id] for d in node.control_deps])
+        if isinstance(node.attrs.parsed, SubgraphParams):
+            w.key("subgraphs")
+            w.begin("[", True)
+            for graph in node.attrs.parsed.subgraphs:
+                w.array_item()
+                w.begin("{", True)
+                _write_graph(w, graph.heads)
+                w.end("}")
+            w.end("]")
         w.end("}")
     w.end("]")
     w.key("arg_nodes")
@@ -185,6 +193,13 @@ def to_json(outputs: list[Entry]) -> str:
     w.ints(row_ptr)
     w.key("heads")
     w.entries([[index[e.node.id], e.index, e.version] for e in outputs])
+
+
+def to_json(outputs: list[Entry]) -> str:
+    """The MXNet 1.x JSON text of the graph whose outputs are ``outputs``."""
+    w = _Writer()
+    w.begin("{", True)
+    _write_graph(w, outputs)
     # The graph's own attributes, sorted by key as MXNet writes them: the version that wrote the
     # file, and is_np_shape when NumPy shape semantics were on (a 0 in a shape is then a size).
     graph_attrs = {"mxnet_version": MXNET_VERSION}
@@ -311,19 +326,22 @@ def _from_json(text: str, position: list[str]) -> tuple[list[Entry], dict[int, i
     mx_version = top_attrs.get("mxnet_version") if isinstance(top_attrs, dict) else None
     if isinstance(mx_version, list) and len(mx_version) == 2 and type(mx_version[1]) is int:
         version = mx_version[1]
-    legacy = version < MXNET_VERSION
 
+    return _read_graph(doc, position, version, "")
+
+
+def _read_graph(doc: dict, position: list[str], version: int, path: str) -> tuple[list[Entry], dict[int, int]]:
+    """The output entries and variable versions of one graph object; ``path`` prefixes nested ones."""
+    legacy = version < MXNET_VERSION
     raw_nodes = doc["nodes"]
     nodes: list[Node] = []
     versions: dict[int, int] = {}
     for i, raw in enumerate(raw_nodes):
-        where = position[0] = f"nodes[{i}]"
+        where = position[0] = f"{path}nodes[{i}]"
         if not isinstance(raw, dict) or not isinstance(raw.get("op"), str) or not isinstance(raw.get("name"), str):
             raise _fail(f"{where}: node #{i} must be an object with string 'op' and 'name', got {raw!r:.80}")
         op_name, name = raw["op"], raw["name"]
         attrs = _read_attrs(raw, where)
-        if raw.get("subgraphs"):
-            raise _fail(f"{where}.subgraphs: node #{i} ({name!r}): subgraphs are not supported by MXLab")
         for_inputs: dict[str, dict[str, str]] = {}
         if legacy:
             attrs, for_inputs = _upgrade_hidden_keys(name, attrs)
@@ -349,6 +367,7 @@ def _from_json(text: str, position: list[str]) -> tuple[list[Entry], dict[int, i
             if version < 905 and op.name in ("argmax", "argmin") and attrs.get("axis") == "-1":
                 del attrs["axis"]  # before 0.9.5 axis=-1 meant "no axis"
             node = Node(op, _parse_node_attrs(op, name, i, attrs), inputs)
+            _read_subgraphs(node, raw, where, position, version)
             _complete_inputs(node, i, version, for_inputs)
             if version < 904:  # before 0.9.4, files lacked these (MXNet's upgrade adds them)
                 set_input_var_attrs(op, node.inputs)
@@ -367,15 +386,40 @@ def _from_json(text: str, position: list[str]) -> tuple[list[Entry], dict[int, i
             node.control_deps.append(nodes[dep])
         nodes.append(node)
 
-    position[0] = "heads"
+    position[0] = f"{path}heads"
     heads = doc.get("heads")
     if not isinstance(heads, list) or not heads:
-        raise _fail("heads: expected a non-empty 'heads' list")
+        raise _fail(f"{path}heads: expected a non-empty 'heads' list")
     outputs = []
     for j, item in enumerate(heads):
-        node_id, index, entry_version = _read_entry(item, f"heads[{j}]: head {j}", nodes)
+        node_id, index, entry_version = _read_entry(item, f"{path}heads[{j}]: head {j}", nodes)
         outputs.append(Entry(nodes[node_id], index, entry_version))
     return outputs, versions
+
+
+def _read_subgraphs(node: Node, raw: dict, where: str, position: list[str], version: int) -> None:
+    """A control-flow node's ``subgraphs``: each a graph object, read like the document itself."""
+    raw_graphs = raw.get("subgraphs")
+    parsed = node.attrs.parsed
+    if not raw_graphs:
+        if isinstance(parsed, SubgraphParams):
+            raise _fail(f"{where}: node {node.name!r} ({node.op.name}) needs its 'subgraphs', the file has none")
+        return
+    if not isinstance(parsed, SubgraphParams):
+        raise _fail(f"{where}.subgraphs: node {node.name!r}: operator {node.op.name} takes no subgraphs")
+    if not isinstance(raw_graphs, list):
+        raise _fail(f"{where}.subgraphs: node {node.name!r}: 'subgraphs' must be a list of graphs")
+    graphs = []
+    for k, raw_graph in enumerate(raw_graphs):
+        path = f"{where}.subgraphs[{k}]."
+        if not isinstance(raw_graph, dict) or not isinstance(raw_graph.get("nodes"), list):
+            raise _fail(f"{path[:-1]}: expected an object with a 'nodes' list")
+        heads, _ = _read_graph(raw_graph, position, version, path)
+        graphs.append(Subgraph(heads))
+    try:
+        node.attrs.parsed = parsed.with_subgraphs(graphs)
+    except OperatorParamError as err:
+        raise SymbolJSONParamError(f"{where}.subgraphs: node {node.name!r}: {err}") from None
 
 
 def _complete_inputs(node: Node, i: int, version: int, for_inputs: dict[str, dict[str, str]]) -> None:

@@ -47,10 +47,12 @@ SEED = 0
 class MemoryPlanningParams(ScenarioParams):
     """Parameters of the memory planning scenario: a network, a mode and the planner's switches."""
 
-    network: Literal["mlp", "lenet"] = Field(
+    network: Literal["mlp", "lenet", "rnn"] = Field(
         "mlp",
         description="mlp: 784 -> 6 x (FullyConnected(128) + relu) -> 10 softmax; "
-        "lenet: MXNet's LeNet on 1x28x28 images (two convolution + tanh + max-pool stages, two dense layers)",
+        "lenet: MXNet's LeNet on 1x28x28 images (two convolution + tanh + max-pool stages, two dense layers); "
+        "rnn: a tanh RNN reading the 28 rows of each image with foreach (a loop whose body is a subgraph), "
+        "then 10 softmax",
     )
     mode: Literal["inference", "training"] = Field(
         "training", description="inference plans the forward pass only; training adds the backward pass"
@@ -93,7 +95,32 @@ def lenet() -> sym.Symbol:
     return sym.SoftmaxOutput(x, name="softmax")
 
 
-NETWORKS = {"mlp": (mlp, (784,)), "lenet": (lenet, (1, 28, 28))}
+#: Units of the rnn network's state (equal to a row's width, so the zero state is shaped like a row).
+RNN_HIDDEN = 28
+
+
+def rnn() -> sym.Symbol:
+    """A tanh RNN over the rows of 28x28 images: ``mx.sym.contrib.foreach`` with a two-layer body.
+
+    The ``_foreach`` node holds its body as a subgraph, run by a nested executor that the
+    planner plans like any graph (see docs/control-flow.md).
+    """
+    x = sym.Variable("data")
+    rows = sym.transpose(sym.reshape(x, shape=(0, 28, 28)), axes=(1, 0, 2), name="rows")  # (28, batch, 28)
+    h0 = sym.zeros_like(sym.sum(rows, axis=0), name="h0")
+
+    def step(row: sym.Symbol, states: list) -> tuple:
+        i2h = sym.FullyConnected(row, num_hidden=RNN_HIDDEN, name="rnn_i2h")
+        h2h = sym.FullyConnected(states[0], num_hidden=RNN_HIDDEN, name="rnn_h2h")
+        h = sym.Activation(i2h + h2h, act_type="tanh", name="rnn_tanh")
+        return [], [h]
+
+    _, (last,) = sym.contrib.foreach(step, rows, [h0])
+    x = sym.FullyConnected(last, num_hidden=10, name="fc_out")
+    return sym.SoftmaxOutput(x, name="softmax")
+
+
+NETWORKS = {"mlp": (mlp, (784,)), "lenet": (lenet, (1, 28, 28)), "rnn": (rnn, (784,))}
 
 
 def _fill_random(exe: Executor, rng: np.random.Generator) -> None:
@@ -242,9 +269,9 @@ register(
     Scenario(
         name="memory_planning",
         title="Memory planning: in-place, sharing and mirroring",
-        description="Bind an MLP or LeNet, run one step, and see which storage block each intermediate array "
-        "lived in. Switch in-place reuse, block sharing and mirroring on and off and compare planned with "
-        "naive bytes.",
+        description="Bind an MLP, LeNet or a foreach RNN, run one step, and see which storage block each "
+        "intermediate array lived in. Switch in-place reuse, block sharing and mirroring on and off and "
+        "compare planned with naive bytes.",
         params=MemoryPlanningParams,
         run=run,
         tutorial="tutorials/05-executor-memory.md",

@@ -216,7 +216,7 @@ def test_defaults_and_schema_describe_every_parameter():
     properties = described["schema"]["properties"]
     assert all(field.get("description") for field in properties.values())
     assert properties["batch_size"]["minimum"] == 1 and properties["batch_size"]["maximum"] == 512
-    assert properties["network"]["enum"] == ["mlp", "lenet"]
+    assert properties["network"]["enum"] == ["mlp", "lenet", "rnn"]
     assert described["tutorial"] == "tutorials/05-executor-memory.md"
 
 
