@@ -120,10 +120,10 @@ def value_shaped_reason(graph: IndexedGraph) -> str:
     output shape that depends on its input values, which a bound graph must know in advance to
     plan its memory; MXNet's graph executor refuses such operators too.
     """
-    nodes = [n for n in graph.nodes if not n.is_variable and n.op.shape_from_values is not None]
-    if not nodes:
+    ops = [(n.name, n.op) for n in graph.nodes if n.op is not None and n.op.shape_from_values is not None]
+    if not ops:
         return ""
-    named = ", ".join(f"{n.name} ({n.op.name})" for n in nodes)
+    named = ", ".join(f"{name} ({op.name})" for name, op in ops)
     return (
         f"; the output shape of {named} depends on the values of its inputs, which a bound graph "
         "cannot know before it runs: call the operator imperatively (mx.nd) instead"
