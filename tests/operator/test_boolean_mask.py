@@ -111,3 +111,46 @@ def test_binding_a_graph_with_boolean_mask_names_the_operator():
     dense = mx.sym.FullyConnected(sym, num_hidden=2, name="fc")
     with pytest.raises(ExecutorError, match="depends on the values"):
         dense.simple_bind(mx.cpu(), data=(3, 4))
+
+
+def test_a_cached_op_with_boolean_mask_runs_node_by_node_and_differentiates():
+    data, index = mx.sym.var("data"), mx.sym.var("index")
+    sym = mx.sym.sum(mx.sym.broadcast_mul(mx.sym.contrib.boolean_mask(data, index), mx.sym.sum(data)), axis=0)
+    op = nd.CachedOp(sym)
+    assert op.dynamic_shapes and not nd.CachedOp(data * 2).dynamic_shapes
+    rng = seeded_rng(5)
+    x = nd.array(rng.uniform(-1, 1, (4, 3)))
+    for mask in ([1, 0, 1, 1], [0, 1, 0, 0]):  # two calls, two output lengths inside the graph
+        x.attach_grad()
+        with mx.autograd.record():
+            out = op(x, nd.array(mask))
+        out.backward(nd.ones(3))
+        keep = np.array(mask) != 0
+        xs = x.asnumpy()
+        assert_almost_equal(out.asnumpy(), (xs[keep] * xs.sum()).sum(axis=0))
+        expected = np.zeros_like(xs)
+        expected[keep] = xs.sum()
+        expected += xs[keep].sum()
+        assert_almost_equal(x.grad.asnumpy(), expected)
+    target = nd.zeros(3)
+    op(x, nd.array([1, 1, 1, 1]), out=target)
+    assert_almost_equal(target.asnumpy(), (x.asnumpy() * x.asnumpy().sum()).sum(axis=0))
+
+
+def test_a_hybridized_block_with_boolean_mask_matches_the_imperative_one():
+    class Masked(mx.gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                self.dense = mx.gluon.nn.Dense(3, in_units=2)
+
+        def hybrid_forward(self, F, x, index):
+            return self.dense(F.contrib.boolean_mask(x, index))
+
+    block = Masked()
+    block.initialize()
+    x, index = nd.array(seeded_rng(6).uniform(-1, 1, (5, 2))), nd.array([0, 1, 1, 0, 1])
+    expected = block(x, index).asnumpy()
+    block.hybridize()
+    assert_almost_equal(block(x, index).asnumpy(), expected)
+    assert block(x, nd.array([1, 0, 0, 0, 0])).shape == (1, 3)
