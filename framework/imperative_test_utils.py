@@ -116,6 +116,8 @@ def _run_node(
     in_shapes, out_shapes = [a.shape for a in in_data], [None] * n_out
     in_types, out_types = [a.dtype.name for a in in_data], [None] * n_out
     op.run_infer_shape(attrs, in_shapes, out_shapes)
+    if op.shape_from_values is not None:  # boolean_mask: the shapes follow from the values
+        out_shapes = op.shape_from_values(attrs, in_data)
     op.run_infer_type(attrs, in_types, out_types)
     outputs = [
         np.array(initial[i], copy=True) if initial is not None else np.zeros(out_shapes[i], out_types[i])

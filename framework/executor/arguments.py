@@ -113,6 +113,23 @@ def is_known_shape(shape: Shape | None) -> bool:
     return shape is not None and 0 not in shape
 
 
+def value_shaped_reason(graph: IndexedGraph) -> str:
+    """Why some shapes cannot be known before running, when operators of the graph say so ('' if not).
+
+    An operator registered with ``set_shape_from_values`` (``_contrib_boolean_mask``) has an
+    output shape that depends on its input values, which a bound graph must know in advance to
+    plan its memory; MXNet's graph executor refuses such operators too.
+    """
+    ops = [(n.name, n.op) for n in graph.nodes if n.op is not None and n.op.shape_from_values is not None]
+    if not ops:
+        return ""
+    named = ", ".join(f"{name} ({op.name})" for name, op in ops)
+    return (
+        f"; the output shape of {named} depends on the values of its inputs, which a bound graph "
+        "cannot know before it runs: call the operator imperatively (mx.nd) instead"
+    )
+
+
 # ----------------------------------------------------------------------------- argument parsing
 def ordered_arrays(value: ArraysArg | None, names: list[str], what: str, allow_missing: bool) -> list[Any]:
     """Arrays given as a list (in order) or a dict (by name), as MXNet's ``bind`` accepts."""
@@ -214,7 +231,7 @@ def infer_variables(
     if missing:
         raise ExecutorError(
             f"simple_bind: cannot infer the shape of {missing} from the shapes given "
-            f"({dict(shapes)}); pass their shapes as keyword arguments"
+            f"({dict(shapes)}); pass their shapes as keyword arguments" + value_shaped_reason(graph)
         )
 
     def take(nodes: list[Node], values: list) -> dict[str, Any]:

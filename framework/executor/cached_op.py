@@ -43,6 +43,11 @@ Flags (MXNet's ``flags=[("static_alloc", True), ...]``; values may be strings):
   decide whether a hybridized child's own CachedOp is inlined into its parent's graph;
   MXLab traces children into the parent's graph always, so there is never a nested one.
 
+**Graphs with value-dependent shapes.** A graph holding an operator whose output shape depends
+on its input values (``_contrib_boolean_mask``) cannot be bound: shapes must be known before it
+runs. Such a CachedOp runs its graph node by node instead, each node one imperative call (which
+autograd records on its own), as MXNet's CachedOp does for dynamic shapes; nothing is cached.
+
 Where MXLab differs from MXNet 1.x: MXNet's default (not static) CachedOp allocates each
 call's memory from the storage pool; here the executor's planned blocks stay with the
 executor between calls of the same signature in both modes. See docs/gluon.md.
@@ -61,8 +66,9 @@ from ..ndarray.creation import zeros
 from ..ndarray.ndarray import NDArray
 from ..operator import registry
 from ..operator.grad import make_backward_node
-from ..operator.node import Entry, Node, NodeAttrs
+from ..operator.node import Entry, Node, NodeAttrs, topo_sort
 from ..operator.params import ParamSet
+from .arguments import head_entries
 from .binding import bind
 from .executor import Executor
 
@@ -198,6 +204,11 @@ class CachedOp:
         #: Inputs bound in place: parameters and auxiliary states (which the graph updates).
         self._direct = frozenset(indices.get("param_indices", [])) | self._aux_indices
         self._pools: dict[tuple, list[_Bound]] = {}
+        self._heads = head_entries(sym)
+        #: The graph has an operator whose output shapes follow its input values: run it node by node.
+        self.dynamic_shapes = any(
+            node.op is not None and node.op.shape_from_values is not None for node in topo_sort(self._heads)
+        )
 
     # ------------------------------------------------------------------ calling
     def __call__(self, *args: NDArray, out: NDArray | Sequence[NDArray] | None = None, **kwargs: Any) -> Any:
@@ -211,11 +222,43 @@ class CachedOp:
             raise CachedOpError(
                 f"CachedOp: expected {len(self._input_names)} inputs {self._input_names}, got {len(args)}"
             )
-        call = _Call(self)
-        attrs = NodeAttrs("_cachedop", CACHED_OP, CachedOpCall({"call": call}))
-        given = out if out is None or isinstance(out, NDArray) else list(out)
-        outputs = imperative.invoke(CACHED_OP, list(args), out=given, attrs=attrs)
+        if self.dynamic_shapes:
+            outputs = self._run_node_by_node(list(args), out)
+        else:
+            call = _Call(self)
+            attrs = NodeAttrs("_cachedop", CACHED_OP, CachedOpCall({"call": call}))
+            given = out if out is None or isinstance(out, NDArray) else list(out)
+            outputs = imperative.invoke(CACHED_OP, list(args), out=given, attrs=attrs)
         return outputs[0] if len(outputs) == 1 else list(outputs)
+
+    def _run_node_by_node(self, inputs: list[NDArray], out: NDArray | Sequence[NDArray] | None) -> list[NDArray]:
+        """Every node one imperative call, in topological order (graphs with value-dependent shapes)."""
+        by_name = dict(zip(self._input_names, inputs, strict=True))
+        values: dict[tuple[int, int], NDArray] = {}
+        for node in topo_sort(self._heads):
+            if node.op is None:  # a variable: the caller's array (auxiliary states are updated in place)
+                values[(node.id, 0)] = by_name[node.name]
+                continue
+            args = []
+            for entry in node.inputs:
+                value = values.get((entry.node.id, entry.index))
+                if value is None:
+                    raise CachedOpError(
+                        f"CachedOp: {node.name} reads hidden output {entry.index} of {entry.node.name}, which a "
+                        "graph with value-dependent shapes cannot provide (it runs operator by operator)"
+                    )
+                args.append(value)
+            for i, result in enumerate(imperative.invoke(node.op, args, attrs=node.attrs)):
+                values[(node.id, i)] = result
+        results = [values[(e.node.id, e.index)] for e in self._heads]
+        if out is None:
+            return results
+        targets = [out] if isinstance(out, NDArray) else list(out)
+        if len(targets) != len(results):
+            raise CachedOpError(f"CachedOp: out= must hold {len(results)} arrays, got {len(targets)}")
+        for result, target in zip(results, targets, strict=True):
+            result.copyto(target)
+        return targets
 
     def _forward(self, call: _Call, inputs: list[NDArray], out: NDArray | Sequence[NDArray] | None) -> list[NDArray]:
         """Pick (or bind) the executor for this signature, copy data in, push the forward steps."""

@@ -70,6 +70,7 @@ from .arguments import (
     infer_variable_shapes,
     is_known_shape,
     output_names,
+    value_shaped_reason,
     variable_nodes,
 )
 from .graph import IndexedGraph
@@ -214,7 +215,9 @@ class Executor:
         missing = [e for e in range(graph.num_entries) if not is_known_shape(shapes[e]) or types[e] is None]
         if missing:
             shown = ", ".join(f"{graph.entry_name(e)} (shape {shapes[e]}, dtype {types[e]})" for e in missing[:5])
-            raise ExecutorError(f"bind: cannot infer the shape or dtype of {len(missing)} entries: {shown}")
+            raise ExecutorError(
+                f"bind: cannot infer the shape or dtype of {len(missing)} entries: {shown}" + value_shaped_reason(graph)
+            )
         return [s for s in shapes if s is not None], [t for t in types if t is not None]  # none is None now
 
     def _apply_mirror(self, grad_entries: list[Entry | None], known: dict) -> list[Entry | None]:

@@ -3,7 +3,9 @@
 ``invoke`` is the whole path of an imperative call:
 
 1. parse the keyword arguments into the operator's parameters (cached per call pattern);
-2. infer output shapes and dtypes from the inputs (and from ``out=``, when given);
+2. infer output shapes and dtypes from the inputs (and from ``out=``, when given); an operator
+   whose output shapes depend on the input *values* (``OpDef.shape_from_values``, such as
+   ``boolean_mask``) waits for its inputs and computes the shapes from them instead;
 3. allocate outputs (pooled storage + a fresh engine variable each);
 4. push one function to the engine that reads the inputs' variables and writes the
    outputs' (plus any input the operator mutates and any resource it requested);
@@ -148,6 +150,34 @@ def make_call_plan(op: OpDef, attrs: NodeAttrs, inputs: list[NDArray], outs: lis
     return CallPlan(out_shapes, out_types, in_shapes, not mutated and not resources)
 
 
+def value_shaped_call_plan(
+    op: OpDef, attrs: NodeAttrs, inputs: list[NDArray], outs: list[NDArray], plan: tuple
+) -> CallPlan:
+    """The call plan of an operator whose output shapes depend on its input values.
+
+    Waits until the inputs are computed (the calling thread blocks, as reading an NDArray
+    does), asks ``op.shape_from_values`` for the output shapes and takes the dtypes from
+    type inference; ``out=`` arrays must have exactly those shapes.
+    """
+    num_outputs, mutated, resources = plan[1], plan[3], plan[4]
+    for array in inputs:
+        array.wait_to_read()
+    out_shapes = [tuple(int(d) for d in s) for s in op.shape_from_values(attrs, [a._data for a in inputs])]
+    for i, o in enumerate(outs):
+        if o._data.shape != out_shapes[i]:
+            raise InferenceError(
+                f"{op.name}: out= array {i} has shape {o._data.shape}, but the values of the inputs "
+                f"give the output shape {out_shapes[i]}"
+            )
+    in_types = [dtype_name(a._data.dtype) for a in inputs]
+    out_types: list[Any] = [dtype_name(o._data.dtype) for o in outs] + [None] * (num_outputs - len(outs))
+    op.run_infer_type(attrs, in_types, out_types)
+    for i, dtype in enumerate(out_types):
+        if dtype is None:
+            raise InferenceError(f"{op.name}: cannot infer the type of output {i} from inputs {in_types}")
+    return CallPlan(out_shapes, out_types, [a._data.shape for a in inputs], not mutated and not resources)
+
+
 def invoke(
     op: OpDef | str,
     inputs: list[NDArray],
@@ -215,12 +245,15 @@ def invoke(
             if o._chunk.ctx is not ctx and o._chunk.ctx != ctx:
                 raise MXLabError(f"{op.name}: out= array is on {o._chunk.ctx}, inputs are on {ctx}")
             key.append((o._data.shape, o._data.dtype))
-    key = tuple(key)
-    call = _call_cache.get(key)
-    if call is None:
-        call = make_call_plan(op, attrs, inputs, outs, plan)
-        if len(_call_cache) < _CALL_CACHE_LIMIT:
-            _call_cache[key] = call
+    if op.shape_from_values is not None:  # the output shapes follow from the input values
+        call = value_shaped_call_plan(op, attrs, inputs, outs, plan)
+    else:
+        key = tuple(key)
+        call = _call_cache.get(key)
+        if call is None:
+            call = make_call_plan(op, attrs, inputs, outs, plan)
+            if len(_call_cache) < _CALL_CACHE_LIMIT:
+                _call_cache[key] = call
 
     # 3. allocate the outputs not given
     if not inputs:

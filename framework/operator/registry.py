@@ -90,6 +90,8 @@ class OpDef:
         self.create_state: Callable[..., Any] | None = None
         #: MXNet's ``ExecType::kSubgraphExec``: see :meth:`set_subgraph_exec`.
         self.subgraph_exec: Callable[..., list] | None = None
+        #: Output shapes computed from the input *values*: see :meth:`set_shape_from_values`.
+        self.shape_from_values: Callable[..., list] | None = None
 
     # ---------------------------------------------------------------- chained setters
     def describe(self, text: str) -> OpDef:
@@ -181,6 +183,19 @@ class OpDef:
         inference, allocation and the single push, then records the call on the tape as usual.
         """
         self.subgraph_exec = fn
+        return self
+
+    def set_shape_from_values(self, fn: Callable[..., list]) -> OpDef:
+        """Declare that the output shapes depend on the input values (MXNet's dynamic shapes).
+
+        ``fn(attrs, inputs) -> [shape per output]`` reads the raw input arrays (``boolean_mask``
+        counts the non-zero entries of its index). Shape inference cannot know such outputs
+        and leaves them unknown, so a bound graph refuses the operator, naming it, as MXNet's
+        graph executor does. The imperative path instead waits until the inputs are computed,
+        calls ``fn`` on their values and then allocates the outputs, before pushing the
+        compute as usual; the call pattern is not cached, since the values differ per call.
+        """
+        self.shape_from_values = fn
         return self
 
     def set_key_var_num_args(self, name: str) -> OpDef:

@@ -122,6 +122,18 @@ def _broadcast_shape(ndim: int, axis: int, channels: int) -> tuple[int, ...]:
 
 
 def _batch_norm_forward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None:
+    out, mean, _, invstd = normalize(attrs, op_ctx, inputs)
+    assign(outputs[0], req[0], out)
+    assign(outputs[1], req[1], mean)
+    assign(outputs[2], req[2], invstd)
+
+
+def normalize(attrs: NodeAttrs, op_ctx, inputs: list) -> tuple:
+    """BatchNorm's forward pass as values: ``(out, mean, var, invstd)`` of the statistics used.
+
+    Shared by the operators that are BatchNorm plus a twist (``_contrib_SyncBatchNorm``,
+    ``_contrib_BatchNormWithReLU``); in training it also updates the moving statistics.
+    """
     p, xp = attrs.parsed, op_ctx.xp
     data, gamma, beta, moving_mean, moving_var = inputs
     axis = _channel_axis(attrs, data.ndim)
@@ -143,9 +155,7 @@ def _batch_norm_forward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None:
     invstd = 1 / xp.sqrt(var + p.eps)
     scale = invstd if p.fix_gamma else invstd * gamma.astype(work, copy=False)
     out = (x - mean.reshape(bshape)) * scale.reshape(bshape) + beta.astype(work, copy=False).reshape(bshape)
-    assign(outputs[0], req[0], out)
-    assign(outputs[1], req[1], mean)
-    assign(outputs[2], req[2], invstd)
+    return out, mean, var, invstd
 
 
 def _batch_norm_backward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None:

@@ -38,7 +38,8 @@ MakeLoss                 identity     ``1``                         (any loss yo
 The regression outputs divide by the number of outputs per sample
 (``label.size / label.shape[0]``); a ``(N, 1)`` output takes a ``(N,)`` label.
 ``MakeLoss`` normalises by the batch size (``batch``) or the number of data elements
-above ``valid_thresh`` (``valid``).
+above ``valid_thresh`` (``valid``). ``make_loss`` is MXNet's parameterless twin: identity
+forward (output named ``loss``), and a gradient of ones built as a ``ones_like`` node.
 
 ``softmax_cross_entropy(data, label)`` is the plain loss: the summed cross-entropy of
 ``softmax(data)`` against integer labels, a ``(1,)`` array, whose gradient does use the
@@ -371,6 +372,25 @@ def _make_loss_backward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None:
     .set_infer_type(_same_type)
     .set_compute(_make_loss_backward)
     .set_is_backward()
+)
+
+
+def _ones_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
+    """``make_loss``'s gradient: ones shaped like its output, whatever the head gradient."""
+    return [Entry(make_backward_node(node, "ones_like", [Entry(node, 0)]), 0)]
+
+
+(
+    register("make_loss")
+    .describe("Marks its input as a loss: identity forward, a gradient of ones backward (no parameters).")
+    .set_num_inputs(1)
+    .set_input_names(["data"])
+    .set_output_names(["loss"])
+    .set_infer_shape(_same_shape)
+    .set_infer_type(_same_type)
+    .set_compute(_make_loss_forward)
+    .set_gradient(_ones_gradient)
+    .set_inplace_option(lambda attrs: [(0, 0)])
 )
 
 

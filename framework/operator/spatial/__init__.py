@@ -7,14 +7,15 @@ size with a fixed linear map (``UpSampling``, ``_contrib_BilinearResize2D``,
 (``GridGenerator``, ``BilinearSampler``, ``SpatialTransformer``); ``im2col`` registers the
 sliding-window unfold that Convolution uses internally (``im2col``, ``col2im``); ``crop``
 cuts a window (``Crop``); ``roi`` pools regions of interest (``ROIPooling``,
-``_contrib_ROIAlign``, ``_contrib_PSROIPooling``); ``correlation`` compares two maps at many
-offsets (``Correlation``); ``deformable`` convolves at learned offsets
+``_contrib_ROIAlign``, ``_contrib_PSROIPooling``); ``roi_sampled`` pools them from bilinear
+samples at computed positions (``_contrib_RROIAlign``, ``_contrib_DeformablePSROIPooling``);
+``correlation`` compares two maps at many offsets (``Correlation``); ``deformable`` convolves at learned offsets
 (``_contrib_DeformableConvolution``, ``_contrib_ModulatedDeformableConvolution``). Importing the
 package registers them.
 """
 
 from __future__ import annotations
 
-from . import correlation, crop, deformable, im2col, layout, resample, roi, sampler
+from . import correlation, crop, deformable, im2col, layout, resample, roi, roi_sampled, sampler
 
-__all__ = ["correlation", "crop", "deformable", "im2col", "layout", "resample", "roi", "sampler"]
+__all__ = ["correlation", "crop", "deformable", "im2col", "layout", "resample", "roi", "roi_sampled", "sampler"]

@@ -20,7 +20,7 @@ It writes, next to this script:
   that way records its constructor signature and its members (methods, properties,
   class- and static methods, class attributes; special methods the class defines itself),
   each with its signature.
-* ``operator_names.json``: every operator name MXNet 1.9.1 registers
+* ``operator_names.json``: every operator name MXNet 1.9.1 registers, with the command that wrote it
   (``MXListAllOpNames``, aliases included), sorted.
 
 Signatures are ``inspect.signature`` as data: per parameter its name, kind and, when it has
@@ -392,7 +392,16 @@ def main() -> None:
     with open(os.path.join(HERE, "public_names.json"), "w", encoding="utf-8") as handle:
         handle.write(one_entry_per_line(data))
     with open(os.path.join(HERE, "operator_names.json"), "w", encoding="utf-8") as handle:
-        json.dump({"mxnet_version": mx.__version__, "source": "MXListAllOpNames", "operators": ops}, handle, indent=1)
+        json.dump(
+            {
+                "mxnet_version": mx.__version__,
+                "source": "MXListAllOpNames",
+                "command": data["command"],
+                "operators": ops,
+            },
+            handle,
+            indent=1,
+        )
         handle.write("\n")
     print(f"{len(modules)} modules, {len(classes)} classes, {len(ops)} operators")
 
