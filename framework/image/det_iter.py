@@ -28,40 +28,17 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from ..io.base import DataDesc
+from ..io.det_label import MIN_OBJECT_WIDTH, DetLabelError, split_det_label
 from ..ndarray import NDArray
 from .augmenters import IMAGENET_MEAN, IMAGENET_STD
 from .base import ImageError
 from .det_augmenters import CreateDetAugmenter, DetAugmenter
 from .image_iter import ImageIter
 
-MIN_OBJECT_WIDTH = 5  # class id and the four corners
-MIN_RAW_LABEL = 7  # a header of two values and one object
-
-
-class DetLabelError(ImageError, RuntimeError):
-    """A detection label that cannot be used (a ``RuntimeError`` as in MXNet, and an ``ImageError``)."""
-
 
 def parse_det_label(label: Any) -> np.ndarray:
     """A flat detection label as an ``(objects, object_width)`` array of its valid boxes (xmax > xmin, ymax > ymin)."""
-    raw = np.asarray(label.asnumpy() if isinstance(label, NDArray) else label, dtype=np.float32).ravel()
-    if raw.size < MIN_RAW_LABEL:
-        raise DetLabelError(
-            f"detection label of {raw.size} values: need at least {MIN_RAW_LABEL} "
-            "(header_width, object_width, then objects of [class, xmin, ymin, xmax, ymax, ...])"
-        )
-    header_width, object_width = int(raw[0]), int(raw[1])
-    if header_width < 2 or object_width < MIN_OBJECT_WIDTH or header_width >= raw.size:
-        raise DetLabelError(
-            f"detection label starts with header_width={raw[0]:g}, object_width={raw[1]:g}: the header holds "
-            f"at least 2 values and each object at least {MIN_OBJECT_WIDTH}"
-        )
-    if (raw.size - header_width) % object_width:
-        raise DetLabelError(
-            f"detection label of {raw.size} values: {raw.size - header_width} after the header of {header_width} "
-            f"is not a whole number of objects of width {object_width}"
-        )
-    objects = raw[header_width:].reshape(-1, object_width)
+    _, objects = split_det_label(label.asnumpy() if isinstance(label, NDArray) else label)
     valid = (objects[:, 3] > objects[:, 1]) & (objects[:, 4] > objects[:, 2])
     if not valid.any():
         raise DetLabelError("detection label has no valid box (every object has xmax <= xmin or ymax <= ymin)")

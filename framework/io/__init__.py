@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from .base import DataBatch, DataDesc, DataIter, DataIterError
 from .csv_iter import CSVIter
+from .det_record_iter import ImageDetRecordIter
 from .image_record_iter import ImageRecordIter
 from .mnist_iter import MNISTIter
 from .ndarray_iter import NDArrayIter
@@ -26,6 +27,7 @@ __all__ = [
     "DataDesc",
     "DataIter",
     "DataIterError",
+    "ImageDetRecordIter",
     "ImageRecordIter",
     "MNISTIter",
     "NDArrayIter",

@@ -306,17 +306,7 @@ class ImageRecordIter(PreparedBatchIter):
         self.ctx = ctx if isinstance(ctx, Context) else current_context()
         self._np_dtype = np.dtype(dtype)
 
-        size = recordio._file_size(self.path_imgrec)
-        if self.path_imgidx:
-            offsets = read_index_offsets(self.path_imgidx)
-        else:
-            offsets = recordio.scan_record_offsets(self.path_imgrec)
-        self._records = partition(offsets, size, num_parts, part_index, bool(self.path_imgidx))
-        if not self._records:
-            raise DataIterError(
-                f"ImageRecordIter: part {part_index} of {num_parts} of {self.path_imgrec!r} holds no records "
-                f"({len(offsets)} records in the file)"
-            )
+        self._records = self._part_records(num_parts, part_index)
         params = dict(
             resize=int(resize),
             rand_crop=bool(rand_crop),
@@ -346,15 +336,36 @@ class ImageRecordIter(PreparedBatchIter):
         label_shape = (batch_size,) if self.label_width == 1 else (batch_size, self.label_width)
         self.provide_data = [DataDesc(data_name, (batch_size, *data_shape), self._np_dtype.type)]
         self.provide_label = [DataDesc(label_name, label_shape, np.float32)]
+        self._start_workers(verbose)
+
+    # ---------------------------------------------------------------- setup shared with ImageDetRecordIter
+    def _part_records(self, num_parts: int, part_index: int) -> list[int]:
+        """The byte offsets of the records of this iterator's part of ``path_imgrec``."""
+        size = recordio._file_size(self.path_imgrec)
+        if self.path_imgidx:
+            offsets = read_index_offsets(self.path_imgidx)
+        else:
+            offsets = recordio.scan_record_offsets(self.path_imgrec)
+        records = partition(offsets, size, num_parts, part_index, bool(self.path_imgidx))
+        if not records:
+            raise DataIterError(
+                f"{type(self).__name__}: part {part_index} of {num_parts} of {self.path_imgrec!r} holds no records "
+                f"({len(offsets)} records in the file)"
+            )
+        return records
+
+    def _start_workers(self, verbose: bool) -> None:
+        """Start the decoding pool and the first epoch (``_records``, ``_augment`` and the shapes are set)."""
         if verbose:
             logging.getLogger(__name__).info(
-                "ImageRecordIter: %s, %d records in this part, %d decoding threads",
+                "%s: %s, %d records in this part, %d decoding threads",
+                type(self).__name__,
                 self.path_imgrec,
                 len(self._records),
                 self.preprocess_threads,
             )
         self._pool = ThreadPoolExecutor(
-            max_workers=self.preprocess_threads, thread_name_prefix=f"ImageRecordIter-{id(self):x}"
+            max_workers=self.preprocess_threads, thread_name_prefix=f"{type(self).__name__}-{id(self):x}"
         )
         self._shuffle_rng = np.random.RandomState(self.seed)
         self._epoch = 0

@@ -20,6 +20,26 @@ from .pixels import RANDOM_INTER, concrete_inter_method, pillow_filter, resize_b
 MODES = {1: "L", 3: "RGB", 4: "RGBA"}
 
 
+def decode_record_image(payload: bytes, mode: str, max_pixels: int, where: str, offset: int) -> np.ndarray:
+    """Decode a record's image into HWC (or HW for ``mode='L'``) uint8 pixels, naming the record on failure.
+
+    The size the header declares is checked against ``max_pixels`` before decoding; gray images
+    are decoded as RGB and converted with OpenCV's weights, as MXNet does.
+    """
+    try:
+        img = recordio.open_image(payload, max_pixels)
+        img.load()
+        target = "RGB" if mode == "L" else mode
+        if img.mode != target:
+            img = img.convert(target)
+    except recordio.ImageTooLargeError as err:
+        raise DataIterError(f"{where}, record at byte offset {offset}: {err}") from None
+    except Exception as err:
+        raise DataIterError(f"{where}, record at byte offset {offset}: cannot decode the image: {err}") from None
+    pixels = np.asarray(img)
+    return rgb_to_gray(pixels) if mode == "L" else pixels
+
+
 class RecordAugmenter:
     """The per-image work: unpack, check the label, decode, resize, crop, mirror, normalise."""
 
@@ -65,21 +85,7 @@ class RecordAugmenter:
         except recordio.RecordIOError as err:
             raise DataIterError(f"ImageRecordIter: {self.path}, record at byte offset {offset}: {err}") from None
         label = self.label_of(header, offset)
-        try:
-            img = recordio.open_image(payload, self.max_pixels)  # the size is checked before decoding
-            img.load()
-            target = "RGB" if self.mode == "L" else self.mode
-            if img.mode != target:
-                img = img.convert(target)
-        except recordio.ImageTooLargeError as err:
-            raise DataIterError(f"ImageRecordIter: {self.path}, record at byte offset {offset}: {err}") from None
-        except Exception as err:
-            raise DataIterError(
-                f"ImageRecordIter: {self.path}, record at byte offset {offset}: cannot decode the image: {err}"
-            ) from None
-        pixels = np.asarray(img)
-        if self.mode == "L":  # decoded as RGB, converted with OpenCV's weights
-            pixels = rgb_to_gray(pixels)
+        pixels = decode_record_image(payload, self.mode, self.max_pixels, f"ImageRecordIter: {self.path}", offset)
         if self.extra.active:
             return self._augmented(pixels, header, offset, randoms, out, label)
         src_h, src_w = h, w = pixels.shape[:2]

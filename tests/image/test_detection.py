@@ -189,7 +189,7 @@ def test_parse_det_label_reads_header_and_objects():
 def test_malformed_labels_are_errors(raw, message):
     with pytest.raises(DetLabelError, match=message) as err:
         parse_det_label(raw)
-    assert isinstance(err.value, RuntimeError) and isinstance(err.value, ImageError)
+    assert isinstance(err.value, RuntimeError) and isinstance(err.value, ValueError)
 
 
 def test_image_det_iter_label_shape_reshape_and_sync():

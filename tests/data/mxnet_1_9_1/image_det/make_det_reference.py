@@ -148,14 +148,17 @@ RECORD_CASES = {
     "plain": dict(data_shape=(3, 16, 16)),
     "pad_width": dict(data_shape=(3, 16, 16), label_pad_width=20, label_pad_value=-2, mean_r=120, std_r=50),
     "mirror": dict(data_shape=(3, 12, 20), rand_mirror_prob=1.0, mean_g=10, scale=0.5),
+    "fit": dict(data_shape=(3, 40, 40), resize_mode="fit"),
+    "shrink": dict(data_shape=(3, 24, 24), resize_mode="shrink", resize=26),
+    "round_batch_off": dict(data_shape=(3, 16, 16), batch_size=3, round_batch=False, label_pad_width=18),
 }
 
 
 def run_record_iter(mx: ModuleType, out: str, arrays: dict) -> None:
     """ImageDetRecordIter with its deterministic settings (force resize, mirror always, normalisation)."""
     for name, kwargs in RECORD_CASES.items():
-        it = mx.io.ImageDetRecordIter(path_imgrec=os.path.join(out, "det.rec"), batch_size=4, preprocess_threads=1,
-                                      **kwargs)  # fmt: skip
+        kwargs = {"batch_size": 4, **kwargs}
+        it = mx.io.ImageDetRecordIter(path_imgrec=os.path.join(out, "det.rec"), preprocess_threads=1, **kwargs)
         batches = list(it)
         arrays[f"record/{name}/data"] = np.stack([b.data[0].asnumpy() for b in batches])
         arrays[f"record/{name}/label"] = np.stack([b.label[0].asnumpy() for b in batches])
