@@ -101,7 +101,9 @@ def test_image_det_record_iter_matches_mxnet(name, levels, reference, record_arr
         assert ours.shape == theirs.shape
         for batch, pad in enumerate(pads):  # padded slots hold whatever MXNet's buffer held before
             real = len(ours[batch]) - pad
-            np.testing.assert_allclose(ours[batch][:real], theirs[batch][:real], rtol=1e-6, atol=tolerance, err_msg=part)
+            np.testing.assert_allclose(
+                ours[batch][:real], theirs[batch][:real], rtol=1e-6, atol=tolerance, err_msg=f"{part} of batch {batch}"
+            )
 
 
 @pytest.mark.skipif(not os.environ.get("MXNET_PYTHON"), reason="set MXNET_PYTHON to an interpreter with MXNet 1.9.1")

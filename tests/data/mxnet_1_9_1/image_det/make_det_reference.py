@@ -156,8 +156,8 @@ RECORD_CASES = {
 
 def run_record_iter(mx: ModuleType, out: str, arrays: dict) -> None:
     """ImageDetRecordIter with its deterministic settings (force resize, mirror always, normalisation)."""
-    for name, kwargs in RECORD_CASES.items():
-        kwargs = {"batch_size": 4, **kwargs}
+    for name, case in RECORD_CASES.items():
+        kwargs = {"batch_size": 4, **case}
         it = mx.io.ImageDetRecordIter(path_imgrec=os.path.join(out, "det.rec"), preprocess_threads=1, **kwargs)
         batches = list(it)
         arrays[f"record/{name}/data"] = np.stack([b.data[0].asnumpy() for b in batches])
