@@ -89,7 +89,7 @@ from .pixels import AUTO_INTER, INTER_METHODS, RANDOM_INTER, pillow_filter, resi
 from .record_augmenter import MODES, RecordAugmenter
 
 _END = object()
-DTYPES = ("float32", "float16", "float64", "uint8")
+DTYPES = ("float32", "float16", "float64", "uint8", "int8")
 # MXNet parameters this iterator accepts but does not implement (any non-default value is an error)
 UNSUPPORTED = {
     "path_imglist": "",

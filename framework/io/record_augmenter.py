@@ -54,6 +54,7 @@ class RecordAugmenter:
         self.mirror = p["mirror"]
         self.inter_method = p["inter_method"]
         self.normalize = p["dtype"] != "uint8"
+        self.saturate = p["dtype"] == "int8"  # minus the mean, rounded and clipped to [-128, 127]
         means = [p["mean_r"], p["mean_g"], p["mean_b"], p["mean_a"]][: self.channels]
         stds = [p["std_r"], p["std_g"], p["std_b"], p["std_a"]][: self.channels]
         self.mean = np.array(means, dtype=np.float32).reshape(-1, 1, 1)
@@ -151,7 +152,11 @@ class RecordAugmenter:
         if self.mirror or (self.rand_mirror and randoms[2] < 0.5):
             crop = crop[:, ::-1]
         chw = crop[None] if crop.ndim == 2 else crop.transpose(2, 0, 1)
-        if self.normalize:
+        if self.saturate:
+            values = chw - self.mean  # MXNet's int8 output subtracts the mean only (no std, scale or jitter)
+            np.clip(np.rint(values), -128, 127, out=values)
+            out[...] = values
+        elif self.normalize:
             np.subtract(chw, self.mean, out=out)
             out *= self.mult if contrast == 1.0 else self.mult * np.float32(contrast)
             if illumination:

@@ -106,6 +106,18 @@ def test_image_det_record_iter_matches_mxnet(name, levels, reference, record_arr
             )
 
 
+@pytest.mark.parametrize(
+    "name", ["ImageRecordUInt8Iter", "ImageRecordInt8Iter", "ImageRecordIter_v1", "ImageRecordUInt8Iter_v1"]
+)
+def test_image_record_iter_variants_match_mxnet(name, script, reference):
+    arrays: dict = {}
+    script.run_record_variants(mx, arrays, (name,))
+    for part in ("data", "label"):
+        ours, theirs = arrays[f"variant/{name}/{part}"], reference[f"variant/{name}/{part}"]
+        assert ours.dtype == theirs.dtype, part
+        np.testing.assert_array_equal(ours, theirs, err_msg=part)
+
+
 @pytest.mark.skipif(not os.environ.get("MXNET_PYTHON"), reason="set MXNET_PYTHON to an interpreter with MXNet 1.9.1")
 def test_the_script_reproduces_the_committed_data(tmp_path):
     subprocess.run([os.environ["MXNET_PYTHON"], str(SCRIPT), str(tmp_path)], check=True, timeout=600)

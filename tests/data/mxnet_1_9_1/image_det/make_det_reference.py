@@ -165,6 +165,24 @@ def run_record_iter(mx: ModuleType, out: str, arrays: dict) -> None:
         arrays[f"record/{name}/pad"] = np.array([b.pad for b in batches])
 
 
+VARIANT_CASES = {
+    "ImageRecordUInt8Iter": dict(mean_r=100, std_g=2),
+    "ImageRecordInt8Iter": dict(mean_r=100, mean_b=20, std_g=0.5),
+    "ImageRecordIter_v1": dict(mean_r=100),
+    "ImageRecordUInt8Iter_v1": dict(),
+}
+
+
+def run_record_variants(mx: ModuleType, arrays: dict, names: tuple[str, ...] = tuple(VARIANT_CASES)) -> None:
+    """ImageRecordIter's fixed-dtype and _v1 variants on the classification images (../image/images.rec)."""
+    for name in names:
+        kwargs = dict(batch_size=4, data_shape=(3, 16, 16), resize=16, preprocess_threads=1, verbose=False)
+        it = getattr(mx.io, name)(path_imgrec=os.path.join(IMAGE_DIR, "images.rec"), **kwargs, **VARIANT_CASES[name])
+        batch = next(iter(it))
+        arrays[f"variant/{name}/data"] = batch.data[0].asnumpy()
+        arrays[f"variant/{name}/label"] = batch.label[0].asnumpy()
+
+
 def main(mx: ModuleType) -> None:
     out = sys.argv[1] if len(sys.argv) > 1 else HERE
     write_inputs(mx, out)
@@ -172,6 +190,7 @@ def main(mx: ModuleType) -> None:
     run_pipelines(mx, out, arrays)
     run_functions(mx, out, arrays)
     run_record_iter(mx, out, arrays)
+    run_record_variants(mx, arrays)
     np.savez_compressed(os.path.join(out, "det_reference.npz"), **arrays)
 
 

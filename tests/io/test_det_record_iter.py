@@ -1,0 +1,110 @@
+"""``ImageDetRecordIter`` (random pad and mirror statistics, label padding, errors), the ImageRecordIter
+variants (``ImageRecordUInt8Iter``, ``ImageRecordInt8Iter``, ``_v1``) and ``MXDataIter``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import framework as mx
+from framework import recordio
+from framework.io import DataIterError
+from framework.io.det_label import DetLabelError
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "mxnet_1_9_1"
+DET_REC = str(DATA / "image_det" / "det.rec")
+IMAGES_REC = str(DATA / "image" / "images.rec")
+PNG = (DATA / "image" / "images" / "img_0.png").read_bytes()
+
+
+def det_iter(**kwargs):
+    args = dict(path_imgrec=DET_REC, data_shape=(3, 16, 16), batch_size=4, preprocess_threads=1, verbose=False)
+    return mx.io.ImageDetRecordIter(**{**args, **kwargs})
+
+
+def write_rec(path, labels):
+    writer = recordio.MXRecordIO(str(path), "w")
+    for k, label in enumerate(labels):
+        writer.write(recordio.pack(recordio.IRHeader(0, label, k, 0), PNG))
+    writer.close()
+    return str(path)
+
+
+def test_labels_are_padded_to_the_longest_and_the_names_exist():
+    it = det_iter()
+    assert isinstance(it, mx.io.MXDataIter) and mx.io.io.ImageDetRecordIter is mx.io.ImageDetRecordIter
+    assert it.provide_label[0].name == "label" and it.provide_label[0].shape == (4, 4 + 17)
+    label = it.next().label[0].asnumpy()
+    np.testing.assert_array_equal(label[0, :6], [3, 16, 16, 7, 2, 5])
+    np.testing.assert_array_equal(label[0, 4 + 7 :], -1)
+    wider = det_iter(label_pad_width=30, label_pad_value=-5)
+    assert wider.next().label[0].shape == (4, 34) and wider.getlabel()[0].asnumpy()[0, -1] == -5
+
+
+def test_random_mirror_flips_about_half_the_images_with_their_boxes():
+    plain = np.concatenate([b.label[0].asnumpy() for b in det_iter()])
+    flips = 0
+    it = det_iter(rand_mirror_prob=0.5, seed=3)
+    for _ in range(25):
+        it.reset()
+        for i, batch in enumerate(it):
+            label = batch.label[0].asnumpy()
+            for row, original in zip(label, plain[4 * i : 4 * i + 4], strict=True):
+                if not np.array_equal(row, original):
+                    flips += 1
+                    np.testing.assert_allclose(row[7], 1 - original[9], atol=1e-6)  # xmin = 1 - old xmax
+    assert 60 < flips < 140  # 200 images, p = 1/2
+
+
+def test_random_pad_shrinks_the_boxes_and_fills_the_border():
+    it = det_iter(rand_pad_prob=1.0, max_pad_scale=3.0, fill_value=200, resize_mode="force", seed=1)
+    plain = np.concatenate([b.label[0].asnumpy() for b in det_iter()])
+    batches = list(it)
+    padded = np.concatenate([b.label[0].asnumpy() for b in batches])
+    data = np.concatenate([b.data[0].asnumpy() for b in batches])
+    assert (data == 200).all(axis=1).mean() > 0.1  # the canvas around the images is fill_value
+    widths = (padded[:, 9] - padded[:, 7]) / (plain[:, 9] - plain[:, 7])
+    assert np.all(widths <= 1 + 1e-6) and widths.mean() < 0.9  # boxes shrink on a larger canvas
+    assert np.all((padded[:, 7:11] >= -1e-6) & (padded[:, 7:11] <= 1 + 1e-6))
+
+
+def test_bad_parameters_and_records_are_clear_errors(tmp_path):
+    with pytest.raises(DataIterError, match="not implemented"):
+        det_iter(rand_crop_prob=0.5)
+    with pytest.raises(DataIterError, match="resize_mode"):
+        det_iter(resize_mode="stretch")
+    with pytest.raises(DataIterError, match="smaller than the longest label"):
+        det_iter(label_pad_width=10)
+    with pytest.raises(DataIterError, match="label_width is 17"):
+        det_iter(label_width=17)
+    with pytest.raises(DataIterError, match=r"\(3, height, width\)"):
+        det_iter(data_shape=(1, 16, 16))
+    scalar = write_rec(tmp_path / "scalar.rec", [1.0])
+    with pytest.raises(DataIterError, match="scalar label"):
+        det_iter(path_imgrec=scalar)
+    ragged = write_rec(tmp_path / "ragged.rec", [np.float32([2, 5, 0, 0.1, 0.1, 0.5, 0.5, 9])])
+    with pytest.raises(DetLabelError, match="whole number of objects"):
+        det_iter(path_imgrec=ragged)
+    with pytest.raises(recordio.RecordIOError):
+        det_iter(path_imgrec=str(tmp_path / "missing.rec"))
+
+
+def test_record_iter_variants_fix_the_dtype():
+    kwargs = dict(path_imgrec=IMAGES_REC, data_shape=(3, 16, 16), batch_size=2, resize=16, verbose=False)
+    assert mx.io.ImageRecordUInt8Iter(**kwargs).next().data[0].dtype == np.uint8
+    int8 = mx.io.ImageRecordInt8Iter(mean_r=100, **kwargs).next().data[0].asnumpy()
+    assert int8.dtype == np.int8 and int8.min() >= -128 and int8[:, 0].min() < 0
+    assert mx.io.ImageRecordIter_v1(**kwargs).next().data[0].dtype == np.float32
+    with pytest.raises(DataIterError, match="output dtype is uint8"):
+        mx.io.ImageRecordUInt8Iter(dtype="float32", **kwargs)
+    with pytest.raises(TypeError, match="keyword arguments"):
+        mx.io.ImageRecordIter_v1(IMAGES_REC)
+
+
+def test_debug_skip_load_repeats_one_batch():
+    it = mx.io.ImageRecordIter(path_imgrec=IMAGES_REC, data_shape=(3, 16, 16), batch_size=2, resize=16, verbose=False)
+    first = it.next()
+    it.debug_skip_load()
+    assert all(it.next() is first for _ in range(20))  # 10 images would have run out after 4 more
