@@ -9,9 +9,9 @@ then ``label_pad_value``. ``label_pad_width`` 0 or -1 means "the longest label i
 found by reading every record's header when the iterator is made; a width too small for
 some label is an error, as in MXNet.
 
-MXNet's random crop samplers (``rand_crop_prob`` and the ``*_crop_*`` parameters) and its HSL
-and contrast jitters are not implemented: setting them is an error that says so
-(docs/differences.md).
+MXNet's random crop samplers (``rand_crop_prob`` and the ``*_crop_*`` parameters), its HSL
+and contrast jitters, ``mean_img`` and ``path_imglist`` are not implemented: setting them is
+an error that says so (docs/differences.md). ``shuffle_chunk_size`` works as in ``ImageRecordIter``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from .. import recordio
 from ..context import Context, current_context
 from .base import DataDesc, DataIterError, PreparedBatchIter, check_batch_size, check_part, ignore_unknown
 from .det_record_augmenter import LABEL_HEADER, RESIZE_MODES, DetRecordAugmenter, checked_det_label
-from .image_record_iter import ImageRecordIter
+from .image_record_iter import ImageRecordIter, check_aug_seq
 from .pixels import AUTO_INTER, INTER_METHODS, RANDOM_INTER
 
 DTYPES = ("float32", "float16", "float64")
@@ -42,8 +42,6 @@ NOT_IMPLEMENTED: dict[str, Any] = {
     "max_random_contrast": 0.0,
     "mean_img": "",
     "path_imglist": "",
-    "aug_seq": "det_aug_default",
-    "shuffle_chunk_size": 0,
 }
 # parameters of the crop samplers: they only matter with rand_crop_prob > 0
 CROP_SAMPLER_PARAMS = (
@@ -62,7 +60,7 @@ CROP_SAMPLER_PARAMS = (
     "emit_overlap_thresh",
     "max_crop_trials",
 )
-IGNORED = ("device_id", "shuffle_chunk_seed", "mean_a", "std_a")
+IGNORED = ("device_id", "mean_a", "std_a")
 
 
 class ImageDetRecordIter(ImageRecordIter):
@@ -105,11 +103,15 @@ class ImageDetRecordIter(ImageRecordIter):
         label_name: str = "label",
         verbose: bool = True,
         ctx: Context | str | None = None,
+        aug_seq: str = "det_aug_default",
+        shuffle_chunk_size: int = 0,
+        shuffle_chunk_seed: int = 0,
         **kwargs: Any,
     ) -> None:
         api = "ImageDetRecordIter"
         batch_size = check_batch_size(api, batch_size)
         PreparedBatchIter.__init__(self, batch_size)
+        check_aug_seq(api, aug_seq)
         for name, value in kwargs.items():
             if name in NOT_IMPLEMENTED and value != NOT_IMPLEMENTED[name]:
                 raise DataIterError(f"{api}: {name}={value!r} is not implemented in MXLab (docs/differences.md)")
@@ -146,6 +148,7 @@ class ImageDetRecordIter(ImageRecordIter):
         self.ctx = ctx if isinstance(ctx, Context) else current_context()
         self._np_dtype = np.dtype(dtype)
         self._records = self._part_records(num_parts, part_index)
+        self._set_chunk_shuffle(shuffle_chunk_size, shuffle_chunk_seed)
         longest = self._longest_label()
         if label_pad_width <= 0:
             label_pad_width = longest

@@ -57,7 +57,10 @@ class RecordAugmenter:
         self.saturate = p["dtype"] == "int8"  # minus the mean, rounded and clipped to [-128, 127]
         means = [p["mean_r"], p["mean_g"], p["mean_b"], p["mean_a"]][: self.channels]
         stds = [p["std_r"], p["std_g"], p["std_b"], p["std_a"]][: self.channels]
-        self.mean = np.array(means, dtype=np.float32).reshape(-1, 1, 1)
+        # a mean image (C, H, W) from mean_img replaces the per-channel means
+        mean_img = p.get("mean_img")
+        self.mean = np.array(means, dtype=np.float32).reshape(-1, 1, 1) if mean_img is None else mean_img
+        self.label_map: dict[int, np.ndarray] | None = p.get("label_map")
         # MXNet multiplies by scale / std, computed once per channel in float32
         self.mult = np.float32(p["scale"]) / np.array(stds, dtype=np.float32).reshape(-1, 1, 1)
         self.max_pixels = p["max_decoded_pixels"]
@@ -65,6 +68,14 @@ class RecordAugmenter:
         self.extra: ExtraAugmentation = p["extra"]
 
     def label_of(self, header: Any, offset: int) -> Any:
+        if self.label_map is not None:  # path_imglist: the label of the line with the record's index
+            label = self.label_map.get(int(header.id))
+            if label is None:
+                raise DataIterError(
+                    f"ImageRecordIter: {self.path}, record at byte offset {offset}: image index {header.id} "
+                    "is not in path_imglist"
+                )
+            return label[0] if self.label_width == 1 else label
         if header.flag > 0:
             if header.flag != self.label_width:
                 raise DataIterError(

@@ -118,6 +118,13 @@ def test_image_record_iter_variants_match_mxnet(name, script, reference):
         np.testing.assert_array_equal(ours, theirs, err_msg=part)
 
 
+def test_image_record_iter_mean_img_and_imglist_match_mxnet(script, reference, tmp_path):
+    arrays: dict = {}
+    script.run_record_params(mx, str(tmp_path), arrays)
+    for key in ("params/mean_img/mean", "params/mean_img/data", "params/imglist/label"):
+        np.testing.assert_allclose(arrays[key], reference[key], rtol=1e-6, atol=1e-4, err_msg=key)
+
+
 @pytest.mark.skipif(not os.environ.get("MXNET_PYTHON"), reason="set MXNET_PYTHON to an interpreter with MXNet 1.9.1")
 def test_the_script_reproduces_the_committed_data(tmp_path):
     subprocess.run([os.environ["MXNET_PYTHON"], str(SCRIPT), str(tmp_path)], check=True, timeout=600)

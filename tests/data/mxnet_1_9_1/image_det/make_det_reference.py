@@ -183,6 +183,22 @@ def run_record_variants(mx: ModuleType, arrays: dict, names: tuple[str, ...] = t
         arrays[f"variant/{name}/label"] = batch.label[0].asnumpy()
 
 
+def run_record_params(mx: ModuleType, out: str, arrays: dict) -> None:
+    """ImageRecordIter's mean_img (computed and saved when absent, then used) and path_imglist labels."""
+    common = dict(path_imgrec=os.path.join(IMAGE_DIR, "images.rec"), batch_size=4, data_shape=(3, 16, 16),
+                  resize=16, preprocess_threads=1, verbose=False)  # fmt: skip
+    mean_path = os.path.join(out, "mean_tmp.bin")
+    if os.path.exists(mean_path):
+        os.remove(mean_path)
+    it = mx.io.ImageRecordIter(mean_img=mean_path, scale=0.5, std_g=2.0, mean_r=50, **common)
+    arrays["params/mean_img/mean"] = mx.nd.load(mean_path)["mean_img"].asnumpy()
+    arrays["params/mean_img/data"] = next(iter(it)).data[0].asnumpy()
+    os.remove(mean_path)
+    lst = os.path.join(IMAGE_DIR, "images.lst")
+    it = mx.io.ImageRecordIter(path_imglist=lst, label_width=2, **common)
+    arrays["params/imglist/label"] = np.concatenate([b.label[0].asnumpy() for b in it])
+
+
 def main(mx: ModuleType) -> None:
     out = sys.argv[1] if len(sys.argv) > 1 else HERE
     write_inputs(mx, out)
@@ -191,6 +207,7 @@ def main(mx: ModuleType) -> None:
     run_functions(mx, out, arrays)
     run_record_iter(mx, out, arrays)
     run_record_variants(mx, arrays)
+    run_record_params(mx, out, arrays)
     np.savez_compressed(os.path.join(out, "det_reference.npz"), **arrays)
 
 
