@@ -1,19 +1,26 @@
 """The work done on one record of an ``ImageDetRecordIter``: unpack, decode, augment image and boxes, normalise.
 
-Per image, in MXNet 1.9.1's order:
+Per image:
 
 1. ``resize > 0``: the shorter edge becomes ``resize``;
-2. with probability ``rand_pad_prob``: the image is placed at a random position on a canvas
+2. colour, each with its own probability: a hue offset ``U(-max_random_hue, max_random_hue)``
+   (``random_hue_prob``; OpenCV's 8-bit HLS scale), saturation (``max_random_saturation``,
+   ``random_saturation_prob``) and lightness (``max_random_illumination``,
+   ``random_illumination_prob``) offsets, and a contrast factor ``1 + U(-max_random_contrast,
+   max_random_contrast)`` towards the mean gray (``random_contrast_prob``);
+3. with probability ``rand_crop_prob``: a window from the crop samplers
+   (:mod:`framework.io.det_crop_sampler`), boxes moved into it and filtered;
+4. with probability ``rand_pad_prob``: the image is placed at a random position on a canvas
    ``U(1, max_pad_scale)`` times its size, filled with ``fill_value``; the boxes shrink with it;
-3. with probability ``rand_mirror_prob``: mirrored left-right, boxes too (``x -> 1 - x``);
-4. into ``data_shape`` by ``resize_mode``: ``force`` resizes to it whatever the aspect ratio;
+5. with probability ``rand_mirror_prob``: mirrored left-right, boxes too (``x -> 1 - x``);
+6. into ``data_shape`` by ``resize_mode``: ``force`` resizes to it whatever the aspect ratio;
    ``shrink`` scales a larger image down to fit, keeping the ratio; ``fit`` scales to fit,
    up or down; a smaller result sits in the top-left corner, the rest of the batch slot is 0;
-5. ``(pixel - mean) * scale / std`` per channel (a ``std`` of 0, the default, divides by 1).
+7. ``(pixel - mean) * scale / std`` per channel (a ``std`` of 0, the default, divides by 1).
 
 The label row is ``[channels, height, width, n, raw label (n values), label_pad_value...]``:
 the image's size after step 4, the length of the record's flat label, then the label itself
-(boxes moved by steps 2-3; see :mod:`framework.io.det_label` for its layout).
+(boxes moved by steps 3-5; see :mod:`framework.io.det_label` for its layout).
 """
 
 from __future__ import annotations
@@ -24,7 +31,9 @@ import numpy as np
 
 from .. import recordio
 from .base import DataIterError
+from .det_crop_sampler import CropSampler, crop_pixels
 from .det_label import DetLabelError, split_det_label
+from .image_aug import ExtraAugmentation
 from .pixels import RANDOM_INTER, resize_with
 from .record_augmenter import decode_record_image
 
@@ -69,6 +78,9 @@ class DetRecordAugmenter:
         self.max_pad_scale = p["max_pad_scale"]
         self.fill_value = p["fill_value"]
         self.max_pixels = p["max_decoded_pixels"]
+        self.rand_crop_prob = p["rand_crop_prob"]
+        self.crop_sampler: CropSampler | None = p["crop_sampler"]
+        self.colour_jitters: list[tuple[float, ExtraAugmentation]] = p["colour_jitters"]
         means = np.array([p["mean_r"], p["mean_g"], p["mean_b"]], dtype=np.float32)
         stds = np.array([p["std_r"], p["std_g"], p["std_b"]], dtype=np.float32)
         self.mean = means.reshape(-1, 1, 1)
@@ -77,7 +89,12 @@ class DetRecordAugmenter:
     @property
     def needs_seed(self) -> bool:
         """Each image needs a generator of its own for the random pad and a random ``inter_method``."""
-        return self.rand_pad_prob > 0 or self.inter_method == RANDOM_INTER
+        return (
+            self.rand_pad_prob > 0
+            or self.rand_crop_prob > 0
+            or bool(self.colour_jitters)
+            or self.inter_method == RANDOM_INTER
+        )
 
     def where(self, offset: int) -> str:
         return f"ImageDetRecordIter: {self.path}, record at byte offset {offset}"
@@ -90,7 +107,7 @@ class DetRecordAugmenter:
             raise DataIterError(f"{self.where(offset)}: {err}") from None
         raw = checked_det_label(header, self.label_width, self.where(offset))
         header_width, object_width = int(raw[0]), int(raw[1])
-        objects = raw[header_width:].reshape(-1, object_width)  # a view: moving boxes updates ``raw``
+        objects = raw[header_width:].reshape(-1, object_width)
         pixels = decode_record_image(payload, "RGB", self.max_pixels, f"ImageDetRecordIter: {self.path}", offset)
         rng = np.random.RandomState(int(randoms[3])) if len(randoms) > 3 else None
         draw = int(randoms[3]) if len(randoms) > 3 else 0
@@ -98,12 +115,22 @@ class DetRecordAugmenter:
             h, w = pixels.shape[:2]
             size = (self.resize, self.resize * h // w) if h > w else (self.resize * w // h, self.resize)
             pixels = resize_with(pixels, size[0], size[1], self.inter_method, draw)
-        if self.rand_pad_prob > 0 and rng is not None and rng.random_sample() < self.rand_pad_prob:
+        for probability, jitter in self.colour_jitters:
+            if rng.random_sample() < probability:
+                pixels = jitter.colour(pixels, rng)
+        if self.crop_sampler is not None and rng.random_sample() < self.rand_crop_prob:
+            cropped = self.crop_sampler.crop(objects, rng)
+            if cropped is not None:
+                window, objects = cropped
+                pixels = crop_pixels(pixels, window)
+        objects = objects.copy()  # moved in place from here on
+        if self.rand_pad_prob > 0 and rng.random_sample() < self.rand_pad_prob:
             pixels = self._pad(pixels, objects, rng)
         if randoms[2] < self.rand_mirror_prob:
             pixels = pixels[:, ::-1]
             objects[:, [1, 3]] = 1.0 - objects[:, [3, 1]]
         pixels = self._fit(pixels, draw)
+        raw = np.concatenate([raw[:header_width], objects.ravel()])
         h, w = pixels.shape[:2]
         out[...] = 0
         np.subtract(pixels.transpose(2, 0, 1), self.mean, out=out[:, :h, :w])

@@ -9,9 +9,11 @@ then ``label_pad_value``. ``label_pad_width`` 0 or -1 means "the longest label i
 found by reading every record's header when the iterator is made; a width too small for
 some label is an error, as in MXNet.
 
-MXNet's random crop samplers (``rand_crop_prob`` and the ``*_crop_*`` parameters), its HSL
-and contrast jitters, ``mean_img`` and ``path_imglist`` are not implemented: setting them is
-an error that says so (docs/differences.md). ``shuffle_chunk_size`` works as in ``ImageRecordIter``.
+The random crop samplers (``rand_crop_prob`` and the ``*_crop_*`` parameters) are
+:mod:`framework.io.det_crop_sampler`; the colour jitters reuse ``ImageRecordIter``'s
+(:mod:`framework.io.image_aug`). ``mean_img`` and ``path_imglist`` are not implemented here
+(setting them is an error that says so, docs/differences.md); ``shuffle_chunk_size`` works as
+in ``ImageRecordIter``.
 """
 
 from __future__ import annotations
@@ -24,26 +26,26 @@ import numpy as np
 from .. import recordio
 from ..context import Context, current_context
 from .base import DataDesc, DataIterError, PreparedBatchIter, check_batch_size, check_part, ignore_unknown
+from .det_crop_sampler import CropSampler
 from .det_record_augmenter import LABEL_HEADER, RESIZE_MODES, DetRecordAugmenter, checked_det_label
+from .image_aug import AugmentError, ExtraAugmentation
 from .image_record_iter import ImageRecordIter, check_aug_seq
-from .pixels import AUTO_INTER, INTER_METHODS, RANDOM_INTER
+from .pixels import AUTO_INTER, INTER_METHODS, RANDOM_INTER, resize_with
 
 DTYPES = ("float32", "float16", "float64")
 # MXNet parameters MXLab does not implement, with their defaults (another value is an error)
 NOT_IMPLEMENTED: dict[str, Any] = {
-    "rand_crop_prob": 0.0,
-    "random_hue_prob": 0.0,
-    "random_saturation_prob": 0.0,
-    "random_illumination_prob": 0.0,
-    "random_contrast_prob": 0.0,
-    "max_random_hue": 0,
-    "max_random_saturation": 0,
-    "max_random_illumination": 0,
-    "max_random_contrast": 0.0,
     "mean_img": "",
     "path_imglist": "",
 }
-# parameters of the crop samplers: they only matter with rand_crop_prob > 0
+# the colour jitters: (probability parameter, strength parameter, the ImageRecordIter jitter it is)
+COLOUR_JITTERS = (
+    ("random_hue_prob", "max_random_hue", "random_h"),
+    ("random_saturation_prob", "max_random_saturation", "random_s"),
+    ("random_illumination_prob", "max_random_illumination", "random_l"),
+    ("random_contrast_prob", "max_random_contrast", "contrast"),
+)
+# parameters of the crop samplers (framework/io/det_crop_sampler.py), used with rand_crop_prob > 0
 CROP_SAMPLER_PARAMS = (
     "min_crop_scales",
     "max_crop_scales",
@@ -115,7 +117,8 @@ class ImageDetRecordIter(ImageRecordIter):
         for name, value in kwargs.items():
             if name in NOT_IMPLEMENTED and value != NOT_IMPLEMENTED[name]:
                 raise DataIterError(f"{api}: {name}={value!r} is not implemented in MXLab (docs/differences.md)")
-        ignore_unknown(api, kwargs, (*NOT_IMPLEMENTED, *CROP_SAMPLER_PARAMS, *IGNORED))
+        colour_names = [name for names in COLOUR_JITTERS for name in names[:2]]
+        ignore_unknown(api, kwargs, (*NOT_IMPLEMENTED, "rand_crop_prob", *CROP_SAMPLER_PARAMS, *colour_names, *IGNORED))
         data_shape = tuple(int(d) for d in data_shape)
         if len(data_shape) != 3 or data_shape[0] != 3 or min(data_shape) <= 0:
             raise DataIterError(f"{api}: data_shape must be (3, height, width) (RGB images), got {data_shape}")
@@ -125,7 +128,11 @@ class ImageDetRecordIter(ImageRecordIter):
             raise DataIterError(f"{api}: resize_mode must be one of {RESIZE_MODES}, got {resize_mode!r}")
         if inter_method not in (*INTER_METHODS, AUTO_INTER, RANDOM_INTER):
             raise DataIterError(f"{api}: inter_method must be 0-4, 9 or 10, got {inter_method}")
-        for name, value in (("rand_mirror_prob", rand_mirror_prob), ("rand_pad_prob", rand_pad_prob)):
+        rand_crop_prob = float(kwargs.get("rand_crop_prob", 0.0))
+        probabilities = [("rand_mirror_prob", rand_mirror_prob), ("rand_pad_prob", rand_pad_prob)]
+        probabilities += [("rand_crop_prob", rand_crop_prob)]
+        probabilities += [(prob, float(kwargs.get(prob, 0.0))) for prob, _, _ in COLOUR_JITTERS]
+        for name, value in probabilities:
             if not 0 <= value <= 1:
                 raise DataIterError(f"{api}: {name} must be a probability in [0, 1], got {value}")
         if max_pad_scale < 1:
@@ -156,7 +163,19 @@ class ImageDetRecordIter(ImageRecordIter):
             raise DataIterError(
                 f"{api}: label_pad_width {label_pad_width} is smaller than the longest label, {longest}"
             )
+        try:
+            crop_sampler = CropSampler(kwargs) if rand_crop_prob > 0 else None
+            colour_jitters = []
+            for prob, strength, jitter in COLOUR_JITTERS:
+                if float(kwargs.get(prob, 0.0)) > 0 and float(kwargs.get(strength, 0)) > 0:
+                    augmentation = ExtraAugmentation.from_kwargs({jitter: kwargs[strength]}, None, resize_with)
+                    colour_jitters.append((float(kwargs[prob]), augmentation))
+        except (ValueError, AugmentError) as err:
+            raise DataIterError(f"{api}: {err}") from None
         params = dict(
+            rand_crop_prob=rand_crop_prob,
+            crop_sampler=crop_sampler,
+            colour_jitters=colour_jitters,
             label_pad_width=int(label_pad_width),
             label_pad_value=float(label_pad_value),
             resize=int(resize),

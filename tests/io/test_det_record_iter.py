@@ -11,6 +11,7 @@ import pytest
 import framework as mx
 from framework import recordio
 from framework.io import DataIterError
+from framework.io.det_crop_sampler import CropSampler
 from framework.io.det_label import DetLabelError
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "mxnet_1_9_1"
@@ -72,7 +73,15 @@ def test_random_pad_shrinks_the_boxes_and_fills_the_border():
 
 def test_bad_parameters_and_records_are_clear_errors(tmp_path):
     with pytest.raises(DataIterError, match="not implemented"):
-        det_iter(rand_crop_prob=0.5)
+        det_iter(mean_img="mean.bin")
+    with pytest.raises(DataIterError, match="crop_emit_mode"):
+        det_iter(rand_crop_prob=0.5, crop_emit_mode="edge")
+    with pytest.raises(DataIterError, match="min_crop_scales has 3 values"):
+        det_iter(rand_crop_prob=0.5, num_crop_sampler=2, min_crop_scales=(0.1, 0.2, 0.3))
+    with pytest.raises(DataIterError, match="must not exceed"):
+        det_iter(rand_crop_prob=0.5, min_crop_overlaps=0.9, max_crop_overlaps=0.1)
+    with pytest.raises(DataIterError, match="random_hue_prob must be a probability"):
+        det_iter(random_hue_prob=2.0, max_random_hue=10)
     with pytest.raises(DataIterError, match="resize_mode"):
         det_iter(resize_mode="stretch")
     with pytest.raises(DataIterError, match="smaller than the longest label"):
@@ -108,3 +117,41 @@ def test_debug_skip_load_repeats_one_batch():
     first = it.next()
     it.debug_skip_load()
     assert all(it.next() is first for _ in range(20))  # 10 images would have run out after 4 more
+
+
+def test_random_crop_windows_meet_the_sampler_constraints():
+    sampler = CropSampler(
+        dict(num_crop_sampler=2, min_crop_scales=(0.3, 0.5), max_crop_scales=(0.6, 0.9), min_crop_overlaps=(0.3, 0.5),
+             min_crop_aspect_ratios=0.5, max_crop_aspect_ratios=2.0, max_crop_trials=50, crop_emit_mode="center")
+    )  # fmt: skip
+    objects = np.float32([[0, 0.1, 0.1, 0.5, 0.6], [1, 0.55, 0.3, 0.95, 0.9]])
+    rng = np.random.RandomState(0)
+    cropped = 0
+    for _ in range(300):
+        result = sampler.crop(objects, rng)
+        if result is None:
+            continue
+        cropped += 1
+        (x0, y0, x1, y1), moved = result
+        side = np.sqrt((x1 - x0) * (y1 - y0))
+        assert 0.3 - 1e-9 <= side <= 0.9 + 1e-9 and 0 <= x0 < x1 <= 1 and 0 <= y0 < y1 <= 1
+        inter = [max(0, min(b[3], x1) - max(b[1], x0)) * max(0, min(b[4], y1) - max(b[2], y0)) for b in objects]
+        area = (objects[:, 3] - objects[:, 1]) * (objects[:, 4] - objects[:, 2])
+        iou = np.array(inter) / (area + (x1 - x0) * (y1 - y0) - np.array(inter))
+        assert iou.max() >= 0.3 - 1e-6  # some box overlaps the window enough for a sampler
+        assert np.all((moved[:, 1:5] >= 0) & (moved[:, 1:5] <= 1)) and len(moved) >= 1
+    assert cropped > 200
+
+
+def test_random_crop_and_colour_run_in_the_iterator():
+    crop = dict(rand_crop_prob=1.0, min_crop_scales=0.5, max_crop_scales=0.8, max_crop_trials=50)
+    colour = dict(random_hue_prob=1.0, max_random_hue=30, random_contrast_prob=0.5, max_random_contrast=0.3)
+    it = det_iter(seed=2, **crop, **colour)
+    plain = np.concatenate([b.label[0].asnumpy() for b in det_iter()])
+    labels = np.concatenate([b.label[0].asnumpy() for b in it])
+    assert not np.array_equal(labels, plain)  # windows moved the boxes
+    counts = labels[:, 3]
+    assert np.all(counts <= plain[:, 3]) and np.all((counts - 2) % 5 == 0)  # objects only dropped, whole
+    it.reset()
+    data = np.concatenate([b.data[0].asnumpy() for b in it])
+    assert data.shape == (8, 3, 16, 16) and np.isfinite(data).all()
