@@ -41,19 +41,27 @@ RESIZE_MODES = ("force", "shrink", "fit")
 LABEL_HEADER = 4  # channels, height, width, raw label length
 
 
-def checked_det_label(header: Any, label_width: int, where: str) -> np.ndarray:
-    """A record's flat detection label (a copy), checked against ``label_width`` (-1: any) and the layout."""
-    if header.flag <= 0:
+def checked_det_label(
+    header: Any, label_width: int, where: str, label_map: dict[int, np.ndarray] | None = None
+) -> np.ndarray:
+    """A record's flat detection label (a copy), from its header or, with ``label_map`` (path_imglist),
+    from the list line of its index; checked against ``label_width`` (-1: any) and the layout."""
+    if label_map is not None:
+        if int(header.id) not in label_map:
+            raise DataIterError(f"{where}: image index {header.id} is not in path_imglist")
+        raw = label_map[int(header.id)].copy()
+    else:
+        if header.flag <= 0:
+            raise DataIterError(
+                f"{where}: a scalar label; detection records carry label arrays "
+                "[header_width, object_width, objects...] (im2rec --pack-label)"
+            )
+        raw = np.asarray(header.label, dtype=np.float32).ravel().copy()
+    if label_width not in (-1, raw.size):
         raise DataIterError(
-            f"{where}: a scalar label; detection records carry label arrays "
-            "[header_width, object_width, objects...] (im2rec --pack-label)"
-        )
-    if label_width not in (-1, header.flag):
-        raise DataIterError(
-            f"{where}: a label of {header.flag} values but label_width is {label_width} "
+            f"{where}: a label of {raw.size} values but label_width is {label_width} "
             "(use label_width=-1 for labels of varying length)"
         )
-    raw = np.asarray(header.label, dtype=np.float32).ravel().copy()
     try:
         split_det_label(raw)
     except DetLabelError as err:
@@ -83,7 +91,10 @@ class DetRecordAugmenter:
         self.colour_jitters: list[tuple[float, ExtraAugmentation]] = p["colour_jitters"]
         means = np.array([p["mean_r"], p["mean_g"], p["mean_b"]], dtype=np.float32)
         stds = np.array([p["std_r"], p["std_g"], p["std_b"]], dtype=np.float32)
-        self.mean = means.reshape(-1, 1, 1)
+        # a mean image replaces the per-channel means only when those are all 0 (as MXNet's detection iterator)
+        mean_img = p.get("mean_img")
+        self.mean = mean_img if mean_img is not None and not means.any() else means.reshape(-1, 1, 1)
+        self.label_map: dict[int, np.ndarray] | None = p.get("label_map")
         self.mult = (np.float32(p["scale"]) / np.where(stds > 0, stds, np.float32(1))).reshape(-1, 1, 1)
 
     @property
@@ -105,7 +116,7 @@ class DetRecordAugmenter:
             header, payload = recordio.unpack(record)
         except recordio.RecordIOError as err:
             raise DataIterError(f"{self.where(offset)}: {err}") from None
-        raw = checked_det_label(header, self.label_width, self.where(offset))
+        raw = checked_det_label(header, self.label_width, self.where(offset), self.label_map)
         header_width, object_width = int(raw[0]), int(raw[1])
         objects = raw[header_width:].reshape(-1, object_width)
         pixels = decode_record_image(payload, "RGB", self.max_pixels, f"ImageDetRecordIter: {self.path}", offset)

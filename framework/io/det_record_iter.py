@@ -11,9 +11,9 @@ some label is an error, as in MXNet.
 
 The random crop samplers (``rand_crop_prob`` and the ``*_crop_*`` parameters) are
 :mod:`framework.io.det_crop_sampler`; the colour jitters reuse ``ImageRecordIter``'s
-(:mod:`framework.io.image_aug`). ``mean_img`` and ``path_imglist`` are not implemented here
-(setting them is an error that says so, docs/differences.md); ``shuffle_chunk_size`` works as
-in ``ImageRecordIter``.
+(:mod:`framework.io.image_aug`). ``path_imglist`` (labels of any length from a ``.lst``, by
+record id), ``mean_img`` (used only when ``mean_r/g/b`` are all 0, as in MXNet) and
+``shuffle_chunk_size`` work as in ``ImageRecordIter``.
 """
 
 from __future__ import annotations
@@ -30,14 +30,11 @@ from .det_crop_sampler import CropSampler
 from .det_record_augmenter import LABEL_HEADER, RESIZE_MODES, DetRecordAugmenter, checked_det_label
 from .image_aug import AugmentError, ExtraAugmentation
 from .image_record_iter import ImageRecordIter, check_aug_seq
+from .label_list import read_label_list
 from .pixels import AUTO_INTER, INTER_METHODS, RANDOM_INTER, resize_with
 
 DTYPES = ("float32", "float16", "float64")
 # MXNet parameters MXLab does not implement, with their defaults (another value is an error)
-NOT_IMPLEMENTED: dict[str, Any] = {
-    "mean_img": "",
-    "path_imglist": "",
-}
 # the colour jitters: (probability parameter, strength parameter, the ImageRecordIter jitter it is)
 COLOUR_JITTERS = (
     ("random_hue_prob", "max_random_hue", "random_h"),
@@ -105,6 +102,8 @@ class ImageDetRecordIter(ImageRecordIter):
         label_name: str = "label",
         verbose: bool = True,
         ctx: Context | str | None = None,
+        path_imglist: str = "",
+        mean_img: str = "",
         aug_seq: str = "det_aug_default",
         shuffle_chunk_size: int = 0,
         shuffle_chunk_seed: int = 0,
@@ -114,11 +113,8 @@ class ImageDetRecordIter(ImageRecordIter):
         batch_size = check_batch_size(api, batch_size)
         PreparedBatchIter.__init__(self, batch_size)
         check_aug_seq(api, aug_seq)
-        for name, value in kwargs.items():
-            if name in NOT_IMPLEMENTED and value != NOT_IMPLEMENTED[name]:
-                raise DataIterError(f"{api}: {name}={value!r} is not implemented in MXLab (docs/differences.md)")
         colour_names = [name for names in COLOUR_JITTERS for name in names[:2]]
-        ignore_unknown(api, kwargs, (*NOT_IMPLEMENTED, "rand_crop_prob", *CROP_SAMPLER_PARAMS, *colour_names, *IGNORED))
+        ignore_unknown(api, kwargs, ("rand_crop_prob", *CROP_SAMPLER_PARAMS, *colour_names, *IGNORED))
         data_shape = tuple(int(d) for d in data_shape)
         if len(data_shape) != 3 or data_shape[0] != 3 or min(data_shape) <= 0:
             raise DataIterError(f"{api}: data_shape must be (3, height, width) (RGB images), got {data_shape}")
@@ -156,6 +152,7 @@ class ImageDetRecordIter(ImageRecordIter):
         self._np_dtype = np.dtype(dtype)
         self._records = self._part_records(num_parts, part_index)
         self._set_chunk_shuffle(shuffle_chunk_size, shuffle_chunk_seed)
+        self._label_map = read_label_list(os.fspath(path_imglist), -1, api) if path_imglist else None
         longest = self._longest_label()
         if label_pad_width <= 0:
             label_pad_width = longest
@@ -194,11 +191,20 @@ class ImageDetRecordIter(ImageRecordIter):
             std_b=std_b,
             scale=scale,
         )
+        params["label_map"] = self._label_map
+        if mean_img:
+            params["mean_img"] = self._mean_image(os.fspath(mean_img), params)
         self._augment = DetRecordAugmenter(self.path_imgrec, data_shape, self.label_width, params)
         self.label_pad_width = int(label_pad_width)
         self.provide_data = [DataDesc(data_name, (batch_size, *data_shape), self._np_dtype.type)]
         self.provide_label = [DataDesc(label_name, (batch_size, LABEL_HEADER + self.label_pad_width), np.float32)]
         self._start_workers(verbose)
+
+    def _unrandom_augmenter(self, params: dict[str, Any]) -> DetRecordAugmenter:
+        """The per-record work for the mean image: no random crop, pad, mirror or colour."""
+        plain = dict(params, rand_crop_prob=0.0, crop_sampler=None, colour_jitters=[], rand_pad_prob=0.0)
+        plain["rand_mirror_prob"] = 0.0
+        return DetRecordAugmenter(self.path_imgrec, self.data_shape, self.label_width, plain)
 
     def _longest_label(self) -> int:
         """The most values any record's label has (read from the headers only), checking each label."""
@@ -211,8 +217,7 @@ class ImageDetRecordIter(ImageRecordIter):
                     raise DataIterError(f"ImageDetRecordIter: {self.path_imgrec}: no record at byte offset {offset}")
                 header, _ = recordio.unpack(record)
                 where = f"ImageDetRecordIter: {self.path_imgrec}, record at byte offset {offset}"
-                checked_det_label(header, self.label_width, where)
-                longest = max(longest, int(header.flag))
+                longest = max(longest, checked_det_label(header, self.label_width, where, self._label_map).size)
         return longest
 
 

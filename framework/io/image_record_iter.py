@@ -389,6 +389,15 @@ class ImageRecordIter(PreparedBatchIter):
         rank = self._chunk_rng.permutation(int(self._chunks.max()) + 1)  # the position of each chunk
         return order[np.argsort(rank[self._chunks[order]], kind="stable")]
 
+    def _unrandom_augmenter(self, params: dict[str, Any]) -> Any:
+        """The per-record work for the mean image: the pipeline without its random crop and mirror.
+
+        MXNet averages the images as its pipeline outputs them, normalisation (``mean_*``,
+        ``std_*``, ``scale``) included; the batches then subtract this mean image.
+        """
+        plain = dict(params, rand_crop=False, rand_mirror=False, dtype="float32")
+        return RecordAugmenter(self.path_imgrec, self.data_shape, self.label_width, plain)
+
     def _mean_image(self, path: str, params: dict[str, Any]) -> np.ndarray:
         """The (C, H, W) mean image from ``path``; when the file is absent, computed over this part's
         records and saved there, as MXNet does (centre crop, no random mirror; other augmentations
@@ -397,19 +406,16 @@ class ImageRecordIter(PreparedBatchIter):
             try:
                 loaded = load(path)
             except Exception as err:
-                raise DataIterError(f"ImageRecordIter: mean_img {path!r} cannot be read: {err}") from None
+                raise DataIterError(f"{type(self).__name__}: mean_img {path!r} cannot be read: {err}") from None
             if not isinstance(loaded, dict) or MEAN_IMG_KEY not in loaded:
-                raise DataIterError(f"ImageRecordIter: mean_img {path!r} holds no array named {MEAN_IMG_KEY!r}")
+                raise DataIterError(f"{type(self).__name__}: mean_img {path!r} holds no array named {MEAN_IMG_KEY!r}")
             mean = loaded[MEAN_IMG_KEY].asnumpy().astype(np.float32)
             if mean.shape != self.data_shape:
                 raise DataIterError(
-                    f"ImageRecordIter: mean_img {path!r} has shape {mean.shape}, data_shape is {self.data_shape}"
+                    f"{type(self).__name__}: mean_img {path!r} has shape {mean.shape}, data_shape is {self.data_shape}"
                 )
             return mean
-        # MXNet averages the images as its pipeline outputs them, normalisation (mean_*, std_*, scale)
-        # included; the batches then subtract this mean image from the pixels before scaling
-        plain = dict(params, rand_crop=False, rand_mirror=False, dtype="float32")
-        augment = RecordAugmenter(self.path_imgrec, self.data_shape, self.label_width, plain)
+        augment = self._unrandom_augmenter(params)
         total = np.zeros(self.data_shape, dtype=np.float64)
         image = np.empty(self.data_shape, dtype=np.float32)
         no_randoms = np.zeros(4 if augment.needs_seed else 3)  # the other augmentations with one fixed draw
@@ -421,7 +427,7 @@ class ImageRecordIter(PreparedBatchIter):
         mean = (total / len(self._records)).astype(np.float32)
         save(path, {MEAN_IMG_KEY: array(mean)})
         logging.getLogger(__name__).info(
-            "ImageRecordIter: saved the mean image of %d images to %s", len(self._records), path
+            "%s: saved the mean image of %d images to %s", type(self).__name__, len(self._records), path
         )
         return mean
 

@@ -4,7 +4,7 @@ A ``.lst`` line is ``index<TAB>label...<TAB>path`` (what ``im2rec --list`` write
 ``ImageRecordIter`` takes each record's label from the line whose index is the record
 header's ``id`` instead of from the header, as MXNet's ``ImageLabelMap`` does: a way to
 relabel a packed ``.rec`` without repacking it. Each line must hold exactly ``label_width``
-labels.
+labels (any number for ``label_width=-1``, the detection iterator's varying-length labels).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ def read_label_list(path: str, label_width: int, api: str) -> dict[int, np.ndarr
                 continue
             fields = line.rstrip("\n").split("\t")
             where = f"{api}: {path}, line {lineno}"
-            if len(fields) != label_width + 2:
+            if len(fields) < 3 or (label_width != -1 and len(fields) != label_width + 2):
                 raise DataIterError(
-                    f"{where}: expected index, {label_width} label(s) (label_width) and a path, "
+                    f"{where}: expected index, {label_width if label_width != -1 else 'some'} label(s) and a path, "
                     f"got {len(fields)} fields: {line.strip()!r:.120}"
                 )
             try:

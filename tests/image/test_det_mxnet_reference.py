@@ -121,7 +121,9 @@ def test_image_record_iter_variants_match_mxnet(name, script, reference):
 def test_image_record_iter_mean_img_and_imglist_match_mxnet(script, reference, tmp_path):
     arrays: dict = {}
     script.run_record_params(mx, str(tmp_path), arrays)
-    for key in ("params/mean_img/mean", "params/mean_img/data", "params/imglist/label"):
+    keys = ["params/mean_img/mean", "params/mean_img/data", "params/imglist/label"]
+    keys += ["params/det_mean_img/mean", "params/det_mean_img/data", "params/det_imglist/label"]
+    for key in keys:
         np.testing.assert_allclose(arrays[key], reference[key], rtol=1e-6, atol=1e-4, err_msg=key)
 
 

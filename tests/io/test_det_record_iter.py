@@ -72,8 +72,12 @@ def test_random_pad_shrinks_the_boxes_and_fills_the_border():
 
 
 def test_bad_parameters_and_records_are_clear_errors(tmp_path):
-    with pytest.raises(DataIterError, match="not implemented"):
-        det_iter(mean_img="mean.bin")
+    with pytest.raises(DataIterError, match="path_imglist: file not found"):
+        det_iter(path_imglist=str(tmp_path / "none.lst"))
+    partial = tmp_path / "partial.lst"
+    partial.write_text("0\t2\t5\t1\t0.1\t0.1\t0.5\t0.5\tx.png\n")
+    with pytest.raises(DataIterError, match="image index 1 is not in path_imglist"):
+        det_iter(path_imglist=str(partial))
     with pytest.raises(DataIterError, match="crop_emit_mode"):
         det_iter(rand_crop_prob=0.5, crop_emit_mode="edge")
     with pytest.raises(DataIterError, match="min_crop_scales has 3 values"):

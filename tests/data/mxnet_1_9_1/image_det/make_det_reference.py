@@ -197,6 +197,21 @@ def run_record_params(mx: ModuleType, out: str, arrays: dict) -> None:
     lst = os.path.join(IMAGE_DIR, "images.lst")
     it = mx.io.ImageRecordIter(path_imglist=lst, label_width=2, **common)
     arrays["params/imglist/label"] = np.concatenate([b.label[0].asnumpy() for b in it])
+    # the detection iterator: a mean image (used only without mean_r/g/b), and relabelling by a .lst
+    det = dict(path_imgrec=os.path.join(out if os.path.exists(os.path.join(out, "det.rec")) else HERE, "det.rec"),
+               batch_size=4, data_shape=(3, 16, 16), preprocess_threads=1, verbose=False)  # fmt: skip
+    it = mx.io.ImageDetRecordIter(mean_img=mean_path, scale=0.5, std_g=2.0, **det)
+    arrays["params/det_mean_img/mean"] = mx.nd.load(mean_path)["mean_img"].asnumpy()
+    arrays["params/det_mean_img/data"] = next(iter(it)).data[0].asnumpy()
+    os.remove(mean_path)
+    relabel = os.path.join(out, "relabel_tmp.lst")
+    with open(relabel, "w") as f:
+        for k in range(COUNT):
+            objects = "\t".join(f"{v:g}" for v in [k % 4, 0.125, 0.25, 0.5, 0.75] * (1 + k % 2))
+            f.write(f"{k}\t2\t5\t{objects}\tunused.png\n")
+    it = mx.io.ImageDetRecordIter(path_imglist=relabel, **det)
+    arrays["params/det_imglist/label"] = np.concatenate([b.label[0].asnumpy() for b in it])
+    os.remove(relabel)
 
 
 def main(mx: ModuleType) -> None:
