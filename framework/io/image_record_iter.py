@@ -49,6 +49,12 @@ OpenCV's fixed-point arithmetic (:func:`framework.io.pixels.resize_bilinear`), s
 the other ``inter_method`` values use Pillow's filters, which differ from OpenCV's; 9 picks
 per resize (bicubic to enlarge, area to shrink, else bilinear) and 10 one of 0-4 per image.
 
+``mean_img`` names a file holding a mean image, subtracted instead of the per-channel means
+(computed over the part's records and saved when the file is absent); ``path_imglist`` takes
+the labels from a ``.lst`` by record id (:mod:`framework.io.label_list`); with ``shuffle``,
+``shuffle_chunk_size`` (MB) reads the file a whole chunk at a time, the chunks in a random
+order drawn with ``shuffle_chunk_seed``.
+
 ``num_parts`` / ``part_index`` split the file as MXNet's readers do: with an index file by
 record count (``ceil(n / num_parts)`` records per part), without one by byte ranges of
 ``ceil(size / num_parts)`` rounded up to 4 (a part holds the records that start in its
