@@ -60,6 +60,8 @@ CROP_SAMPLER_PARAMS = (
     "max_crop_trials",
 )
 IGNORED = ("device_id", "mean_a", "std_a")
+# the MXNet parameters taken through **kwargs (the others are named in the signature)
+KEYWORDS = ("rand_crop_prob", *CROP_SAMPLER_PARAMS, *(name for names in COLOUR_JITTERS for name in names[:2]), *IGNORED)
 
 
 class ImageDetRecordIter(ImageRecordIter):
@@ -113,8 +115,7 @@ class ImageDetRecordIter(ImageRecordIter):
         batch_size = check_batch_size(api, batch_size)
         PreparedBatchIter.__init__(self, batch_size)
         check_aug_seq(api, aug_seq)
-        colour_names = [name for names in COLOUR_JITTERS for name in names[:2]]
-        ignore_unknown(api, kwargs, ("rand_crop_prob", *CROP_SAMPLER_PARAMS, *colour_names, *IGNORED))
+        ignore_unknown(api, kwargs, KEYWORDS)
         data_shape = tuple(int(d) for d in data_shape)
         if len(data_shape) != 3 or data_shape[0] != 3 or min(data_shape) <= 0:
             raise DataIterError(f"{api}: data_shape must be (3, height, width) (RGB images), got {data_shape}")

@@ -99,6 +99,8 @@ _END = object()
 DTYPES = ("float32", "float16", "float64", "uint8", "int8")
 # MXNet parameters about devices, which have no effect here
 IGNORED = ("device_id",)
+# the MXNet parameters taken through **kwargs (the others are named in the signature)
+KEYWORDS = (*IGNORED, *AUGMENTATION_DEFAULTS)
 # the augmenter sequences MXNet 1.9.1 registers: this iterator's and ImageDetRecordIter's
 AUG_SEQUENCES = {"ImageRecordIter": "aug_default", "ImageDetRecordIter": "det_aug_default"}
 MEAN_IMG_KEY = "mean_img"  # the name the mean image is saved under, as MXNet does
@@ -285,7 +287,7 @@ class ImageRecordIter(PreparedBatchIter):
     ) -> None:
         batch_size = check_batch_size("ImageRecordIter", batch_size)
         super().__init__(batch_size)
-        ignore_unknown("ImageRecordIter", kwargs, (*IGNORED, *AUGMENTATION_DEFAULTS))
+        ignore_unknown("ImageRecordIter", kwargs, KEYWORDS)
         check_aug_seq("ImageRecordIter", aug_seq)
         data_shape = tuple(int(d) for d in data_shape)
         if len(data_shape) != 3 or data_shape[0] not in MODES or min(data_shape) <= 0:

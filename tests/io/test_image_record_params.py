@@ -3,7 +3,9 @@ on the first two is in tests/image/test_det_mxnet_reference.py)."""
 
 from __future__ import annotations
 
+import inspect
 import io
+import json
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +14,7 @@ from PIL import Image
 
 import framework as mx
 from framework import recordio
-from framework.io import DataIterError, ImageRecordIter
+from framework.io import DataIterError, ImageRecordIter, det_record_iter, image_record_iter
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "mxnet_1_9_1" / "image"
 REC, LST = str(DATA / "images.rec"), str(DATA / "images.lst")
@@ -103,3 +105,15 @@ def test_chunked_shuffle_reads_whole_chunks_in_a_random_order(tmp_path):
     assert len(chunk_orders) > 1  # and the chunk order changes between epochs
     with pytest.raises(DataIterError, match="shuffle_chunk_size must be >= 0"):
         ImageRecordIter(shuffle=True, shuffle_chunk_size=-1, **args)
+
+
+@pytest.mark.parametrize(
+    "name", ["ImageRecordIter", "ImageRecordIter_v1", "ImageRecordUInt8Iter", "ImageDetRecordIter"]
+)
+def test_every_documented_mxnet_parameter_is_taken(name):
+    documented = json.loads((DATA.parent / "image_det" / "iterator_params.json").read_text())[name]
+    assert len(documented) > 30
+    module = det_record_iter if name == "ImageDetRecordIter" else image_record_iter
+    cls = mx.io.ImageDetRecordIter if name == "ImageDetRecordIter" else ImageRecordIter
+    taken = set(inspect.signature(cls).parameters) | set(module.KEYWORDS)
+    assert [p for p in documented if p not in taken] == []

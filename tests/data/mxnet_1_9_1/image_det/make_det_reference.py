@@ -11,7 +11,8 @@ It writes into OUT_DIR (default: this folder):
   (``obj = [class, xmin, ymin, xmax, ymax]``); the ``.lst`` refers to ``../image/images/``;
 - ``det_reference.npz``: ImageDetIter batches (data, label, pad) for deterministic pipelines and
   for seeded random ones (the crop/pad proposals come from Python's ``random``), ``copyMakeBorder``
-  outputs, and ImageDetRecordIter batches with deterministic settings.
+  outputs, and ImageDetRecordIter batches with deterministic settings;
+- ``iterator_params.json``: the parameter names MXNet's record iterators document.
 
 tests/image/test_det_mxnet_reference.py runs the same functions with MXLab (``import framework as mx``).
 """
@@ -19,8 +20,10 @@ tests/image/test_det_mxnet_reference.py runs the same functions with MXLab (``im
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import random
+import re
 import sys
 from types import ModuleType
 
@@ -214,6 +217,18 @@ def run_record_params(mx: ModuleType, out: str, arrays: dict) -> None:
     os.remove(relabel)
 
 
+ITERATORS = ("ImageRecordIter", "ImageRecordIter_v1", "ImageDetRecordIter", "ImageRecordUInt8Iter")
+
+
+def iterator_parameters(mx: ModuleType) -> dict[str, list[str]]:
+    """The parameter names each C++ record iterator's docstring lists (MXNet generates it from the C++ params)."""
+    names = {}
+    for iterator in ITERATORS:
+        doc = getattr(mx.io, iterator).__doc__
+        names[iterator] = re.findall(r"^(\w+) : ", doc, re.MULTILINE)
+    return names
+
+
 def main(mx: ModuleType) -> None:
     out = sys.argv[1] if len(sys.argv) > 1 else HERE
     write_inputs(mx, out)
@@ -224,6 +239,9 @@ def main(mx: ModuleType) -> None:
     run_record_variants(mx, arrays)
     run_record_params(mx, out, arrays)
     np.savez_compressed(os.path.join(out, "det_reference.npz"), **arrays)
+    with open(os.path.join(out, "iterator_params.json"), "w") as f:
+        json.dump(iterator_parameters(mx), f, indent=1, sort_keys=True)
+        f.write("\n")
 
 
 if __name__ == "__main__":
