@@ -134,3 +134,4 @@ def test_the_script_reproduces_the_committed_data(tmp_path):
         assert sorted(fresh.files) == sorted(committed.files)
         for key in committed.files:
             np.testing.assert_array_equal(fresh[key], committed[key], err_msg=key)
+    assert (tmp_path / "iterator_params.json").read_text() == (DATA / "iterator_params.json").read_text()
