@@ -1,12 +1,9 @@
 """``ImageDetIter``: batches of images with their object boxes, for detection networks.
 
-A detection label, as packed in a ``.rec`` header or written in a ``.lst`` line, is flat::
-
-    header_width, object_width, [more header...], obj0 (object_width values), obj1, ...
-
-with ``header_width >= 2`` counting the header's own values and each object at least
-``[class, xmin, ymin, xmax, ymax]`` (corners as fractions of the image size). The iterator
-parses it into an ``(objects, object_width)`` array, runs the detection augmenters
+A detection label, as packed in a ``.rec`` header or written in a ``.lst`` line, is one flat
+array: a header (its width, the object width, ...) and then the objects, each at least
+``[class, xmin, ymin, xmax, ymax]`` (the layout is :mod:`framework.io.det_label`'s). The
+iterator parses it into an ``(objects, object_width)`` array, runs the detection augmenters
 (:mod:`framework.image.det_augmenters`) on image and boxes together, and writes each image's
 objects into a ``(batch, max_objects, object_width)`` label padded with rows of -1.
 ``max_objects`` is the largest object count in the data (one pass over the labels when the
