@@ -264,12 +264,16 @@ class ImageIter(DataIter):
                 raise
         return i
 
+    def new_label_batch(self) -> np.ndarray:
+        """The label array a batch starts from (zeros; a detection iterator pads with -1)."""
+        return np.zeros(self.provide_label[0].shape, dtype=np.float32)
+
     def next(self) -> DataBatch:
         if self._held is not None:
             data, label, filled = self._held
         else:
             data = np.zeros((self.batch_size, *self.data_shape), dtype=self.dtype)
-            label = np.zeros(self.provide_label[0].shape, dtype=np.float32)
+            label = self.new_label_batch()
             filled = self._fill(data, label)
         pad = self.batch_size - filled
         if pad:

@@ -49,6 +49,12 @@ OpenCV's fixed-point arithmetic (:func:`framework.io.pixels.resize_bilinear`), s
 the other ``inter_method`` values use Pillow's filters, which differ from OpenCV's; 9 picks
 per resize (bicubic to enlarge, area to shrink, else bilinear) and 10 one of 0-4 per image.
 
+``mean_img`` names a file holding a mean image, subtracted instead of the per-channel means
+(computed over the part's records and saved when the file is absent); ``path_imglist`` takes
+the labels from a ``.lst`` by record id (:mod:`framework.io.label_list`); with ``shuffle``,
+``shuffle_chunk_size`` (MB) reads the file a whole chunk at a time, the chunks in a random
+order drawn with ``shuffle_chunk_seed``.
+
 ``num_parts`` / ``part_index`` split the file as MXNet's readers do: with an index file by
 record count (``ceil(n / num_parts)`` records per part), without one by byte ranges of
 ``ceil(size / num_parts)`` rounded up to 4 (a part holds the records that start in its
@@ -71,7 +77,7 @@ import numpy as np
 
 from .. import recordio
 from ..context import Context, current_context
-from ..ndarray import empty
+from ..ndarray import array, empty, load, save
 from .base import (
     DataBatch,
     DataDesc,
@@ -85,20 +91,30 @@ from .base import (
 )
 from .image_aug import DEFAULTS as AUGMENTATION_DEFAULTS
 from .image_aug import AugmentError, ExtraAugmentation
+from .label_list import read_label_list
 from .pixels import AUTO_INTER, INTER_METHODS, RANDOM_INTER, pillow_filter, resize_with
 from .record_augmenter import MODES, RecordAugmenter
 
 _END = object()
-DTYPES = ("float32", "float16", "float64", "uint8")
-# MXNet parameters this iterator accepts but does not implement (any non-default value is an error)
-UNSUPPORTED = {
-    "path_imglist": "",
-    "aug_seq": "aug_default",
-    "mean_img": "",
-    "shuffle_chunk_size": 0,
-}
-# MXNet parameters about devices and chunked shuffling, which have no effect here
-IGNORED = ("device_id", "shuffle_chunk_seed")
+DTYPES = ("float32", "float16", "float64", "uint8", "int8")
+# MXNet parameters about devices, which have no effect here
+IGNORED = ("device_id",)
+# the MXNet parameters taken through **kwargs (the others are named in the signature)
+KEYWORDS = (*IGNORED, *AUGMENTATION_DEFAULTS)
+# the augmenter sequences MXNet 1.9.1 registers: this iterator's and ImageDetRecordIter's
+AUG_SEQUENCES = {"ImageRecordIter": "aug_default", "ImageDetRecordIter": "det_aug_default"}
+MEAN_IMG_KEY = "mean_img"  # the name the mean image is saved under, as MXNet does
+
+
+def check_aug_seq(api: str, aug_seq: str) -> None:
+    """``aug_seq`` names augmenter sequences; MXNet 1.9.1 registers one per record iterator."""
+    names = [name.strip() for name in str(aug_seq).split(",") if name.strip()]
+    expected = AUG_SEQUENCES[api]
+    if names != [expected]:
+        raise DataIterError(
+            f"{api}: aug_seq={aug_seq!r}: the augmenters MXNet 1.9.1 registers are 'aug_default' "
+            f"(ImageRecordIter) and 'det_aug_default' (ImageDetRecordIter); this iterator takes {expected!r}"
+        )
 
 
 def partition(offsets: list[int], file_size: int, num_parts: int, part_index: int, indexed: bool) -> list[int]:
@@ -262,14 +278,17 @@ class ImageRecordIter(PreparedBatchIter):
         label_name: str = "softmax_label",
         verbose: bool = True,
         ctx: Context | str | None = None,
+        path_imglist: str = "",
+        mean_img: str = "",
+        aug_seq: str = "aug_default",
+        shuffle_chunk_size: int = 0,
+        shuffle_chunk_seed: int = 0,
         **kwargs: Any,
     ) -> None:
         batch_size = check_batch_size("ImageRecordIter", batch_size)
         super().__init__(batch_size)
-        for name, value in kwargs.items():
-            if name in UNSUPPORTED and value != UNSUPPORTED[name]:
-                raise DataIterError(f"ImageRecordIter: {name}={value!r} is not implemented in MXLab")
-        ignore_unknown("ImageRecordIter", kwargs, (*UNSUPPORTED, *IGNORED, *AUGMENTATION_DEFAULTS))
+        ignore_unknown("ImageRecordIter", kwargs, KEYWORDS)
+        check_aug_seq("ImageRecordIter", aug_seq)
         data_shape = tuple(int(d) for d in data_shape)
         if len(data_shape) != 3 or data_shape[0] not in MODES or min(data_shape) <= 0:
             raise DataIterError(
@@ -306,17 +325,8 @@ class ImageRecordIter(PreparedBatchIter):
         self.ctx = ctx if isinstance(ctx, Context) else current_context()
         self._np_dtype = np.dtype(dtype)
 
-        size = recordio._file_size(self.path_imgrec)
-        if self.path_imgidx:
-            offsets = read_index_offsets(self.path_imgidx)
-        else:
-            offsets = recordio.scan_record_offsets(self.path_imgrec)
-        self._records = partition(offsets, size, num_parts, part_index, bool(self.path_imgidx))
-        if not self._records:
-            raise DataIterError(
-                f"ImageRecordIter: part {part_index} of {num_parts} of {self.path_imgrec!r} holds no records "
-                f"({len(offsets)} records in the file)"
-            )
+        self._records = self._part_records(num_parts, part_index)
+        self._set_chunk_shuffle(shuffle_chunk_size, shuffle_chunk_seed)
         params = dict(
             resize=int(resize),
             rand_crop=bool(rand_crop),
@@ -342,19 +352,105 @@ class ImageRecordIter(PreparedBatchIter):
             )
         except AugmentError as err:
             raise DataIterError(f"ImageRecordIter: {err}") from None
+        if path_imglist:
+            params["label_map"] = read_label_list(os.fspath(path_imglist), self.label_width, "ImageRecordIter")
+        if mean_img:
+            params["mean_img"] = self._mean_image(os.fspath(mean_img), params)
         self._augment = RecordAugmenter(self.path_imgrec, data_shape, self.label_width, params)
         label_shape = (batch_size,) if self.label_width == 1 else (batch_size, self.label_width)
         self.provide_data = [DataDesc(data_name, (batch_size, *data_shape), self._np_dtype.type)]
         self.provide_label = [DataDesc(label_name, label_shape, np.float32)]
+        self._start_workers(verbose)
+
+    # ---------------------------------------------------------------- setup shared with ImageDetRecordIter
+    def _part_records(self, num_parts: int, part_index: int) -> list[int]:
+        """The byte offsets of the records of this iterator's part of ``path_imgrec``."""
+        size = recordio._file_size(self.path_imgrec)
+        if self.path_imgidx:
+            offsets = read_index_offsets(self.path_imgidx)
+        else:
+            offsets = recordio.scan_record_offsets(self.path_imgrec)
+        records = partition(offsets, size, num_parts, part_index, bool(self.path_imgidx))
+        if not records:
+            raise DataIterError(
+                f"{type(self).__name__}: part {part_index} of {num_parts} of {self.path_imgrec!r} holds no records "
+                f"({len(offsets)} records in the file)"
+            )
+        return records
+
+    def _set_chunk_shuffle(self, chunk_mb: int, chunk_seed: int) -> None:
+        """With ``shuffle`` and ``shuffle_chunk_size`` (MB): cut the part into chunks of that many bytes."""
+        if chunk_mb < 0:
+            raise DataIterError(f"{type(self).__name__}: shuffle_chunk_size must be >= 0 (MB), got {chunk_mb}")
+        self._chunks: np.ndarray | None = None
+        if chunk_mb and self.shuffle:
+            offsets = np.asarray(self._records, dtype=np.int64)
+            self._chunks = (offsets - offsets[0]) // (int(chunk_mb) << 20)
+            self._chunk_rng = np.random.RandomState(int(chunk_seed))
+
+    def _epoch_order(self) -> np.ndarray:
+        """The record order of a shuffled epoch: a permutation, or with chunks the chunks in a random
+        order and each chunk's records permuted (a file read a chunk at a time, as MXNet's chunked shuffle)."""
+        order = self._shuffle_rng.permutation(len(self._records))
+        if self._chunks is None:
+            return order
+        rank = self._chunk_rng.permutation(int(self._chunks.max()) + 1)  # the position of each chunk
+        return order[np.argsort(rank[self._chunks[order]], kind="stable")]
+
+    def _unrandom_augmenter(self, params: dict[str, Any]) -> Any:
+        """The per-record work for the mean image: the pipeline without its random crop and mirror.
+
+        MXNet averages the images as its pipeline outputs them, normalisation (``mean_*``,
+        ``std_*``, ``scale``) included; the batches then subtract this mean image.
+        """
+        plain = dict(params, rand_crop=False, rand_mirror=False, dtype="float32")
+        return RecordAugmenter(self.path_imgrec, self.data_shape, self.label_width, plain)
+
+    def _mean_image(self, path: str, params: dict[str, Any]) -> np.ndarray:
+        """The (C, H, W) mean image from ``path``; when the file is absent, computed over this part's
+        records and saved there, as MXNet does (centre crop, no random mirror; other augmentations
+        with one fixed draw for every image)."""
+        if os.path.isfile(path):
+            try:
+                loaded = load(path)
+            except Exception as err:
+                raise DataIterError(f"{type(self).__name__}: mean_img {path!r} cannot be read: {err}") from None
+            if not isinstance(loaded, dict) or MEAN_IMG_KEY not in loaded:
+                raise DataIterError(f"{type(self).__name__}: mean_img {path!r} holds no array named {MEAN_IMG_KEY!r}")
+            mean = loaded[MEAN_IMG_KEY].asnumpy().astype(np.float32)
+            if mean.shape != self.data_shape:
+                raise DataIterError(
+                    f"{type(self).__name__}: mean_img {path!r} has shape {mean.shape}, data_shape is {self.data_shape}"
+                )
+            return mean
+        augment = self._unrandom_augmenter(params)
+        total = np.zeros(self.data_shape, dtype=np.float64)
+        image = np.empty(self.data_shape, dtype=np.float32)
+        no_randoms = np.zeros(4 if augment.needs_seed else 3)  # the other augmentations with one fixed draw
+        with open(self.path_imgrec, "rb") as f:
+            for offset in self._records:
+                f.seek(offset)
+                augment(recordio.read_record(f, self.path_imgrec), offset, no_randoms, image)
+                total += image
+        mean = (total / len(self._records)).astype(np.float32)
+        save(path, {MEAN_IMG_KEY: array(mean)})
+        logging.getLogger(__name__).info(
+            "%s: saved the mean image of %d images to %s", type(self).__name__, len(self._records), path
+        )
+        return mean
+
+    def _start_workers(self, verbose: bool) -> None:
+        """Start the decoding pool and the first epoch (``_records``, ``_augment`` and the shapes are set)."""
         if verbose:
             logging.getLogger(__name__).info(
-                "ImageRecordIter: %s, %d records in this part, %d decoding threads",
+                "%s: %s, %d records in this part, %d decoding threads",
+                type(self).__name__,
                 self.path_imgrec,
                 len(self._records),
                 self.preprocess_threads,
             )
         self._pool = ThreadPoolExecutor(
-            max_workers=self.preprocess_threads, thread_name_prefix=f"ImageRecordIter-{id(self):x}"
+            max_workers=self.preprocess_threads, thread_name_prefix=f"{type(self).__name__}-{id(self):x}"
         )
         self._shuffle_rng = np.random.RandomState(self.seed)
         self._epoch = 0
@@ -366,7 +462,7 @@ class ImageRecordIter(PreparedBatchIter):
     # ---------------------------------------------------------------- epochs
     def _start_epoch(self, start: int) -> None:
         if start == 0 and self.shuffle:
-            self._order = self._shuffle_rng.permutation(len(self._records))
+            self._order = self._epoch_order()
         self._plan = plan_epoch(len(self._records), self.batch_size, self.round_batch, start, "ImageRecordIter")
         self._served = 0
         self._loader = _Loader(self, self._plan, self._epoch)

@@ -20,6 +20,26 @@ from .pixels import RANDOM_INTER, concrete_inter_method, pillow_filter, resize_b
 MODES = {1: "L", 3: "RGB", 4: "RGBA"}
 
 
+def decode_record_image(payload: bytes, mode: str, max_pixels: int, where: str, offset: int) -> np.ndarray:
+    """Decode a record's image into HWC (or HW for ``mode='L'``) uint8 pixels, naming the record on failure.
+
+    The size the header declares is checked against ``max_pixels`` before decoding; gray images
+    are decoded as RGB and converted with OpenCV's weights, as MXNet does.
+    """
+    try:
+        img = recordio.open_image(payload, max_pixels)
+        img.load()
+        target = "RGB" if mode == "L" else mode
+        if img.mode != target:
+            img = img.convert(target)
+    except recordio.ImageTooLargeError as err:
+        raise DataIterError(f"{where}, record at byte offset {offset}: {err}") from None
+    except Exception as err:
+        raise DataIterError(f"{where}, record at byte offset {offset}: cannot decode the image: {err}") from None
+    pixels = np.asarray(img)
+    return rgb_to_gray(pixels) if mode == "L" else pixels
+
+
 class RecordAugmenter:
     """The per-image work: unpack, check the label, decode, resize, crop, mirror, normalise."""
 
@@ -34,9 +54,13 @@ class RecordAugmenter:
         self.mirror = p["mirror"]
         self.inter_method = p["inter_method"]
         self.normalize = p["dtype"] != "uint8"
+        self.saturate = p["dtype"] == "int8"  # minus the mean, rounded and clipped to [-128, 127]
         means = [p["mean_r"], p["mean_g"], p["mean_b"], p["mean_a"]][: self.channels]
         stds = [p["std_r"], p["std_g"], p["std_b"], p["std_a"]][: self.channels]
-        self.mean = np.array(means, dtype=np.float32).reshape(-1, 1, 1)
+        # a mean image (C, H, W) from mean_img replaces the per-channel means
+        mean_img = p.get("mean_img")
+        self.mean = np.array(means, dtype=np.float32).reshape(-1, 1, 1) if mean_img is None else mean_img
+        self.label_map: dict[int, np.ndarray] | None = p.get("label_map")
         # MXNet multiplies by scale / std, computed once per channel in float32
         self.mult = np.float32(p["scale"]) / np.array(stds, dtype=np.float32).reshape(-1, 1, 1)
         self.max_pixels = p["max_decoded_pixels"]
@@ -44,6 +68,14 @@ class RecordAugmenter:
         self.extra: ExtraAugmentation = p["extra"]
 
     def label_of(self, header: Any, offset: int) -> Any:
+        if self.label_map is not None:  # path_imglist: the label of the line with the record's index
+            label = self.label_map.get(int(header.id))
+            if label is None:
+                raise DataIterError(
+                    f"ImageRecordIter: {self.path}, record at byte offset {offset}: image index {header.id} "
+                    "is not in path_imglist"
+                )
+            return label[0] if self.label_width == 1 else label
         if header.flag > 0:
             if header.flag != self.label_width:
                 raise DataIterError(
@@ -65,21 +97,7 @@ class RecordAugmenter:
         except recordio.RecordIOError as err:
             raise DataIterError(f"ImageRecordIter: {self.path}, record at byte offset {offset}: {err}") from None
         label = self.label_of(header, offset)
-        try:
-            img = recordio.open_image(payload, self.max_pixels)  # the size is checked before decoding
-            img.load()
-            target = "RGB" if self.mode == "L" else self.mode
-            if img.mode != target:
-                img = img.convert(target)
-        except recordio.ImageTooLargeError as err:
-            raise DataIterError(f"ImageRecordIter: {self.path}, record at byte offset {offset}: {err}") from None
-        except Exception as err:
-            raise DataIterError(
-                f"ImageRecordIter: {self.path}, record at byte offset {offset}: cannot decode the image: {err}"
-            ) from None
-        pixels = np.asarray(img)
-        if self.mode == "L":  # decoded as RGB, converted with OpenCV's weights
-            pixels = rgb_to_gray(pixels)
+        pixels = decode_record_image(payload, self.mode, self.max_pixels, f"ImageRecordIter: {self.path}", offset)
         if self.extra.active:
             return self._augmented(pixels, header, offset, randoms, out, label)
         src_h, src_w = h, w = pixels.shape[:2]
@@ -145,7 +163,11 @@ class RecordAugmenter:
         if self.mirror or (self.rand_mirror and randoms[2] < 0.5):
             crop = crop[:, ::-1]
         chw = crop[None] if crop.ndim == 2 else crop.transpose(2, 0, 1)
-        if self.normalize:
+        if self.saturate:
+            values = chw - self.mean  # MXNet's int8 output subtracts the mean only (no std, scale or jitter)
+            np.clip(np.rint(values), -128, 127, out=values)
+            out[...] = values
+        elif self.normalize:
             np.subtract(chw, self.mean, out=out)
             out *= self.mult if contrast == 1.0 else self.mult * np.float32(contrast)
             if illumination:

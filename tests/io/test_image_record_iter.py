@@ -295,8 +295,8 @@ def test_bad_arguments_are_named():
         ImageRecordIter(data_shape=(2, 8, 8), **common)
     with pytest.warns(UserWarning, match=r"ImageRecordIter: ignoring keyword\(s\) colour"):
         ImageRecordIter(data_shape=(3, 8, 8), colour=1, **common).close()
-    with pytest.raises(DataIterError, match=r"mean_img='mean.bin' is not implemented"):
-        ImageRecordIter(data_shape=(3, 8, 8), mean_img="mean.bin", **common)
+    with pytest.raises(DataIterError, match=r"path_imglist: file not found: 'no.lst'"):
+        ImageRecordIter(data_shape=(3, 8, 8), path_imglist="no.lst", **common)
     with pytest.raises(DataIterError, match=r"max_rotate_angle must be >= 0, got -10"):
         ImageRecordIter(data_shape=(3, 8, 8), max_rotate_angle=-10, **common)
     with pytest.raises(DataIterError, match=r"part_index must be in \[0, 2\), got 5"):
