@@ -19,6 +19,7 @@ from . import (
     methods,  # noqa: F401 - installs NDArray's operator methods (a + b, x.reshape, ...)
     op,
     random,
+    utils,
 )
 from .creation import arange, full, ones, zeros
 from .functions import (
@@ -40,6 +41,7 @@ from .functions import (
 )
 from .imperative import invoke
 from .io import load, load_frombuffer, save, save_tobuffer
+from .legacy_imdecode import imdecode
 from .namespace import OperatorNamespace
 from .ndarray import NDArray, array, empty, normalize_dtype, waitall
 from .ufunc import (
@@ -65,6 +67,16 @@ for _name, _wrapper in contrib_updates.WRAPPERS.items():  # MXNet's Python front
 linalg = OperatorNamespace("mx.nd.linalg", "_linalg_")
 image = OperatorNamespace("mx.nd.image", "_image_")
 _internal = OperatorNamespace("mx.nd._internal", "")
+
+# MXNet generates its operator functions into modules named gen_<prefix>; scripts sometimes
+# import them directly. They are the same functions as above (gen_contrib without the
+# hand-written AdamW/LAMB front ends that mx.nd.contrib puts over the raw operators).
+gen_op = op
+gen_contrib = OperatorNamespace("mx.nd.gen_contrib", "_contrib_")
+gen_linalg = linalg
+gen_image = image
+gen_random = OperatorNamespace("mx.nd.gen_random", "_random_")
+gen__internal = _internal
 
 
 def __getattr__(name: str) -> Any:
@@ -101,6 +113,7 @@ __all__ = [
     "from_dlpack",
     "from_numpy",
     "histogram",
+    "imdecode",
     "linspace",
     "logical_and",
     "logical_or",
@@ -123,6 +136,7 @@ __all__ = [
     "random",
     "save",
     "save_tobuffer",
+    "utils",
     "waitall",
     "zeros",
 ]

@@ -47,6 +47,15 @@ contrib = SymbolNamespace("mx.sym.contrib", "_contrib_")
 linalg = SymbolNamespace("mx.sym.linalg", "_linalg_")
 image = SymbolNamespace("mx.sym.image", "_image_")
 
+# MXNet's generated operator modules (gen_<prefix>), which scripts sometimes import directly:
+# the same symbol functions as the namespaces above.
+gen_op = op
+gen_contrib = contrib
+gen_linalg = linalg
+gen_image = image
+gen_random = SymbolNamespace("mx.sym.gen_random", "_random_")
+gen__internal = _internal
+
 
 def __getattr__(name: str) -> Any:
     function = lookup(name)  # AttributeError for unknown names
