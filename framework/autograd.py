@@ -24,7 +24,6 @@ from .operator.gradient_pass import build_gradient
 from .operator.kernel import Req
 from .operator.node import Entry, Node, NodeAttrs, topo_sort, variable
 from .operator.registry import OpDef
-from .symbol.symbol import Symbol
 
 _names = itertools.count()
 #: Gradient buffers written by ``backward`` and not yet consumed (MXNet's ``NDArray._fresh_grad``,
@@ -285,29 +284,6 @@ def grad(
     return results
 
 
-# ---------------------------------------------------------------------- the computation as a symbol
-def get_symbol(x: NDArray) -> Symbol:
-    """The recorded computation that produced ``x``, as a Symbol (its leaves become variables).
-
-    The tape and a symbol share one node representation, so this copies the recorded nodes
-    without their arrays: the copy can be printed, saved as JSON or bound like any symbol.
-    """
-    if not isinstance(x, NDArray):
-        raise AutogradError(f"get_symbol: expected an NDArray, got {type(x).__name__}")
-    if x._entry is None:
-        raise AutogradError("get_symbol: the array was not computed inside autograd.record()")
-    copies: dict[int, Node] = {}
-    for node in topo_sort([x._entry]):
-        if node.op is _FUNCTION:
-            raise AutogradError("get_symbol: the history holds an autograd.Function, which has no symbol form")
-        if node.is_variable:
-            copies[node.id] = variable(node.name)
-            continue
-        attrs = NodeAttrs(node.name, node.op, node.attrs.parsed, dict(node.attrs.extra))
-        copies[node.id] = Node(node.op, attrs, [Entry(copies[e.node.id], e.index) for e in node.inputs])
-    return Symbol([Entry(copies[x._entry.node.id], x._entry.index)])
-
-
 # ---------------------------------------------------------------------- user-defined differentiable functions
 # A Function call is recorded as one tape node of operator _FUNCTION; its gradient is one node
 # of _FUNCTION_BACKWARD that hands the output gradients to the user's ``backward``. Neither is
@@ -322,6 +298,11 @@ def _function_gradient(node: Node, out_grads: list[Entry]) -> list[Entry | None]
 _FUNCTION = OpDef("_CustomFunction").set_num_outputs(lambda attrs: int(attrs.extra["num_outputs"]))
 _FUNCTION.set_gradient(_function_gradient)
 _FUNCTION_BACKWARD = OpDef("_backward_CustomFunction").set_num_outputs(lambda attrs: int(attrs.extra["num_inputs"]))
+
+
+def is_custom_function(node: Node) -> bool:
+    """Whether a tape node is an :class:`Function` call (it has no operator outside the tape)."""
+    return node.op is _FUNCTION
 
 
 def _run_function_backward(node: Node, out_grads: list[NDArray]) -> list[NDArray]:

@@ -33,6 +33,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "framework/shape_mode",
             "framework/atomic_file",
             "framework/libinfo",
+            "framework/log",
+            "framework/registry",
         ),
     ),
     (
@@ -66,6 +68,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "framework/lr_scheduler",
             "framework/callback",
             "framework/recordio",
+            "framework/legacy_imdecode",
             "framework/custom_op",
             "framework/library",
             "framework/test_utils",

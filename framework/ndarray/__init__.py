@@ -41,7 +41,6 @@ from .functions import (
 )
 from .imperative import invoke
 from .io import load, load_frombuffer, save, save_tobuffer
-from .legacy_imdecode import imdecode
 from .namespace import OperatorNamespace
 from .ndarray import NDArray, array, empty, normalize_dtype, waitall
 from .ufunc import (
@@ -113,7 +112,6 @@ __all__ = [
     "from_dlpack",
     "from_numpy",
     "histogram",
-    "imdecode",
     "linspace",
     "logical_and",
     "logical_or",

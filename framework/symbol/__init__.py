@@ -18,7 +18,7 @@ from typing import Any
 
 from .. import operator as _operators  # noqa: F401 - registers the built-in operators
 from ..operator import registry as _registry
-from . import attribute, naming, random
+from . import attribute, from_autograd, naming, random  # noqa: F401 - from_autograd: mx.autograd.get_symbol
 from .attribute import AttrScope
 from .errors import NotImplementedForSymbol, SymbolError, SymbolTypeError
 from .functions import (

@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 import framework as mx
-from framework.ndarray.legacy_imdecode import ImdecodeError
+from framework.legacy_imdecode import ImdecodeError
 
 
 def test_generated_modules_hold_the_same_functions():

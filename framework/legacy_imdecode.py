@@ -4,7 +4,8 @@ Unlike ``mx.image.imdecode`` (height x width x channels, uint8, RGB), this one w
 decoded pixels channel-first as numbers, in the decoder's own BGR order, optionally cut to
 a rectangle and with a mean image subtracted: the layout a CHW network input wants. With a
 4-D ``out`` it fills the batch slot ``out[index]``. It decodes with the same Pillow-based
-decoder as ``mx.image`` and ``mx.recordio`` (:func:`framework.recordio.decode_image`).
+decoder as ``mx.image`` and ``mx.recordio`` (:func:`framework.recordio.decode_image`), which
+sits above NDArray in the layers, so ``framework/__init__.py`` attaches it to ``mx.nd``.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import recordio
-from ..base import MXLabError
+from . import recordio
+from .base import MXLabError
 from .ndarray import NDArray, array
 
 
