@@ -15,6 +15,7 @@ from typing import Any
 from .. import operator as _operators  # noqa: F401 - registers the built-in operators
 from ..operator import registry as _registry
 from . import (
+    contrib_functions,
     contrib_updates,
     methods,  # noqa: F401 - installs NDArray's operator methods (a + b, x.reshape, ...)
     op,
@@ -61,8 +62,8 @@ from .ufunc import (
 )
 
 contrib = OperatorNamespace("mx.nd.contrib", "_contrib_")
-for _name, _wrapper in contrib_updates.WRAPPERS.items():  # MXNet's Python front ends of AdamW/LAMB
-    setattr(contrib, _name, _wrapper)
+for _name, _wrapper in {**contrib_updates.WRAPPERS, **contrib_functions.FUNCTIONS}.items():
+    setattr(contrib, _name, _wrapper)  # MXNet's hand-written contrib functions, over the operators
 linalg = OperatorNamespace("mx.nd.linalg", "_linalg_")
 image = OperatorNamespace("mx.nd.image", "_image_")
 _internal = OperatorNamespace("mx.nd._internal", "")

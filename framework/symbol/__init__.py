@@ -18,7 +18,7 @@ from typing import Any
 
 from .. import operator as _operators  # noqa: F401 - registers the built-in operators
 from ..operator import registry as _registry
-from . import attribute, from_autograd, naming, random  # noqa: F401 - from_autograd: mx.autograd.get_symbol
+from . import attribute, contrib_functions, from_autograd, naming, random  # noqa: F401 - from_autograd: mx.autograd.get_symbol
 from .attribute import AttrScope
 from .errors import NotImplementedForSymbol, SymbolError, SymbolTypeError
 from .functions import (
@@ -44,13 +44,15 @@ from .symbol import Group, Symbol, Variable, load, load_json, var
 _internal = SymbolNamespace("mx.sym._internal", "")
 op = SymbolNamespace("mx.sym.op", "")
 contrib = SymbolNamespace("mx.sym.contrib", "_contrib_")
+for _name, _function in contrib_functions.FUNCTIONS.items():  # MXNet's hand-written contrib functions
+    setattr(contrib, _name, _function)
 linalg = SymbolNamespace("mx.sym.linalg", "_linalg_")
 image = SymbolNamespace("mx.sym.image", "_image_")
 
 # MXNet's generated operator modules (gen_<prefix>), which scripts sometimes import directly:
 # the same symbol functions as the namespaces above.
 gen_op = op
-gen_contrib = contrib
+gen_contrib = SymbolNamespace("mx.sym.gen_contrib", "_contrib_")  # the operators only
 gen_linalg = linalg
 gen_image = image
 gen_random = SymbolNamespace("mx.sym.gen_random", "_random_")

@@ -72,3 +72,54 @@ def test_imdecode_errors_name_the_problem():
         mx.nd.imdecode(_png(), out=mx.nd.zeros((60,)))
     with pytest.raises(ImdecodeError, match="cannot decode"):
         mx.nd.imdecode(b"not an image")
+
+
+# ---------------------------------------------------------------------- hand-written contrib functions
+def test_isfinite_isinf_isnan_mark_elements():
+    x = mx.nd.array([1.0, float("inf"), -float("inf"), float("nan")])
+    assert mx.nd.contrib.isfinite(x).asnumpy().tolist() == [1, 0, 0, 0]
+    assert mx.nd.contrib.isinf(x).asnumpy().tolist() == [0, 1, 1, 0]
+    assert mx.nd.contrib.isnan(x).asnumpy().tolist() == [0, 0, 0, 1]
+    with pytest.raises(TypeError):
+        mx.nd.contrib.isnan()  # data is required, as in MXNet
+
+
+def test_rand_zipfian_draws_log_uniform_classes_and_their_expected_counts():
+    mx.random.seed(3)
+    true_classes = mx.nd.array([0, 3, 9])
+    sampled, expected_true, expected_sampled = mx.nd.contrib.rand_zipfian(true_classes, 4000, 10)
+    draws = sampled.asnumpy()
+    assert sampled.dtype == np.int64 and draws.min() >= 0 and draws.max() <= 9
+    probabilities = np.log((np.arange(10) + 2) / (np.arange(10) + 1)) / np.log(11)
+    np.testing.assert_allclose(probabilities.sum(), 1.0)
+    frequencies = np.bincount(draws, minlength=10) / len(draws)
+    np.testing.assert_allclose(frequencies, probabilities, atol=0.03)  # class 0 is ~29%, class 9 ~4%
+    np.testing.assert_allclose(expected_true.asnumpy(), 4000 * probabilities[[0, 3, 9]])
+    np.testing.assert_allclose(expected_sampled.asnumpy(), 4000 * probabilities[draws])
+    with pytest.raises(mx.MXNetError, match="num_sampled must be a positive integer"):
+        mx.nd.contrib.rand_zipfian(true_classes, 0, 10)
+
+
+def test_symbolic_rand_zipfian_has_the_same_shapes():
+    outputs = mx.sym.Group(list(mx.sym.contrib.rand_zipfian(mx.sym.var("c"), 5, 10)))
+    sampled, expected_true, expected_sampled = outputs.eval(ctx=mx.cpu(), c=mx.nd.array([0, 3, 9]))
+    assert (sampled.shape, expected_true.shape, expected_sampled.shape) == ((5,), (3,), (5,))
+    assert 0 <= sampled.asnumpy().min() and sampled.asnumpy().max() < 10
+
+
+def test_adamw_front_ends_take_mxnets_arguments_imperatively_and_symbolically():
+    def state():
+        return mx.nd.ones((2,)), mx.nd.zeros((2,)), mx.nd.zeros((2,))
+
+    weight, mean, var = state()
+    out = mx.nd.zeros((2,))
+    returned = mx.nd.contrib.adamw_update(weight, mx.nd.ones((2,)), mean, var, 0.5, lr=0.1, eta=1.0, wd=0.01, out=out)
+    assert returned is out and mean.asnumpy().tolist() == pytest.approx([0.05, 0.05])
+    step = mx.sym.contrib.adamw_update(
+        mx.sym.var("w"), mx.sym.var("g"), mx.sym.var("m"), mx.sym.var("v"), 0.5, lr=0.1, eta=1.0, wd=0.01
+    )
+    assert step.list_auxiliary_states() == ["m", "v"]  # mutated in place, as in MXNet
+    weight, mean, var = state()
+    executor = step.bind(mx.cpu(), {"w": weight, "g": mx.nd.ones((2,))}, aux_states={"m": mean, "v": var})
+    np.testing.assert_allclose(executor.forward()[0].asnumpy(), out.asnumpy(), rtol=1e-6)
+    np.testing.assert_allclose(mean.asnumpy(), [0.05, 0.05], rtol=1e-6)
