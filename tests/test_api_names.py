@@ -25,6 +25,7 @@ from api_coverage import (
 )
 
 import framework as mx
+from framework.absent import ABSENT
 
 KINDS = {"module", "class", "function", "value"}
 MEMBER_KINDS = {"method", "property", "staticmethod", "classmethod", "attribute"}
@@ -332,3 +333,15 @@ def test_hand_written_functions_have_mxnets_signatures(reference, path, name):
     entry = reference["modules"][path]["names"][name]
     ours = getattr(resolve(mx, path), name)
     assert compare_signatures(entry["signature"]["params"], signature_params(ours)) == []
+
+
+def test_absent_modules_say_why_when_reached_as_attributes():
+    """framework/absent.py gives the reason at run time; the page must list each of its names."""
+    entries = documented_absences()
+    assert [name for name in ABSENT if not is_documented(name, entries)] == []
+    with pytest.raises(AttributeError, match=r"mx\.nd\.sparse is not available in MXLab: sparse storage"):
+        mx.nd.sparse  # noqa: B018
+    with pytest.raises(AttributeError, match=r"mx\.sym\.np is not available in MXLab: MXNet's NumPy"):
+        mx.sym.np  # noqa: B018
+    with pytest.raises(AttributeError, match="module 'mx.nd' has no attribute 'no_such_name'"):
+        mx.nd.no_such_name  # noqa: B018

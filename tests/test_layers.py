@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "base and events",
         (
             "framework/errors",
+            "framework/absent",
             "framework/base",
             "framework/events",
             "framework/config",

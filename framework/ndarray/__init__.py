@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import operator as _operators  # noqa: F401 - registers the built-in operators
+from ..absent import absent_attribute
 from ..operator import registry as _registry
 from . import (
     contrib_functions,
@@ -82,7 +83,7 @@ gen__internal = _internal
 def __getattr__(name: str) -> Any:
     if not name.startswith("_") and _registry.exists(name):
         return getattr(op, name)
-    raise AttributeError(f"module 'mx.nd' has no attribute {name!r}")
+    raise absent_attribute("mx.ndarray", name, shown="mx.nd")
 
 
 def __dir__() -> list[str]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import operator as _operators  # noqa: F401 - registers the built-in operators
+from ..absent import absent_attribute
 from ..operator import registry as _registry
 from . import attribute, contrib_functions, from_autograd, naming, random  # noqa: F401 - from_autograd: mx.autograd.get_symbol
 from .attribute import AttrScope
@@ -60,7 +61,10 @@ gen__internal = _internal
 
 
 def __getattr__(name: str) -> Any:
-    function = lookup(name)  # AttributeError for unknown names
+    try:
+        function = lookup(name)
+    except AttributeError:
+        raise absent_attribute("mx.symbol", name, shown="mx.sym") from None
     globals()[name] = function
     return function
 
