@@ -21,8 +21,10 @@ from . import (
     initializer,
     io,
     kvstore,
+    legacy_imdecode,
     libinfo,
     library,
+    log,
     lr_scheduler,
     metric,
     model,
@@ -34,6 +36,7 @@ from . import (
     profiler,
     random,
     recordio,
+    registry,
     resource,
     rnn,
     runtime,
@@ -50,6 +53,7 @@ from . import kvstore as kv
 from . import module as mod
 from . import monitor as mon
 from . import ndarray as nd
+from . import random as rnd
 from . import symbol as sym
 from . import visualization as viz
 from .backend import num_gpus
@@ -71,6 +75,10 @@ operator.CustomOpError = custom_op.CustomOpError
 operator.register = custom_op.register
 operator.register_custom = custom_op.register
 operator.get_all_registered_operators = custom_op.get_all_registered_operators
+# get_symbol turns the autograd tape into a Symbol, a layer above autograd: reached as in MXNet.
+autograd.get_symbol = symbol.from_autograd.get_symbol
+# MXNet's legacy mx.nd.imdecode decodes with recordio's decoder, which sits above NDArray.
+ndarray.imdecode = legacy_imdecode.imdecode
 # The CachedOp is an executor mechanism (above ndarray), reached as mx.nd.CachedOp as in MXNet.
 ndarray.CachedOp = _cached_op.CachedOp
 
@@ -119,6 +127,7 @@ __all__ = [
     "kvstore",
     "initializer",
     "library",
+    "log",
     "lr_scheduler",
     "metric",
     "mod",
@@ -134,6 +143,8 @@ __all__ = [
     "profiler",
     "random",
     "recordio",
+    "registry",
+    "rnd",
     "resource",
     "rnn",
     "sym",

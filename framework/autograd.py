@@ -56,15 +56,15 @@ def is_training() -> bool:
     return imperative.STATE.training
 
 
-def set_recording(flag: bool) -> bool:
+def set_recording(is_recording: bool) -> bool:
     """Turn recording on or off; returns the previous state."""
-    previous, imperative.STATE.recording = imperative.STATE.recording, bool(flag)
+    previous, imperative.STATE.recording = imperative.STATE.recording, bool(is_recording)
     return previous
 
 
-def set_training(flag: bool) -> bool:
+def set_training(train_mode: bool) -> bool:
     """Set training mode (Dropout, BatchNorm behave accordingly); returns the previous state."""
-    previous, imperative.STATE.training = imperative.STATE.training, bool(flag)
+    previous, imperative.STATE.training = imperative.STATE.training, bool(train_mode)
     return previous
 
 
@@ -207,7 +207,10 @@ def _run_gradient_graph(
         for node in topo_sort(targets):
             if node.is_variable or node.info is not None:  # recorded forward nodes already ran
                 continue
-            outputs = imperative.invoke(node.op, [value_of(e) for e in node.inputs], attrs=node.attrs)
+            if node.op is _FUNCTION_BACKWARD:
+                outputs = _run_function_backward(node, [value_of(e) for e in node.inputs])
+            else:
+                outputs = imperative.invoke(node.op, [value_of(e) for e in node.inputs], attrs=node.attrs)
             for i, out in enumerate(outputs):
                 values[(node.id, i)] = out
     return [None if e is None else value_of(e) for e in grad_entries]
@@ -279,3 +282,92 @@ def grad(
     if not (create_graph if retain_graph is None else retain_graph):
         _free_graph(heads)
     return results
+
+
+# ---------------------------------------------------------------------- user-defined differentiable functions
+# A Function call is recorded as one tape node of operator _FUNCTION; its gradient is one node
+# of _FUNCTION_BACKWARD that hands the output gradients to the user's ``backward``. Neither is
+# in the operator registry: they exist only on the tape, and _run_gradient_graph calls the
+# user's Python code for the backward node instead of invoking an engine operator.
+def _function_gradient(node: Node, out_grads: list[Entry]) -> list[Entry | None]:
+    attrs = NodeAttrs(f"{node.name}_backward", _FUNCTION_BACKWARD, None, node.attrs.extra)
+    backward_node = Node(_FUNCTION_BACKWARD, attrs, list(out_grads))
+    return [Entry(backward_node, i) for i in range(len(node.inputs))]
+
+
+_FUNCTION = OpDef("_CustomFunction").set_num_outputs(lambda attrs: int(attrs.extra["num_outputs"]))
+_FUNCTION.set_gradient(_function_gradient)
+_FUNCTION_BACKWARD = OpDef("_backward_CustomFunction").set_num_outputs(lambda attrs: int(attrs.extra["num_inputs"]))
+
+
+def is_custom_function(node: Node) -> bool:
+    """Whether a tape node is an :class:`Function` call (it has no operator outside the tape)."""
+    return node.op is _FUNCTION
+
+
+def _run_function_backward(node: Node, out_grads: list[NDArray]) -> list[NDArray]:
+    function = node.attrs.extra["function"]
+    with pause():
+        grads = function.backward(*out_grads)
+    grads = [grads] if isinstance(grads, NDArray) else list(grads)
+    expected = int(node.attrs.extra["num_inputs"])
+    if len(grads) != expected or not all(isinstance(g, NDArray) for g in grads):
+        raise AutogradError(
+            f"{type(function).__name__}.backward must return {expected} NDArray(s), one per forward input; "
+            f"got {[type(g).__name__ for g in grads]}"
+        )
+    return grads
+
+
+class Function:
+    """A differentiable function with a hand-written gradient, as MXNet 1.x's ``mx.autograd.Function``.
+
+    Subclass it and define ``forward(*inputs)`` and ``backward(*output_grads)`` on NDArrays;
+    ``backward`` returns one gradient per input. Keep what backward needs with
+    ``save_for_backward(...)``; it is ``self.saved_tensors`` there. Calling the instance runs
+    ``forward`` without recording its inside and, under ``record()``, records the call as one
+    node of the autograd graph: backward then calls your ``backward`` (useful for numerically
+    stable or non-differentiable formulas). An instance keeps the state of one call: make a
+    new instance for each call you differentiate.
+    """
+
+    def __init__(self) -> None:
+        self.saved_tensors: tuple[Any, ...] = ()
+        self._used = False
+
+    def save_for_backward(self, *args: Any) -> None:
+        """Keep ``args`` for ``backward`` (as ``self.saved_tensors``)."""
+        self.saved_tensors = args
+
+    def forward(self, *inputs: NDArray) -> NDArray | tuple[NDArray, ...]:
+        raise NotImplementedError(f"{type(self).__name__} must define forward(*inputs)")
+
+    def backward(self, *output_grads: NDArray) -> NDArray | tuple[NDArray, ...]:
+        raise NotImplementedError(f"{type(self).__name__} must define backward(*output_grads)")
+
+    def __call__(self, *inputs: NDArray) -> NDArray | tuple[NDArray, ...]:
+        for i, array in enumerate(inputs):
+            if not isinstance(array, NDArray):
+                raise AutogradError(f"{type(self).__name__}: input {i} is a {type(array).__name__}, not an NDArray")
+        with _scope(False, None):  # the inside is not recorded; training mode stays as it is
+            result = self.forward(*inputs)
+        outputs = [result] if isinstance(result, NDArray) else list(result)
+        if not outputs or not all(isinstance(out, NDArray) for out in outputs):
+            raise AutogradError(f"{type(self).__name__}.forward must return NDArray(s), got {result!r}")
+        if not is_recording():
+            return result
+        if self._used:
+            raise AutogradError(
+                f"this {type(self).__name__} instance was already recorded once; "
+                "create a new instance for each call (saved_tensors belongs to one call)"
+            )
+        if any(out is array for out in outputs for array in inputs):
+            raise AutogradError(f"{type(self).__name__}.forward must return new arrays, not its inputs")
+        self._used = True
+        extra = {"function": self, "num_inputs": len(inputs), "num_outputs": len(outputs)}
+        node = Node(_FUNCTION, NodeAttrs(f"{type(self).__name__.lower()}{next(_names)}", _FUNCTION, None, extra))
+        node.inputs = [_entry_of(array) for array in inputs]
+        node.info = _Recorded(list(inputs), outputs)
+        for i, out in enumerate(outputs):
+            out._entry = Entry(node, i)
+        return result

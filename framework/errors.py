@@ -41,6 +41,17 @@ class StorageError(MXNetError, ValueError):
     """The storage allocator was used wrongly (double free, foreign handle, bad size)."""
 
 
+class NotImplementedForSymbol(MXNetError, NotImplementedError):
+    """An NDArray-only operation (``bool(sym)``, ``sym += 1``) was used on a Symbol."""
+
+    def __init__(self, function: str, alias: str, *args: object) -> None:
+        super().__init__(
+            f"Function {function} (namely operator {alias!r}) is not implemented for Symbol "
+            "and only available in NDArray.",
+            *args,
+        )
+
+
 class SparseStorageError(MXNetError, NotImplementedError):
     """A sparse storage type (``row_sparse``, ``csr``) was asked for: MXLab has dense storage only."""
 

@@ -43,6 +43,12 @@ def _from_environment(variable: str, check: str) -> str | None:
     return value
 
 
+def _search_directories() -> list[str]:
+    """Where MXNet looks for its library files: ``LD_LIBRARY_PATH``, then the package and its ``lib``."""
+    directories = [p.strip() for p in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if p.strip()]
+    return [*directories, _HERE, os.path.join(_HERE, "lib")]
+
+
 def find_lib_path(prefix: str = "libmxnet") -> list[str]:
     """Paths of the shared library ``prefix`` (``MXNET_LIBRARY_PATH``, then the search path).
 
@@ -52,16 +58,30 @@ def find_lib_path(prefix: str = "libmxnet") -> list[str]:
     from_env = _from_environment("MXNET_LIBRARY_PATH", "file")
     if from_env:
         return [from_env]
-    directories = [_HERE, os.path.join(_HERE, "lib")]
-    directories[0:0] = [p.strip() for p in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if p.strip()]
     suffixes = {"Windows": (".dll",), "Darwin": (".dylib", ".so")}.get(platform.system(), (".so",))
-    candidates = [os.path.join(d, prefix + suffix) for suffix in suffixes for d in directories]
+    candidates = [os.path.join(d, prefix + suffix) for suffix in suffixes for d in _search_directories()]
     found = [path for path in candidates if os.path.isfile(path)]
     if not found:
         raise LibraryNotFoundError(
             f"Cannot find the {prefix} library: MXLab is Python on NumPy/CuPy and has no compiled core "
             "(C operator libraries compile against mx.libinfo.find_include_path() alone). Candidates:\n"
             + "\n".join(candidates)
+        )
+    return found
+
+
+def find_conf_path(prefix: str = "tvmop") -> list[str]:
+    """Paths of ``<prefix>.conf``, the configuration of MXNet's TVM-compiled operators, where one exists.
+
+    MXLab has no TVM operators and ships no such file, so this raises LibraryNotFoundError
+    listing the candidates unless one was put on the search path.
+    """
+    candidates = [os.path.join(d, prefix + ".conf") for d in _search_directories()]
+    found = [path for path in candidates if os.path.isfile(path)]
+    if not found:
+        raise LibraryNotFoundError(
+            f"Cannot find {prefix}.conf: it configures MXNet's TVM-compiled operators, which MXLab does not "
+            "have (its operators are NumPy/CuPy code). Candidates:\n" + "\n".join(candidates)
         )
     return found
 
@@ -74,4 +94,11 @@ def find_include_path() -> str:
     return os.path.join(_HERE, "include", "")
 
 
-__all__ = ["LibraryNotFoundError", "MXLAB_VERSION", "__version__", "find_include_path", "find_lib_path"]
+__all__ = [
+    "LibraryNotFoundError",
+    "MXLAB_VERSION",
+    "__version__",
+    "find_conf_path",
+    "find_include_path",
+    "find_lib_path",
+]

@@ -13,8 +13,8 @@ is compared by operator name (operator_names.json). Names a module merely import
 elsewhere in MXNet (``mx.metric.numeric_types`` comes from ``mxnet.base``) are listed apart.
 Then the same per class: constructor, methods and properties.
 
-The tests import :func:`module_report`, :func:`class_report` and :func:`compare_signatures`
-to check the modules MXLab claims to mirror exactly.
+tests/test_api_names.py uses :func:`collect_gaps` (every missing name and differing signature,
+by ``mx.`` path) and fails on each one docs/differences.md does not list with a reason.
 """
 
 from __future__ import annotations
@@ -223,6 +223,50 @@ def class_report(reference: dict[str, Any], package: types.ModuleType, key: str)
                 if problems:
                     report.signatures[name] = problems
     return report
+
+
+# ---------------------------------------------------------------------- every gap, by qualified name
+def qualified(path: str, name: str) -> str:
+    """``mx.<path>.<name>`` as docs/differences.md writes it (``mx.<name>`` for the top level)."""
+    return ".".join(filter(None, ("mx", path, name)))
+
+
+def collect_gaps(
+    reference: dict[str, Any], package: types.ModuleType, paths: list[str] | None = None
+) -> dict[str, str]:
+    """Every MXNet name ``package`` lacks or signs differently, as ``{"mx.a.b": "what differs"}``.
+
+    Walks each module path (all when ``paths`` is None) and each class recorded under it. A
+    missing module or class is one gap (its members are not listed again); names MXNet only
+    imported from elsewhere are not gaps (:func:`is_incidental`); generated operator functions
+    are compared by operator name instead.
+    """
+    gaps: dict[str, str] = {}
+    wanted = list(reference["modules"]) if paths is None else paths
+    missing_modules = set()
+    for path in wanted:
+        report = module_report(reference, package, path)
+        if report.module_missing:
+            missing_modules.add(path)
+            parent, _, leaf = path.rpartition(".")
+            gaps.setdefault(qualified(parent, leaf), "module missing")
+            continue
+        for name in report.missing:
+            gaps[qualified(path, name)] = "missing"
+        for name, problems in report.signatures.items():
+            gaps[qualified(path, name)] = "signature: " + "; ".join(problems)
+    for key, cls in reference["classes"].items():
+        module_path = cls["path"].rpartition(".")[0]
+        if module_path not in wanted or module_path in missing_modules:
+            continue
+        found = class_report(reference, package, key)
+        if found.class_missing:
+            continue  # the module report names the class itself
+        for name in found.missing:
+            gaps[qualified(cls["path"], name)] = "missing"
+        for name, problems in found.signatures.items():
+            gaps[qualified(cls["path"], name)] = "signature: " + "; ".join(problems)
+    return gaps
 
 
 # ---------------------------------------------------------------------- text output

@@ -1,18 +1,20 @@
 """MXNet 1.9.1's public names as data (tests/data/mxnet_1_9_1/api/public_names.json) and the comparison tool.
 
-The data is checked for shape here; the modules MXLab mirrors completely are checked name by
-name and signature by signature against it (data-driven, so adding a name to MXNet's list
-adds a check).
+The data is checked for shape here; then every module and class in it is checked name by name
+and signature by signature against MXLab (data-driven, so adding a name to MXNet's list adds a
+check), with docs/differences.md's list of absent names as the only exemptions (rules below).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from pathlib import Path
 
 import pytest
 from api_coverage import (
     class_report,
+    collect_gaps,
     compare_arity,
     compare_signatures,
     load_operator_names,
@@ -23,6 +25,7 @@ from api_coverage import (
 )
 
 import framework as mx
+from framework.absent import ABSENT
 
 KINDS = {"module", "class", "function", "value"}
 MEMBER_KINDS = {"method", "property", "staticmethod", "classmethod", "attribute"}
@@ -137,81 +140,138 @@ def test_module_report_names_what_is_missing(reference):
     assert class_report(reference, fake, key).class_missing
 
 
-# ---------------------------------------------------------------------- modules MXLab mirrors completely
-# Module paths whose every name MXNet defines there must exist in MXLab with MXNet's
-# signature, unless docs/differences.md lists it (with a reason) under "names MXLab does not have".
-MIRRORED = (
-    "util",
-    "runtime",
-    "libinfo",
-    "metric",
-    "profiler",
-    "random",
-    "context",
-    "attribute",
-    "name",
-    "engine",
-    "contrib",
-    "contrib.autograd",
-    "contrib.io",
-    "monitor",
-    "rnn",
-    "module",
-)
+# ---------------------------------------------------------------------- every module and class
+# Every public name of every MXNet 1.9.1 module and class in the data must exist in MXLab with
+# MXNet's signature, unless docs/differences.md lists it, with a reason, in its section "MXNet
+# 1.9.1 names MXLab does not have". That section is the one source of truth: the test parses it.
+#
+# Rules:
+# - A listed name (``mx.a.b``) or pattern (``mx.*.__del__``: fnmatch's ``*``) excuses the name's
+#   absence and a differing signature alike; the name is written at its canonical path
+#   (``mx.ndarray``, not ``mx.nd``).
+# - A listed exact name that MXLab now has with MXNet's signature fails as stale, and so does a
+#   pattern that matches no gap: the page must not claim an absence that is not there.
+# - Names MXNet's module merely imported from outside its own package tree (``mx.metric.numeric_types``
+#   comes from ``mxnet.base``; :func:`api_coverage.is_incidental`) are not required: they are an
+#   accident of MXNet's imports, not API it documents, and MXLab keeps each name in its own home.
+# - A missing module or class is one gap (its members are not listed again). Generated operator
+#   functions are compared by operator name (operator_names.json), not here.
 DIFFERENCES = Path(__file__).resolve().parents[1] / "docs" / "differences.md"
+SECTION = "## MXNet 1.9.1 names MXLab does not have"
+# A bullet: backticked names separated by commas, then a colon and the reason.
+ENTRY = re.compile(r"^- (?P<names>`mx\.[^`]+`(?:,\s+`mx\.[^`]+`)*):\s+(?P<reason>\S.*)", re.S)
 
 
-def documented_absences() -> set[str]:
-    """The ``mx.…`` names in docs/differences.md's section on MXNet names MXLab does not have."""
-    text = DIFFERENCES.read_text(encoding="utf-8")
-    section = text.split("## MXNet 1.9.1 names MXLab does not have", 1)[1].split("\n## ", 1)[0]
-    return set(re.findall(r"`(mx\.[A-Za-z_][\w.]*)`", section))
-
-
-def test_differences_page_lists_absent_names():
-    absent = documented_absences()
-    assert "mx.libinfo.find_conf_path" in absent
-    for name in absent:
-        assert resolve(mx, name[len("mx.") :]) is None, f"{name} is listed as absent but exists"
-
-
-@pytest.mark.parametrize("path", MIRRORED)
-def test_mirrored_module_has_mxnets_names_and_signatures(reference, path):
-    absent = documented_absences()
-    report = module_report(reference, mx, path)
-    assert not report.module_missing
-    undocumented = [name for name in report.missing if f"mx.{path}.{name}" not in absent]
-    assert undocumented == [], f"mx.{path} lacks {undocumented}"
-    assert report.signatures == {}
-    for key, cls in reference["classes"].items():
-        if cls["path"].rpartition(".")[0] != path:
+def absence_entries(text: str | None = None) -> dict[str, str]:
+    """The section's entries as ``{name or pattern: reason}``; each bullet is ``- `mx.a`, `mx.b`: reason``."""
+    text = DIFFERENCES.read_text(encoding="utf-8") if text is None else text
+    if SECTION not in text:
+        raise AssertionError(f"docs/differences.md has no section {SECTION!r}")
+    section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
+    entries: dict[str, str] = {}
+    for bullet in re.split(r"\n(?=- )", section):
+        if not bullet.startswith("- `mx."):
             continue
-        found = class_report(reference, mx, key)
-        assert not found.class_missing, cls["path"]
-        undocumented = [name for name in found.missing if f"mx.{cls['path']}.{name}" not in absent]
-        assert undocumented == [], f"mx.{cls['path']} lacks {undocumented}"
-        assert found.signatures == {}, cls["path"]
+        match = ENTRY.match(bullet)
+        if match is None:
+            raise AssertionError(f"docs/differences.md: an absence without a reason: {bullet[:80]!r}")
+        reason = " ".join(match["reason"].split())
+        for name in re.findall(r"`(mx\.[^`]+)`", match["names"]):
+            entries[name] = reason
+    return entries
 
 
-# The core classes: every public member of MXNet 1.9.1's class exists in MXLab with a compatible
-# signature, unless docs/differences.md lists it as absent with a reason. Constructors are left
-# out: MXNet's take a C handle, MXLab's the Python state (docs/differences.md says so); users
-# never call them, they get these objects from mx.nd/mx.sym functions, bind and Module(...).
-CORE_CLASSES = ("ndarray.NDArray", "symbol.Symbol", "executor.Executor", "module.Module")
+def documented_absences() -> dict[str, str]:
+    """docs/differences.md's absent MXNet names (and patterns) with their reasons."""
+    return absence_entries()
 
 
-@pytest.mark.parametrize("path", CORE_CLASSES)
-def test_core_class_has_mxnets_members_and_signatures(reference, path):
-    absent = documented_absences()
-    key = next(k for k, c in reference["classes"].items() if c["path"] == path)
-    members = reference["classes"][key]["members"]
-    assert len(members) > 10  # the data really lists the class
-    found = class_report(reference, mx, key)
-    assert not found.class_missing, path
-    undocumented = [name for name in found.missing if f"mx.{path}.{name}" not in absent]
-    assert undocumented == [], f"mx.{path} lacks {undocumented}"
-    differing = {name: problems for name, problems in found.signatures.items() if name != "__init__"}
-    assert differing == {}, f"mx.{path} signs differently: {differing}"
+def is_documented(name: str, entries: dict[str, str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in entries)
+
+
+@pytest.fixture(scope="module")
+def gaps(reference):
+    return collect_gaps(reference, mx)
+
+
+def test_every_absence_has_a_reason():
+    entries = documented_absences()
+    assert "mx.base.c_str" in entries and "mx.np" in entries
+    for name, reason in entries.items():
+        assert len(reason.split()) >= 4, f"{name}: reason too short: {reason!r}"
+
+
+def test_absence_entries_parse_lists_patterns_and_refuse_a_missing_reason():
+    text = (
+        f"x\n{SECTION}\n\nIntro.\n\n- `mx.a.b`, `mx.*.__del__`: no C handle\n  to free.\n- `mx.c`: gone.\n"
+        "\n## Next\n- `mx.d`: no\n"
+    )
+    assert absence_entries(text) == {
+        "mx.a.b": "no C handle to free.",
+        "mx.*.__del__": "no C handle to free.",
+        "mx.c": "gone.",
+    }
+    assert is_documented("mx.profiler.Task.__del__", absence_entries(text))
+    with pytest.raises(AssertionError, match="without a reason"):
+        absence_entries(f"{SECTION}\n- `mx.a.b` has no reason\n")
+    with pytest.raises(AssertionError, match="no section"):
+        absence_entries("# nothing here\n")
+
+
+def test_no_listed_absence_is_stale(gaps):
+    """A name the page lists must really be missing or sign differently; a pattern must match a gap."""
+    stale = [name for name in documented_absences() if not any(fnmatch.fnmatchcase(gap, name) for gap in gaps)]
+    assert stale == [], f"docs/differences.md lists names MXLab has with MXNet's signature: {stale}"
+
+
+def test_gap_collection_notices_missing_names_members_and_signatures(reference):
+    fake = type(mx)("fake_mx")
+    fake.autograd = type(mx)("fake_autograd")
+    fake.autograd.set_recording = lambda flag: flag
+    found = collect_gaps(reference, fake, ["autograd", "metric"])
+    assert found["mx.autograd.Function"] == "missing"
+    assert found["mx.autograd.set_recording"].startswith("signature: missing parameter is_recording")
+    assert found["mx.metric"] == "module missing"
+    assert not any(name.startswith("mx.metric.") for name in found)  # one gap for the whole module
+    assert "mx.autograd.string_types" not in found  # imported from mxnet.base: not required
+
+
+def module_of_gap(reference, name: str) -> str:
+    """The MXNet module path a gap belongs to: its parent module, or the module of its parent class."""
+    parent = name.rpartition(".")[0].removeprefix("mx").removeprefix(".")
+    if parent in reference["modules"]:
+        return parent
+    classes = {cls["path"] for cls in reference["classes"].values()}
+    if parent in classes:
+        return parent.rpartition(".")[0]
+    raise AssertionError(f"{name}: no module or class of MXNet's list owns it")
+
+
+@pytest.fixture(scope="module")
+def gaps_by_module(reference, gaps):
+    grouped: dict[str, dict[str, str]] = {}
+    for name, problem in gaps.items():
+        grouped.setdefault(module_of_gap(reference, name), {})[name] = problem
+    return grouped
+
+
+@pytest.mark.parametrize("path", sorted(load_reference()["modules"]))
+def test_module_has_mxnets_names_and_signatures(gaps_by_module, path):
+    """Every name of MXNet's ``mx.<path>`` and of its classes, unless docs/differences.md lists it."""
+    entries = documented_absences()
+    own = gaps_by_module.get(path, {})
+    undocumented = {name: problem for name, problem in own.items() if not is_documented(name, entries)}
+    assert undocumented == {}, f"mx.{path}: MXNet 1.9.1 names missing or signed differently: {undocumented}"
+
+
+def test_a_gap_is_filed_under_its_module(reference):
+    assert module_of_gap(reference, "mx.np") == ""
+    assert module_of_gap(reference, "mx.ndarray.NDArray.__del__") == "ndarray"
+    assert module_of_gap(reference, "mx.AttrScope.current") == ""
+    assert module_of_gap(reference, "mx.gluon.contrib.rnn") == "gluon.contrib"
+    with pytest.raises(AssertionError, match="no module or class"):
+        module_of_gap(reference, "mx.nowhere.thing")
 
 
 def test_core_class_check_notices_a_missing_member(reference):
@@ -275,21 +335,13 @@ def test_hand_written_functions_have_mxnets_signatures(reference, path, name):
     assert compare_signatures(entry["signature"]["params"], signature_params(ours)) == []
 
 
-# Modules whose every MXNet 1.9.1 name must exist in MXLab (or be listed as absent), though some
-# signatures differ on purpose (explicit keywords where MXNet's generated functions take *args).
-NAMES_ONLY = ("image", "io")
-
-
-@pytest.mark.parametrize("path", NAMES_ONLY)
-def test_module_has_every_mxnet_name_or_lists_it(reference, path):
-    absent = documented_absences()
-    report = module_report(reference, mx, path)
-    assert not report.module_missing
-    undocumented = [name for name in report.missing if f"mx.{path}.{name}" not in absent]
-    assert undocumented == [], f"mx.{path} lacks {undocumented}"
-    for key, cls in reference["classes"].items():
-        if cls["path"].rpartition(".")[0] == path:
-            found = class_report(reference, mx, key)
-            assert not found.class_missing, cls["path"]
-            undocumented = [name for name in found.missing if f"mx.{cls['path']}.{name}" not in absent]
-            assert undocumented == [], f"mx.{cls['path']} lacks {undocumented}"
+def test_absent_modules_say_why_when_reached_as_attributes():
+    """framework/absent.py gives the reason at run time; the page must list each of its names."""
+    entries = documented_absences()
+    assert [name for name in ABSENT if not is_documented(name, entries)] == []
+    with pytest.raises(AttributeError, match=r"mx\.nd\.sparse is not available in MXLab: sparse storage"):
+        mx.nd.sparse  # noqa: B018
+    with pytest.raises(AttributeError, match=r"mx\.sym\.np is not available in MXLab: MXNet's NumPy"):
+        mx.sym.np  # noqa: B018
+    with pytest.raises(AttributeError, match="module 'mx.nd' has no attribute 'no_such_name'"):
+        mx.nd.no_such_name  # noqa: B018

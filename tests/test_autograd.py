@@ -120,3 +120,113 @@ def test_check_req_catches_an_operator_that_ignores_add():
     ).set_compute(sloppy)
     with pytest.raises(AssertionError, match="_test_sloppy_copy output 0 does not honour req='add'"):
         check_req("_test_sloppy_copy", [np.random.rand(3)])
+
+
+# ---------------------------------------------------------------------- mx.autograd.Function
+class _StableSigmoid(autograd.Function):
+    """The sigmoid with its gradient written from the output, as MXNet's Function example does."""
+
+    def forward(self, x):
+        y = 1 / (1 + mx.nd.exp(-x))
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, dy):
+        (y,) = self.saved_tensors
+        return dy * y * (1 - y)
+
+
+def test_function_is_one_node_whose_backward_is_the_users():
+    x = mx.nd.array([[1.0, -2.0], [0.5, 3.0]])
+    x.attach_grad()
+    with autograd.record():
+        z = _StableSigmoid()(x * 2) * 3
+    assert z._entry.node.inputs[0].node.op.name == "_CustomFunction"  # the whole forward is one node
+    z.backward()
+    s = 1 / (1 + np.exp(-2 * x.asnumpy()))
+    np.testing.assert_allclose(x.grad.asnumpy(), 6 * s * (1 - s), rtol=1e-5)
+
+
+def test_function_with_two_inputs_and_two_outputs():
+    class SumAndProduct(autograd.Function):
+        def forward(self, a, b):
+            self.save_for_backward(a, b)
+            return a + b, a * b
+
+        def backward(self, d_sum, d_product):
+            a, b = self.saved_tensors
+            return d_sum + d_product * b, d_sum + d_product * a
+
+    a, b = mx.nd.array([1.0, 2.0]), mx.nd.array([3.0, 5.0])
+    a.attach_grad()
+    b.attach_grad()
+    with autograd.record():
+        total, product = SumAndProduct()(a, b)
+        loss = total * 2 + product
+    loss.backward()
+    np.testing.assert_allclose(a.grad.asnumpy(), 2 + b.asnumpy())
+    np.testing.assert_allclose(b.grad.asnumpy(), 2 + a.asnumpy())
+
+
+def test_function_outside_record_only_runs_forward():
+    y = _StableSigmoid()(mx.nd.array([0.0]))
+    assert y._entry is None
+    np.testing.assert_allclose(y.asnumpy(), [0.5])
+
+
+def test_function_errors_name_the_mistake():
+    class WrongCount(autograd.Function):
+        def forward(self, a, b):
+            return a + b
+
+        def backward(self, dy):
+            return dy
+
+    a, b = mx.nd.ones((2,)), mx.nd.ones((2,))
+    a.attach_grad()
+    with autograd.record():
+        y = WrongCount()(a, b)
+    with pytest.raises(AutogradError, match="must return 2 NDArray"):
+        y.backward()
+    function = _StableSigmoid()
+    with autograd.record():
+        function(a)
+        with pytest.raises(AutogradError, match="already recorded once"):
+            function(a)
+    with pytest.raises(AutogradError, match="not an NDArray"):
+        _StableSigmoid()(np.ones(2))
+
+    class Identity(autograd.Function):
+        def forward(self, x):
+            return x
+
+    with autograd.record(), pytest.raises(AutogradError, match="new arrays"):
+        Identity()(a)
+    with pytest.raises(NotImplementedError, match="must define forward"):
+        autograd.Function()(a)
+
+
+def test_get_symbol_returns_the_recorded_graph():
+    x = mx.nd.array([[1.0, -2.0]])
+    x.attach_grad()
+    with autograd.record():
+        y = mx.nd.relu(x) * 2
+    symbol = autograd.get_symbol(y)
+    assert isinstance(symbol, mx.sym.Symbol)
+    (argument,) = symbol.list_arguments()
+    out = symbol.eval(ctx=mx.cpu(), **{argument: x})[0]
+    np.testing.assert_allclose(out.asnumpy(), y.asnumpy())
+    with pytest.raises(AutogradError, match="not computed inside"):
+        autograd.get_symbol(mx.nd.ones((1,)))
+    with autograd.record():
+        z = _StableSigmoid()(x)
+    with pytest.raises(AutogradError, match="no symbol form"):
+        autograd.get_symbol(z)
+
+
+def test_set_recording_and_set_training_take_mxnets_keywords():
+    assert autograd.set_recording(is_recording=True) is False
+    assert autograd.set_recording(is_recording=False) is True
+    previous = autograd.set_training(train_mode=True)
+    assert autograd.is_training()
+    autograd.set_training(previous)

@@ -27,12 +27,15 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "base and events",
         (
             "framework/errors",
+            "framework/absent",
             "framework/base",
             "framework/events",
             "framework/config",
             "framework/shape_mode",
             "framework/atomic_file",
             "framework/libinfo",
+            "framework/log",
+            "framework/registry",
         ),
     ),
     (
@@ -66,6 +69,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "framework/lr_scheduler",
             "framework/callback",
             "framework/recordio",
+            "framework/legacy_imdecode",
             "framework/custom_op",
             "framework/library",
             "framework/test_utils",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -113,3 +115,72 @@ def test_contrib_dataloaderiter_pads_the_last_batch():
         mx.contrib.io.DataLoaderIter([])
     with pytest.raises(mx.io.DataIterError, match=r"\(data, label\) pair"):
         mx.contrib.io.DataLoaderIter([np.ones(3)])
+
+
+def test_attr_scope_current_is_the_innermost_scope_and_settable():
+    outside = mx.AttrScope.current
+    assert isinstance(outside, mx.AttrScope) and outside.get(None) == {}
+    with mx.AttrScope(group="a") as scope:
+        assert mx.AttrScope.current is scope
+    assert mx.AttrScope.current is outside
+    mine = mx.AttrScope(ctx_group="dev1")
+    mx.AttrScope.current = mine
+    try:
+        assert mx.sym.var("x").attr("ctx_group") == "dev1"
+    finally:
+        mx.AttrScope.current = outside
+    with pytest.raises(TypeError, match="must be an AttrScope"):
+        mx.AttrScope.current = {"a": "b"}
+
+
+def test_rnd_is_random():
+    assert mx.rnd is mx.random
+
+
+def test_registry_registers_aliases_and_creates_by_name_or_json():
+    class Schedule:
+        pass
+
+    register = mx.registry.get_register_func(Schedule, "schedule")
+    alias = mx.registry.get_alias_func(Schedule, "schedule")
+    create = mx.registry.get_create_func(Schedule, "schedule")
+
+    @alias("const")
+    @register
+    class Constant(Schedule):
+        def __init__(self, value=1):
+            self.value = value
+
+    assert create("constant").value == 1 and create("CONST", 3).value == 3
+    assert create('["constant", {"value": 2}]').value == 2
+    assert create('{"schedule": "constant", "value": 4}').value == 4
+    assert create(schedule="const", value=5).value == 5
+    instance = Constant(7)
+    assert create(instance) is instance
+    assert mx.registry.get_registry(Schedule) == {"constant": Constant, "const": Constant}
+    with pytest.raises(mx.registry.RegistryError, match="'linear' is not a registered schedule"):
+        create("linear")
+    with pytest.raises(mx.registry.RegistryError, match="subclasses of Schedule"):
+        register(dict)
+    with pytest.raises(mx.registry.RegistryError, match="already an instance"):
+        create(instance, 3)
+
+    class Other(Schedule):
+        pass
+
+    with pytest.warns(UserWarning, match="replaces"):
+        register(Other, "constant")
+
+
+def test_log_get_logger_writes_mxnets_line_format(tmp_path):
+    path = tmp_path / "train.log"
+    logger = mx.log.get_logger("mxlab_log_test", filename=str(path), level=mx.log.INFO)
+    assert mx.log.get_logger("mxlab_log_test") is logger and len(logger.handlers) == 1
+    logger.info("Epoch[0] done")
+    logger.debug("hidden")
+    for handler in logger.handlers:
+        handler.flush()
+    (line,) = path.read_text().splitlines()
+    assert re.fullmatch(r"I\d{4} \d\d:\d\d:\d\d \d+ test_mx_namespaces\.py:\d+\] Epoch\[0\] done", line), line
+    with pytest.warns(DeprecationWarning, match="get_logger"):
+        assert mx.log.getLogger("mxlab_log_test") is logger

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 import tomllib
 from pathlib import Path
@@ -243,3 +244,81 @@ def test_data_dir_reads_the_environment_and_creates_nothing(monkeypatch, tmp_pat
     monkeypatch.setenv("MXLAB_DATA_DIR", str(tmp_path / "mxlab_data"))  # the MXLab name wins
     assert mx.base.data_dir() == str(tmp_path / "mxlab_data")
     assert not (tmp_path / "mxlab_data").exists()
+
+
+def test_find_conf_path_finds_a_conf_file_or_says_there_are_no_tvm_operators(monkeypatch, tmp_path):
+    monkeypatch.setenv("LD_LIBRARY_PATH", str(tmp_path))
+    with pytest.raises(mx.libinfo.LibraryNotFoundError, match="Cannot find tvmop.conf: .*TVM") as caught:
+        mx.libinfo.find_conf_path()
+    assert str(tmp_path / "tvmop.conf") in str(caught.value)
+    conf = tmp_path / "tvmop.conf"
+    conf.write_text("{}")
+    assert mx.libinfo.find_conf_path() == [str(conf)]
+
+
+def test_classproperty_reads_and_sets_on_the_class():
+    class Counter(metaclass=mx.base.ClassPropertyMetaClass):
+        _value = 1
+
+        @mx.base.classproperty
+        def value(cls):
+            return cls._value
+
+        @value.setter
+        def value(cls, new):
+            cls._value = new
+
+    class ReadOnly:
+        @mx.base.classproperty
+        def name(cls):
+            return cls.__name__
+
+    assert Counter.value == 1 and Counter().value == 1
+    Counter.value = 5
+    assert Counter._value == 5 and Counter.value == 5
+    assert ReadOnly.name == "ReadOnly"
+    with pytest.raises(AttributeError, match="no setter"):
+        ReadOnly().name = "x"
+
+
+def test_with_metaclass_gives_subclasses_the_metaclass():
+    class Meta(type):
+        pass
+
+    class Base:
+        pass
+
+    class Child(mx.base.with_metaclass(Meta, Base)):
+        pass
+
+    assert type(Child) is Meta and issubclass(Child, Base)
+
+
+def test_not_implemented_for_symbol_is_an_mxnet_error():
+    error = mx.base.NotImplementedForSymbol("__bool__", "bool")
+    assert isinstance(error, mx.base.MXNetError) and isinstance(error, NotImplementedError)
+    assert mx.base.NotImplementedForSymbol is mx.sym.NotImplementedForSymbol
+    with pytest.raises(mx.base.NotImplementedForSymbol, match="namely operator 'bool'"):
+        bool(mx.sym.var("x"))
+
+
+def test_build_param_doc_writes_a_numpy_parameters_section():
+    doc = mx.base.build_param_doc(["data", "axis", "data"], ["NDArray", "int", "NDArray"], ["Input.", "", "Again."])
+    assert doc == "Parameters\n----------\ndata : NDArray\n    Input.\naxis : int\n"
+    assert doc.count("data :") == 1
+    assert mx.base.build_param_doc(["a", "a"], ["int", "int"], ["", ""], remove_dup=False).count("a : int") == 2
+
+
+def test_add_fileline_to_docstring_names_the_source_line(tmp_path, monkeypatch):
+    (tmp_path / "fileline_demo.py").write_text(
+        'def f():\n    """Doc of f."""\n\n\nclass C:\n    """Doc of C."""\n\n'
+        '    def m(self):\n        """Doc of m."""\n'
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mx.base.add_fileline_to_docstring("fileline_demo")  # imports the module by name
+    fileline_demo = sys.modules["fileline_demo"]
+
+    assert fileline_demo.f.__doc__.endswith("fileline_demo.py:1")
+    assert fileline_demo.C.m.__doc__.endswith("fileline_demo.py:8")
+    mx.base.add_fileline_to_docstring(fileline_demo)  # a second call adds nothing
+    assert fileline_demo.f.__doc__.count("From:") == 1

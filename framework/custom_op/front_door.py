@@ -30,8 +30,7 @@ class CustomOp:
         """Compute ``in_grad`` (one per argument) with ``self.assign(in_grad[i], req[i], value)``."""
         raise NotImplementedError(f"{type(self).__name__} has no backward()")
 
-    @staticmethod
-    def assign(dst: NDArray, req: str, src: Any) -> None:
+    def assign(self, dst: NDArray, req: str, src: Any) -> None:
         """Write ``src`` into ``dst`` as ``req`` ('null', 'write', 'inplace', 'add') says."""
         if req == "null":
             return

@@ -158,6 +158,11 @@ def _release(bound: _Bound, generation: int) -> None:
 class CachedOp:
     """A symbol bound lazily, per input signature, and run like an operator (MXNet's ``CachedOp``)."""
 
+    #: MXNet's C handle; MXLab's CachedOp is a Python object and holds none (as ``NDArray.handle``).
+    handle = None
+    #: Whether the graph uses MXNet's NumPy front end (``mx.np``), which MXLab does not have.
+    is_np_sym = False
+
     def __init__(self, sym: Any, flags: Sequence[tuple[str, Any]] | Mapping[str, Any] = ()) -> None:
         lister = getattr(sym, "list_inputs", None)
         if not callable(lister):

@@ -165,8 +165,7 @@ class ImageIter(DataIter):
         self._held = None
         self.reset()
 
-    @staticmethod
-    def check_data_shape(data_shape: tuple[int, ...]) -> None:
+    def check_data_shape(self, data_shape: tuple[int, ...]) -> None:
         """``data_shape`` must be (3, height, width): ImageIter decodes RGB images."""
         if len(data_shape) != 3 or data_shape[0] != 3:
             raise ImageError(f"ImageIter: data_shape must be (3, height, width) (RGB images), got {data_shape}")

@@ -25,15 +25,25 @@ server actors of a Ray cluster and are shared by several worker processes starte
 
 from __future__ import annotations
 
+from . import base
+from . import base as kvstore  # MXNet's module path of the KVStore class (mx.kv.kvstore.KVStore)
 from .base import DIST_TYPES, LOCAL_TYPES, Key, KVStore, KVStoreError, Updater
 from .dist import DistKVStore
 from .local import LocalKVStore
 
+#: MXNet 1.9.1 names the store interface ``KVStoreBase`` (plug-in stores subclass it and
+#: ``register``) and its C++-backed store ``KVStore``; in MXLab the interface is ``KVStore``
+#: and the stores are its subclasses, so both names are the interface.
+KVStoreBase = KVStore
+
 
 def create(name: str = "local") -> KVStore:
-    """A new store of type ``name``: ``'local'``, ``'device'``, or a ``dist_*`` type inside a launched job."""
+    """A new store of type ``name``: a registered class (``KVStoreBase.register``), ``'local'``,
+    ``'device'``, or a ``dist_*`` type inside a launched job."""
     if not isinstance(name, str):
         raise KVStoreError(f"create: the store type must be a string, got {type(name).__name__} {name!r}")
+    if name.lower() in KVStore.kv_registry:
+        return KVStore.kv_registry[name.lower()]()
     if name in LOCAL_TYPES:
         return LocalKVStore(name)
     if name in DIST_TYPES:
@@ -42,4 +52,16 @@ def create(name: str = "local") -> KVStore:
     raise KVStoreError(f"create: unknown store type {name!r}; known types are {known}")
 
 
-__all__ = ["DIST_TYPES", "KVStore", "KVStoreError", "Key", "LOCAL_TYPES", "LocalKVStore", "Updater", "create"]
+__all__ = [
+    "DIST_TYPES",
+    "KVStore",
+    "KVStoreBase",
+    "KVStoreError",
+    "Key",
+    "LOCAL_TYPES",
+    "LocalKVStore",
+    "Updater",
+    "base",
+    "create",
+    "kvstore",
+]

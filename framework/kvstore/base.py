@@ -6,9 +6,10 @@
 
 from __future__ import annotations
 
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from ..base import MXLabError
 from ..errors import check_stype
@@ -41,6 +42,24 @@ class KVStore(ABC):
 
     #: ``is_capable`` capability: the store can run the optimizer itself on push.
     OPTIMIZER = "optimizer"
+    #: Store classes added with :meth:`register`, by lower-case class name: ``mx.kv.create(name)``
+    #: looks here before the built-in types (how MXNet plugs in Horovod or BytePS stores).
+    kv_registry: ClassVar[dict[str, type[KVStore]]] = {}
+
+    @staticmethod
+    def register(klass: type[KVStore]) -> type[KVStore]:
+        """Class decorator: make ``mx.kv.create(klass.__name__.lower())`` return ``klass()``.
+
+        ``klass`` must subclass this interface (MXNet's ``KVStoreBase``). Registering a name
+        again replaces the earlier class, with a warning, as in MXNet.
+        """
+        if not (isinstance(klass, type) and issubclass(klass, KVStore)):
+            raise KVStoreError(f"register: {klass!r} is not a subclass of mx.kv.KVStoreBase")
+        name = klass.__name__.lower()
+        if name in KVStore.kv_registry:
+            warnings.warn(f"KVStore {name!r} was already registered; {klass.__qualname__} replaces it", stacklevel=2)
+        KVStore.kv_registry[name] = klass
+        return klass
 
     @property
     @abstractmethod

@@ -13,13 +13,16 @@ from __future__ import annotations
 from typing import Any
 
 from .. import operator as _operators  # noqa: F401 - registers the built-in operators
+from ..absent import absent_attribute
 from ..operator import registry as _registry
 from . import (
+    contrib_functions,
     contrib_updates,
     control_flow,
     methods,  # noqa: F401 - installs NDArray's operator methods (a + b, x.reshape, ...)
     op,
     random,
+    utils,
 )
 from .creation import arange, full, ones, zeros
 from .functions import (
@@ -61,19 +64,27 @@ from .ufunc import (
 )
 
 contrib = OperatorNamespace("mx.nd.contrib", "_contrib_")
-for _name, _wrapper in contrib_updates.WRAPPERS.items():  # MXNet's Python front ends of AdamW/LAMB
-    setattr(contrib, _name, _wrapper)
-for _name, _function in control_flow.FUNCTIONS.items():  # foreach, while_loop, cond
-    setattr(contrib, _name, _function)
+for _name, _wrapper in {**contrib_updates.WRAPPERS, **contrib_functions.FUNCTIONS, **control_flow.FUNCTIONS}.items():
+    setattr(contrib, _name, _wrapper)  # MXNet's hand-written contrib functions (AdamW/LAMB, foreach/while_loop/cond...)
 linalg = OperatorNamespace("mx.nd.linalg", "_linalg_")
 image = OperatorNamespace("mx.nd.image", "_image_")
 _internal = OperatorNamespace("mx.nd._internal", "")
+
+# MXNet generates its operator functions into modules named gen_<prefix>; scripts sometimes
+# import them directly. They are the same functions as above (gen_contrib without the
+# hand-written AdamW/LAMB front ends that mx.nd.contrib puts over the raw operators).
+gen_op = op
+gen_contrib = OperatorNamespace("mx.nd.gen_contrib", "_contrib_")
+gen_linalg = linalg
+gen_image = image
+gen_random = OperatorNamespace("mx.nd.gen_random", "_random_")
+gen__internal = _internal
 
 
 def __getattr__(name: str) -> Any:
     if not name.startswith("_") and _registry.exists(name):
         return getattr(op, name)
-    raise AttributeError(f"module 'mx.nd' has no attribute {name!r}")
+    raise absent_attribute("mx.ndarray", name, shown="mx.nd")
 
 
 def __dir__() -> list[str]:
@@ -126,6 +137,7 @@ __all__ = [
     "random",
     "save",
     "save_tobuffer",
+    "utils",
     "waitall",
     "zeros",
 ]

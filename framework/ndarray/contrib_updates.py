@@ -35,11 +35,28 @@ def _interleave(*lists: Any) -> list[NDArray]:
     return [a for group in zip(*lists, strict=True) for a in group]
 
 
+# ``name`` is a symbol's node name: MXNet's imperative functions accept it and ignore it, as these do.
 def adamw_update(
-    weight: NDArray, grad: NDArray, mean: NDArray, var: NDArray, rescale_grad: Any, lr: float, eta: float, **kwargs: Any
+    weight: NDArray,
+    grad: NDArray,
+    mean: NDArray,
+    var: NDArray,
+    rescale_grad: Any,
+    lr: float,
+    eta: float,
+    beta1: float = 0.9,
+    beta2: float = 0.999,
+    epsilon: float = 1e-8,
+    wd: float = 0,
+    clip_gradient: float = -1,
+    out: NDArray | None = None,
+    name: str | None = None,
+    **kwargs: Any,
 ) -> NDArray:
     """AdamW step (``_adamw_update``); ``rescale_grad`` may be a number."""
-    return op._adamw_update(weight, grad, mean, var, _rescale_array(rescale_grad, weight), lr=lr, eta=eta, **kwargs)
+    hyper = {"beta1": beta1, "beta2": beta2, "epsilon": epsilon, "wd": wd, "clip_gradient": clip_gradient}
+    rescale = _rescale_array(rescale_grad, weight)
+    return op._adamw_update(weight, grad, mean, var, rescale, lr=lr, eta=eta, out=out, **hyper, **kwargs)
 
 
 def mp_adamw_update(
@@ -51,21 +68,40 @@ def mp_adamw_update(
     rescale_grad: Any,
     lr: float,
     eta: float,
+    beta1: float = 0.9,
+    beta2: float = 0.999,
+    epsilon: float = 1e-8,
+    wd: float = 0,
+    clip_gradient: float = -1,
+    out: NDArray | None = None,
+    name: str | None = None,
     **kwargs: Any,
 ) -> NDArray:
     """Multi-precision AdamW step (``_mp_adamw_update``); ``rescale_grad`` may be a number."""
+    hyper = {"beta1": beta1, "beta2": beta2, "epsilon": epsilon, "wd": wd, "clip_gradient": clip_gradient}
     rescale = _rescale_array(rescale_grad, weight)
-    return op._mp_adamw_update(weight, grad, mean, var, weight32, rescale, lr=lr, eta=eta, **kwargs)
+    return op._mp_adamw_update(weight, grad, mean, var, weight32, rescale, lr=lr, eta=eta, out=out, **hyper, **kwargs)
 
 
 def multi_adamw_update(
-    weights: list, grads: list, mean: list, var: list, rescale_grad: Any, lrs: Any, wds: Any, etas: Any, **kwargs: Any
+    weights: list,
+    grads: list,
+    mean: list,
+    var: list,
+    rescale_grad: Any,
+    lrs: Any,
+    wds: Any,
+    etas: Any,
+    out: Any = None,
+    name: str | None = None,
+    size: int = 0,
+    **kwargs: Any,
 ) -> Any:
-    """AdamW on many weights in one operation (``_multi_adamw_update``)."""
-    size = kwargs.pop("size", 0) or len(weights)
+    """AdamW on many weights in one operation (``_multi_adamw_update``); ``size`` 0 means all of them."""
     arrays = _interleave(weights, grads, mean, var)
     rescale = _rescale_array(rescale_grad, weights[0])
-    return op._multi_adamw_update(*arrays, rescale, num_weights=size, lrs=lrs, wds=wds, etas=etas, **kwargs)
+    count = size or len(weights)
+    return op._multi_adamw_update(*arrays, rescale, num_weights=count, lrs=lrs, wds=wds, etas=etas, out=out, **kwargs)
 
 
 def multi_mp_adamw_update(
@@ -78,23 +114,37 @@ def multi_mp_adamw_update(
     lrs: Any,
     wds: Any,
     etas: Any,
+    out: Any = None,
+    name: str | None = None,
+    size: int = 0,
     **kwargs: Any,
 ) -> Any:
     """Multi-precision AdamW on many weights in one operation (``_multi_mp_adamw_update``)."""
-    size = kwargs.pop("size", 0) or len(weights)
     arrays = _interleave(weights, grads, mean, var, weights32)
     rescale = _rescale_array(rescale_grad, weights[0])
-    return op._multi_mp_adamw_update(*arrays, rescale, num_weights=size, lrs=lrs, wds=wds, etas=etas, **kwargs)
+    count = size or len(weights)
+    return op._multi_mp_adamw_update(
+        *arrays, rescale, num_weights=count, lrs=lrs, wds=wds, etas=etas, out=out, **kwargs
+    )
 
 
 def multi_lamb_update(
-    weights: list, grads: list, mean: list, var: list, step_count: Any, lrs: Any, wds: Any, **kwargs: Any
+    weights: list,
+    grads: list,
+    mean: list,
+    var: list,
+    step_count: Any,
+    lrs: Any,
+    wds: Any,
+    out: Any = None,
+    num_tensors: int = 0,
+    **kwargs: Any,
 ) -> Any:
-    """LAMB on many weights in one operation (``_multi_lamb_update``)."""
-    count = kwargs.pop("num_tensors", 0) or len(weights)
+    """LAMB on many weights in one operation (``_multi_lamb_update``); ``num_tensors`` 0 means all."""
     arrays = _interleave(weights, grads, mean, var)
+    count = num_tensors or len(weights)
     return op._multi_lamb_update(
-        *arrays, num_tensors=count, step_count=step_count, learning_rates=lrs, wds=wds, **kwargs
+        *arrays, num_tensors=count, step_count=step_count, learning_rates=lrs, wds=wds, out=out, **kwargs
     )
 
 
@@ -107,13 +157,15 @@ def multi_mp_lamb_update(
     step_count: Any,
     lrs: Any,
     wds: Any,
+    out: Any = None,
+    num_tensors: int = 0,
     **kwargs: Any,
 ) -> Any:
     """Multi-precision LAMB on many weights in one operation (``_multi_mp_lamb_update``)."""
-    count = kwargs.pop("num_tensors", 0) or len(weights)
     arrays = _interleave(weights, grads, mean, var, weights32)
+    count = num_tensors or len(weights)
     return op._multi_mp_lamb_update(
-        *arrays, num_tensors=count, step_count=step_count, learning_rates=lrs, wds=wds, **kwargs
+        *arrays, num_tensors=count, step_count=step_count, learning_rates=lrs, wds=wds, out=out, **kwargs
     )
 
 

@@ -29,20 +29,30 @@ The package, one module per idea: ``base`` (the :class:`Optimizer` rules, regist
 checks), ``sgd`` (SGD and its relatives that step along the gradient or its sign: SGD, NAG,
 Signum, LARS, SGLD, DCASGD), ``adaptive`` (per-element step sizes from running statistics:
 Adam, AdaGrad, RMSProp, AdaDelta, Adamax, Nadam, FTML, Ftrl, LAMB), ``contrib``
-(``mx.optimizer.contrib.GroupAdaGrad``) and ``updater`` (states per weight, saving them).
+(``mx.optimizer.contrib.GroupAdaGrad``), ``large_batch`` (LBSGD: warmed-up steps over accumulated
+gradients), ``legacy`` (MXNet's leftover names ``ccSGD`` and ``Test``) and ``updater`` (states per weight, saving them).
 """
 
 from __future__ import annotations
 
+import sys
+
 from . import contrib
 from .adaptive import FTML, LAMB, AdaDelta, AdaGrad, Adam, Adamax, Ftrl, Nadam, RMSProp
 from .base import Optimizer, OptimizerError, create, register
+from .large_batch import LBSGD
+from .legacy import Test, ccSGD
 from .sgd import DCASGD, LARS, NAG, SGD, SGLD, Signum
 from .updater import Updater, get_updater
+
+#: MXNet defines every optimizer in one module, mxnet/optimizer/optimizer.py, which scripts
+#: import from; here they are spread over the modules above, so that path is the package.
+optimizer = sys.modules[__name__]
 
 __all__ = [
     "DCASGD",
     "FTML",
+    "LBSGD",
     "LAMB",
     "LARS",
     "NAG",
@@ -58,6 +68,8 @@ __all__ = [
     "OptimizerError",
     "RMSProp",
     "Signum",
+    "Test",
+    "ccSGD",
     "Updater",
     "contrib",
     "create",

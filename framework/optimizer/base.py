@@ -181,6 +181,10 @@ class Optimizer:
                     self.lr_mult[name] = float(attr[name]["__lr_mult__"])
         self.lr_mult.update(args_lr_mult)
 
+    def set_lr_scale(self, args_lrscale: dict[Any, float]) -> None:
+        """Removed in MXNet 1.x (it raises there too): per-parameter rates are ``set_lr_mult``."""
+        raise DeprecationWarning("Optimizer.set_lr_scale was removed in MXNet 1.x; use set_lr_mult(args_lr_mult)")
+
     def set_wd_mult(self, args_wd_mult: dict[Any, float]) -> None:
         """Per-parameter decay multipliers. Biases and BatchNorm betas get none by default.
 

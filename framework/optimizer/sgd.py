@@ -267,6 +267,9 @@ class SGLD(Optimizer):
     The noise comes from ``mx.nd.random.normal`` (seeded by ``mx.random.seed``).
     """
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         _check_arrays("SGLD", weight, grad)
         self._update_count(index)

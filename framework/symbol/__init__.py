@@ -17,8 +17,16 @@ from __future__ import annotations
 from typing import Any
 
 from .. import operator as _operators  # noqa: F401 - registers the built-in operators
+from ..absent import absent_attribute
 from ..operator import registry as _registry
-from . import attribute, control_flow, naming, random
+from . import (  # noqa: F401 - from_autograd: mx.autograd.get_symbol
+    attribute,
+    contrib_functions,
+    control_flow,
+    from_autograd,
+    naming,
+    random,
+)
 from .attribute import AttrScope
 from .errors import NotImplementedForSymbol, SymbolError, SymbolTypeError
 from .functions import (
@@ -44,14 +52,26 @@ from .symbol import Group, Symbol, Variable, load, load_json, var
 _internal = SymbolNamespace("mx.sym._internal", "")
 op = SymbolNamespace("mx.sym.op", "")
 contrib = SymbolNamespace("mx.sym.contrib", "_contrib_")
-for _name, _function in control_flow.FUNCTIONS.items():  # foreach, while_loop, cond
+for _name, _function in {**contrib_functions.FUNCTIONS, **control_flow.FUNCTIONS}.items():  # hand-written contrib
     setattr(contrib, _name, _function)
 linalg = SymbolNamespace("mx.sym.linalg", "_linalg_")
 image = SymbolNamespace("mx.sym.image", "_image_")
 
+# MXNet's generated operator modules (gen_<prefix>), which scripts sometimes import directly:
+# the same symbol functions as the namespaces above.
+gen_op = op
+gen_contrib = SymbolNamespace("mx.sym.gen_contrib", "_contrib_")  # the operators only
+gen_linalg = linalg
+gen_image = image
+gen_random = SymbolNamespace("mx.sym.gen_random", "_random_")
+gen__internal = _internal
+
 
 def __getattr__(name: str) -> Any:
-    function = lookup(name)  # AttributeError for unknown names
+    try:
+        function = lookup(name)
+    except AttributeError:
+        raise absent_attribute("mx.symbol", name, shown="mx.sym") from None
     globals()[name] = function
     return function
 

@@ -17,11 +17,24 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from ..base import ClassPropertyMetaClass, classproperty
 
-class AttrScope:
+
+class AttrScope(metaclass=ClassPropertyMetaClass):
     """Attributes (string to string) applied to the symbols created in the ``with`` block."""
 
     _state = threading.local()
+
+    @classproperty
+    def current(cls) -> AttrScope:
+        """The innermost scope of this thread, as MXNet's ``AttrScope.current`` (also settable)."""
+        return current()
+
+    @current.setter
+    def current(cls, scope: AttrScope) -> None:
+        if not isinstance(scope, AttrScope):
+            raise TypeError(f"AttrScope.current must be an AttrScope, got {type(scope).__name__}")
+        AttrScope._state.value = scope
 
     def __init__(self, **kwargs: str) -> None:
         for key, value in kwargs.items():

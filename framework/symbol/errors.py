@@ -7,6 +7,9 @@ Both subclass MXLab's base error and the Python error a caller would expect (``V
 from __future__ import annotations
 
 from ..base import MXLabError
+from ..errors import NotImplementedForSymbol  # defined with the base errors: mx.base names it too
+
+__all__ = ["NotImplementedForSymbol", "SymbolError", "SymbolTypeError"]
 
 
 class SymbolError(MXLabError, ValueError):
@@ -15,13 +18,3 @@ class SymbolError(MXLabError, ValueError):
 
 class SymbolTypeError(MXLabError, TypeError):
     """A symbol operation got an argument of the wrong type (an NDArray, a string, ...)."""
-
-
-class NotImplementedForSymbol(MXLabError, NotImplementedError):
-    """An NDArray-only operation (``bool(sym)``, ``sym += 1``) was used on a Symbol."""
-
-    def __init__(self, function: str, alias: str) -> None:
-        super().__init__(
-            f"Function {function} (namely operator {alias!r}) is not implemented for Symbol "
-            "and only available in NDArray."
-        )

@@ -89,15 +89,28 @@ def randint(low: int, high: int, shape: Any = _NOT_GIVEN, dtype: Any = _NOT_GIVE
 
 
 def multinomial(
-    data: Symbol, shape: Any = _NOT_GIVEN, get_prob: bool = False, dtype: Any = "int32", **kwargs: Any
+    data: Symbol, shape: Any = _NOT_GIVEN, get_prob: bool = True, dtype: Any = "int32", **kwargs: Any
 ) -> Symbol:
-    """Category indices drawn from each row of probabilities ``data`` (``_sample_multinomial``)."""
+    """Category indices drawn from each row of probabilities ``data`` (``_sample_multinomial``).
+
+    As in MXNet, the symbolic form returns the log-probability of each draw as a second output
+    by default (``get_prob=True``, for REINFORCE-style losses); ``mx.nd.random.multinomial``
+    does not.
+    """
     if not isinstance(data, Symbol):
         raise SymbolTypeError(f"mx.sym.random.multinomial: data must be a Symbol, got {data!r}")
     params = {"get_prob": get_prob, "dtype": dtype, **kwargs}
     if shape is not _NOT_GIVEN:
         params["shape"] = shape
     return symbol_function("_sample_multinomial")(data, **params)
+
+
+def randn(*shape: int, **kwargs: Any) -> Symbol:
+    """Normal samples of the given shape: ``randn(2, 3, loc=0, scale=1, dtype=)``, as ``mx.nd.random.randn``."""
+    loc = kwargs.pop("loc", 0.0)
+    scale = kwargs.pop("scale", 1.0)
+    dtype = kwargs.pop("dtype", _NOT_GIVEN)
+    return _random_helper("normal", {"loc": loc, "scale": scale}, shape if shape else _NOT_GIVEN, dtype, kwargs)
 
 
 def shuffle(data: Symbol, **kwargs: Any) -> Symbol:
@@ -123,6 +136,7 @@ __all__ = [
     "generalized_negative_binomial",
     "multinomial",
     "negative_binomial",
+    "randn",
     "normal",
     "poisson",
     "randint",

@@ -173,14 +173,15 @@ def test_errors_name_the_operator() -> None:
 
 
 def test_assign_requests() -> None:
+    op = CustomOp()  # assign is a method, as in MXNet (self.assign inside forward/backward)
     dst = mx.nd.ones((2,))
-    CustomOp.assign(dst, "add", mx.nd.ones((2,)))
-    CustomOp.assign(dst, "null", mx.nd.zeros((2,)))
+    op.assign(dst, "add", mx.nd.ones((2,)))
+    op.assign(dst, "null", mx.nd.zeros((2,)))
     assert dst.asnumpy().tolist() == [2.0, 2.0]
-    CustomOp.assign(dst, "write", mx.nd.zeros((2,)))
+    op.assign(dst, "write", mx.nd.zeros((2,)))
     assert dst.asnumpy().tolist() == [0.0, 0.0]
     with pytest.raises(CustomOpError, match="unknown req 'sometimes'"):
-        CustomOp.assign(dst, "sometimes", dst)
+        op.assign(dst, "sometimes", dst)
 
 
 # ------------------------------------------------------------------ GPU: a CuPy raw kernel

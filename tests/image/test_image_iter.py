@@ -58,7 +58,7 @@ def test_hard_reset_drops_the_held_roll_over_batch():
     it.hard_reset()
     np.testing.assert_array_equal(next(it).label[0].asnumpy(), [0, 1, 2, 0])
     with pytest.raises(ImageError, match="data_shape"):
-        mx.image.ImageIter.check_data_shape((3, 8))
+        it.check_data_shape((3, 8))
 
 
 def test_shuffle_uses_python_random_and_needs_the_index():

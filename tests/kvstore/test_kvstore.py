@@ -264,3 +264,24 @@ def test_module_uses_the_store_and_two_devices_train_like_one(kv_type):
     a, b = two.get_params()[0], one.get_params()[0]
     for name in a:
         np.testing.assert_allclose(a[name].asnumpy(), b[name].asnumpy(), rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------------- plug-in stores (KVStoreBase.register)
+def test_registered_store_class_is_created_by_its_lower_case_name():
+    class SumOnlyStore(mx.kv.LocalKVStore):
+        def __init__(self):
+            super().__init__("local")
+
+    try:
+        assert mx.kv.KVStoreBase.register(SumOnlyStore) is SumOnlyStore
+        assert mx.kv.KVStoreBase.kv_registry["sumonlystore"] is SumOnlyStore
+        store = mx.kv.create("SumOnlyStore")
+        assert isinstance(store, SumOnlyStore) and isinstance(store, mx.kv.KVStoreBase)
+        with pytest.warns(UserWarning, match="already registered"):
+            mx.kv.KVStore.register(SumOnlyStore)
+    finally:
+        mx.kv.KVStoreBase.kv_registry.pop("sumonlystore", None)
+    assert mx.kv.create("local").type == "local"
+    with pytest.raises(mx.kv.KVStoreError, match="not a subclass of mx.kv.KVStoreBase"):
+        mx.kv.KVStoreBase.register(dict)
+    assert mx.kv.kvstore.KVStore is mx.kv.KVStore

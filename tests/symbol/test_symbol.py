@@ -442,6 +442,16 @@ def test_random_symbols_dispatch_on_parameter_types():
     assert sym.random.uniform_like(x).outputs[0].node.op.name == "_random_uniform_like"
 
 
+def test_random_randn_and_multinomial_take_mxnets_defaults():
+    normal = sym.random.randn(2, 3, loc=1.0, scale=2.0)
+    node = normal.outputs[0].node
+    assert node.op.name == "_random_normal" and node.attrs.extra["loc"] == "1.0"
+    assert normal.infer_shape()[1] == [(2, 3)]
+    # The symbolic multinomial also returns the draws' log-probabilities unless told otherwise.
+    assert len(sym.random.multinomial(sym.var("p")).list_outputs()) == 2
+    assert len(sym.random.multinomial(sym.var("p"), get_prob=False).list_outputs()) == 1
+
+
 def test_creation_and_fluent_helpers():
     assert sym.zeros((2, 3)).infer_shape() == ([], [(2, 3)], [])
     assert sym.ones((2,), dtype="int32").infer_type()[1] == [np.int32]
