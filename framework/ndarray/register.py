@@ -40,15 +40,6 @@ def make_nd_function(op: OpDef) -> Callable[..., Any]:
         params = {}
         for key, value in kwargs.items():
             (inputs_by_name if isinstance(value, NDArray) else params)[key] = value
-        ctx = None
-        if "ctx" in params:
-            ctx = params["ctx"]
-            if ctx is None:
-                del params["ctx"]
-            elif isinstance(ctx, Context):
-                params["ctx"] = str(ctx)
-            else:
-                raise MXLabError(f"{op.name}: ctx must be a Context such as mx.cpu(0), got {ctx!r}")
         if args and not op.key_var_num_args:
             # Positional values after the input arrays are parameters in their declared
             # order, as in MXNet's generated signatures (``clip(x, 0, 1)``).
@@ -67,6 +58,16 @@ def make_nd_function(op: OpDef) -> Callable[..., Any]:
                 raise MXLabError(f"{op.name}: too many positional arguments ({len(extra)} after the input arrays)")
             for field, value in zip(fields, extra, strict=False):
                 params[field] = value
+        # ctx may come positionally too (``random_normal(0, 1, (2, 3), mx.cpu())``).
+        ctx = None
+        if "ctx" in params:
+            ctx = params["ctx"]
+            if ctx is None:
+                del params["ctx"]
+            elif isinstance(ctx, Context):
+                params["ctx"] = str(ctx)
+            else:
+                raise MXLabError(f"{op.name}: ctx must be a Context such as mx.cpu(0), got {ctx!r}")
         if op.key_var_num_args and op.key_var_num_args not in params:
             params[op.key_var_num_args] = len(args)
         attrs = parse_attrs(op, params)

@@ -50,7 +50,7 @@ from ..operator.infer import InferenceError, shape_known
 from ..operator.node import Entry, Node, NodeAttrs, topo_sort
 from ..operator.params import OperatorParamError, python_scalar
 from ..operator.registry import OpDef
-from ..operator.signature import default_input_names
+from ..operator.signature import declared_input_names
 from . import attribute, json_format, naming
 from .attr_keys import expand_hidden, is_dunder, normalize_attr_key, param_string
 from .errors import NotImplementedForSymbol, SymbolError, SymbolTypeError
@@ -102,7 +102,7 @@ def _positional(op: OpDef, args: Sequence[Any], symbols: dict[str, Any], params:
     """
     if op.key_var_num_args:
         return [a for a in args if a is not None]
-    slots = default_input_names(op)
+    slots = declared_input_names(op)
     param_names = [k for k in op.params.fields if k != op.key_var_num_args]
     if len(args) > len(slots) + len(param_names):
         raise SymbolError(
