@@ -74,15 +74,17 @@ def make_nd_function(op: OpDef) -> Callable[..., Any]:
         names = op.list_input_names(attrs)
         if len(args) > len(names):
             raise MXLabError(f"{op.name}: takes {len(names)} input array(s) ({', '.join(names)}), got {len(args)}")
+        unexpected = sorted(set(inputs_by_name) - set(names[len(args) :]))
+        if unexpected:
+            raise MXLabError(
+                f"{op.name}: unexpected array argument(s) {unexpected}; inputs are {', '.join(names)}"
+                + (f" ({len(args)} given positionally)" if args else "")
+            )
         inputs = list(args)
         for input_name in names[len(args) :]:
             if input_name not in inputs_by_name:
                 raise MXLabError(f"{op.name}: missing input '{input_name}' (inputs: {', '.join(names)})")
             inputs.append(inputs_by_name.pop(input_name))
-        if inputs_by_name:
-            raise MXLabError(
-                f"{op.name}: unexpected array argument(s) {sorted(inputs_by_name)}; inputs are {', '.join(names)}"
-            )
         outputs = invoke(op, inputs, out=out, ctx=ctx, attrs=attrs)
         return outputs[0] if len(outputs) == 1 else outputs
 
