@@ -16,7 +16,7 @@ from ..base import MXLabError
 from ..context import Context
 from ..operator import registry
 from ..operator.registry import OpDef
-from ..operator.signature import FrontEnd, Keyword, make_docstring, make_signature
+from ..operator.signature import REQUIRED_MARK, FrontEnd, Keyword, make_docstring, make_signature
 from .imperative import invoke, parse_attrs
 from .ndarray import NDArray
 
@@ -27,6 +27,8 @@ ND_FRONT_END = FrontEnd(
     variadic_help="The input arrays (any number).",
     returns="NDArray or list of NDArray",
     keywords=(Keyword("out", "NDArray", "The output array to write into."),),
+    params_positional=True,  # ``clip(x, 0, 1)``, ``random_normal(0, 1, (2, 3), mx.cpu())``
+    required_default=REQUIRED_MARK,
 )
 
 

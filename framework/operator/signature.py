@@ -89,6 +89,21 @@ def declared_input_names(op: OpDef) -> list[str]:
     return names
 
 
+class _Required:
+    """Shown as the default of required parameters in generated signatures.
+
+    Parameters follow the inputs positionally (inputs default to None), so a required
+    parameter needs a stand-in default for the signature to be valid Python.
+    """
+
+    def __repr__(self) -> str:
+        return "<required>"
+
+
+#: The stand-in default of required parameters (``num_hidden=<required>``).
+REQUIRED_MARK = _Required()
+
+
 @dataclass(frozen=True)
 class Keyword:
     """A keyword-only argument of the front end itself (``out``; ``name``, ``attr``), default None."""
