@@ -100,23 +100,30 @@ def _key_part(value: Any) -> Any:
     makes NaN keys equal.
     """
     kind = type(value)
-    if kind is float or isinstance(value, np.floating):
+    if kind is float:
+        return (kind, value.hex())
+    if kind is str or kind is int or kind is bool:
+        return (kind, value)
+    if isinstance(value, np.floating):
         return (kind, float(value).hex())
     if kind is tuple or kind is list:
-        return (kind, tuple(_key_part(item) for item in value))
+        return (kind, tuple([_key_part(item) for item in value]))
     return (kind, value)
 
 
 def parse_attrs(op: OpDef, kwargs: dict[str, Any]) -> NodeAttrs:
     """Parse (or fetch from the cache) the node attributes for ``op`` called with ``kwargs``."""
+    # The record itself: a re-registration gets new keys. Sorted by name, values tagged;
+    # one argument (``a + 1``'s scalar) is the common case and needs no sorting.
+    if len(kwargs) == 1:
+        ((name, value),) = kwargs.items()
+        key: tuple = (op, name, _key_part(value))
+    else:
+        key = (op, *[(name, _key_part(value)) for name, value in sorted(kwargs.items())])
     try:
-        # The record itself: a re-registration gets new keys. Sorted by name, values tagged.
-        items = kwargs.items() if len(kwargs) < 2 else sorted(kwargs.items())
-        key = (op, *((name, _key_part(value)) for name, value in items))
-        hash(key)
+        attrs = _attr_cache.get(key)
     except TypeError:  # unhashable values (dicts): parse without caching
         return op.parse_attrs(kwargs)
-    attrs = _attr_cache.get(key)
     if attrs is None:
         attrs = op.parse_attrs(kwargs)
         if len(_attr_cache) < _ATTR_CACHE_LIMIT:
