@@ -27,6 +27,7 @@ from ..operator.infer import InferenceError, ShapeT, shape_assign, shape_known, 
 from ..operator.kernel import OpContext, Req
 from ..operator.node import Entry, Node, NodeAttrs
 from ..operator.params import REQUIRED, OperatorParamError, Param, ParamSet
+from ..shape_mode import is_np_shape
 from .front_door import CustomOp, CustomOpError, CustomOpProp, registered
 from .threads import custom_op_threads
 
@@ -111,19 +112,33 @@ def _split3(attrs: NodeAttrs, method: str, result: Any) -> tuple[list, list, lis
     return args, outs, aux
 
 
+def _returned_shape(shape: Any) -> ShapeT:
+    """A shape the property returned; ``[]`` means "still unknown" (MXNet's legacy ndim 0)."""
+    shape = tuple(shape)
+    return shape if shape or is_np_shape() else None
+
+
 def _infer_shape(attrs: NodeAttrs, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
+    """Ask the property with the argument shapes known so far, as MXNet does.
+
+    An unknown argument shape is passed as ``[]`` (and unknown dimensions as 0), so a
+    property can fill in what follows from the others: a softmax loss returns its label's
+    shape ``(data[0],)`` from the data's. The property is not asked while no argument shape
+    is known at all (there is nothing to infer from yet; inference asks again later).
+    """
     n_args, _, _ = _counts(attrs)
-    if not all(shape_known(s) for s in in_shapes[:n_args]):
-        return False  # the property's infer_shape needs every argument shape
-    given = [list(s) for s in in_shapes[:n_args]]
+    if n_args and all(s is None for s in in_shapes[:n_args]):
+        return False
+    given = [[] if s is None else list(s) for s in in_shapes[:n_args]]
     args, outs, aux = _split3(attrs, "infer_shape", _ask_prop(attrs, "infer_shape", given))
     names = _input_names(attrs)
     for i, shape in enumerate(args):
-        shape_assign(in_shapes, i, tuple(shape), attrs.name, f"argument '{names[i]}'")
+        shape_assign(in_shapes, i, _returned_shape(shape), attrs.name, f"argument '{names[i]}'")
     for i, shape in enumerate(outs):
-        shape_assign(out_shapes, i, tuple(shape), attrs.name, f"output {i}")
+        shape_assign(out_shapes, i, _returned_shape(shape), attrs.name, f"output {i}")
     for i, shape in enumerate(aux):
-        shape_assign(in_shapes, n_args + i, tuple(shape), attrs.name, f"auxiliary state '{names[n_args + i]}'")
+        where = f"auxiliary state '{names[n_args + i]}'"
+        shape_assign(in_shapes, n_args + i, _returned_shape(shape), attrs.name, where)
     return all(shape_known(s) for s in list(in_shapes) + list(out_shapes))
 
 

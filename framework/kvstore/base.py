@@ -102,6 +102,10 @@ class KVStore(ABC):
     def set_updater(self, updater: Updater) -> None:
         """Call ``updater(key, summed, stored)`` on every push instead of replacing the value."""
 
+    def _set_updater(self, updater: Updater) -> None:
+        """MXNet 1.x's name for :meth:`set_updater` (private in MXNet, yet used by its examples)."""
+        self.set_updater(updater)
+
     @abstractmethod
     def set_optimizer(self, optimizer: Any) -> None:
         """Run ``optimizer`` inside the store on every push."""

@@ -24,6 +24,8 @@ import math
 import threading
 from typing import Any
 
+import numpy as np
+
 from .. import backend
 from ..base import EngineError, MXLabError
 from ..context import Context, current_context
@@ -89,15 +91,41 @@ class CallPlan:
         return op_ctx
 
 
+def _key_part(value: Any) -> Any:
+    """A parameter value as a cache key that tells apart what parses differently.
+
+    Python's equality would merge values the operator must not see merged: ``0.0 == -0.0``
+    (``x * -0.0`` would reuse ``x * 0.0``'s attributes and lose the sign), ``1 == 1.0 ==
+    True`` (a string parameter stores ``"1"`` or ``"1.0"``), and a NaN is equal to nothing,
+    so NaN parameters never hit and fill the cache. Tagging each value with its type and
+    spelling floats by their exact hex form (``-0x0.0p+0``, ``nan``) keeps them apart and
+    makes NaN keys equal.
+    """
+    kind = type(value)
+    if kind is float:
+        return (kind, value.hex())
+    if kind is str or kind is int or kind is bool:
+        return (kind, value)
+    if isinstance(value, np.floating):
+        return (kind, float(value).hex())
+    if kind is tuple or kind is list:
+        return (kind, tuple([_key_part(item) for item in value]))
+    return (kind, value)
+
+
 def parse_attrs(op: OpDef, kwargs: dict[str, Any]) -> NodeAttrs:
     """Parse (or fetch from the cache) the node attributes for ``op`` called with ``kwargs``."""
+    # The record itself: a re-registration gets new keys. Sorted by name, values tagged;
+    # one argument (``a + 1``'s scalar) is the common case and needs no sorting.
+    if len(kwargs) == 1:
+        ((name, value),) = kwargs.items()
+        key: tuple = (op, name, _key_part(value))
+    else:
+        key = (op, *[(name, _key_part(value)) for name, value in sorted(kwargs.items())])
     try:
-        # The record itself: a re-registration gets new keys. One argument needs no sorting.
-        key = (op, *kwargs.items()) if len(kwargs) < 2 else (op, *sorted(kwargs.items()))
-        hash(key)
-    except TypeError:  # unhashable values (lists): parse without caching
+        attrs = _attr_cache.get(key)
+    except TypeError:  # unhashable values (dicts): parse without caching
         return op.parse_attrs(kwargs)
-    attrs = _attr_cache.get(key)
     if attrs is None:
         attrs = op.parse_attrs(kwargs)
         if len(_attr_cache) < _ATTR_CACHE_LIMIT:

@@ -20,8 +20,16 @@ Writing: MXLab always writes V2 headers, as MXNet 1.9.1 does by default. A 0-d a
 written as MXNet writes it (ndim 0, then its value); MXNet 1.9.1 itself cannot read such
 an entry back (its V2 reader takes ndim 0 for "no array"), MXLab can.
 
-Reading: V2, the legacy V1 header (no storage type) and V3 (NumPy-shape files written
-under ``npx.set_np()``) are accepted. Anything malformed raises :class:`NDArrayFileError`
+Reading: V2, the legacy V1 header (no storage type), V3 (NumPy-shape files written
+under ``npx.set_np()``) and the pre-1.0 "v0" layout are accepted. A v0 array has no magic
+at all: its first uint32 *is* the ndim (1 to 32, which no magic can be mistaken for), and
+its dimensions are uint32, not int64::
+
+        uint32  ndim, uint32 x ndim   the shape                      [v0]
+        int32   device type, int32 device id;  int32 type flag;  the values (as above)
+
+A v0 entry of ndim 0 (how old MXNet saved an empty handle) is refused, as MXNet 1.9.1
+refuses it. Anything malformed raises :class:`NDArrayFileError`
 naming the file, the byte offset and what was expected there.
 
 Contexts: each array's device is recorded as it was saved. Loading follows MXNet: arrays
@@ -50,6 +58,8 @@ LIST_MAGIC = 0x112
 ARRAY_MAGIC_V1 = 0xF993FAC8
 ARRAY_MAGIC_V2 = 0xF993FAC9
 ARRAY_MAGIC_V3 = 0xF993FACA
+#: The most dimensions an array may have (MXNet's limit); a v0 array's first word is its ndim.
+MAX_NDIM = 32
 _STORAGE_NAMES = {-1: "undefined (an empty NDArray handle)", 0: "default", 1: "row_sparse", 2: "csr"}
 _DEVICE_TYPES = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
 
@@ -173,12 +183,18 @@ def _read_array(reader: _Reader, index: int, ctx: Context | None) -> NDArray:
     label = f"array {index}"
     magic = reader.one("<u4", f"the magic number of {label}")
     if magic not in (ARRAY_MAGIC_V1, ARRAY_MAGIC_V2, ARRAY_MAGIC_V3):
-        raise reader.fail(
-            f"{label}: expected array magic 0x{ARRAY_MAGIC_V2:X} (or V1 0x{ARRAY_MAGIC_V1:X} / "
-            f"V3 0x{ARRAY_MAGIC_V3:X}), got 0x{magic:X}; files older than MXNet 0.9 are not supported",
-            at=start,
-        )
-    if magic != ARRAY_MAGIC_V1:
+        if magic == 0:
+            raise reader.fail(
+                f"{label}: a legacy v0 entry of ndim 0 holds no array (MXNet 1.9.1 refuses it too)", at=start
+            )
+        if magic > MAX_NDIM:
+            raise reader.fail(
+                f"{label}: expected array magic 0x{ARRAY_MAGIC_V2:X} (or V1 0x{ARRAY_MAGIC_V1:X} / "
+                f"V3 0x{ARRAY_MAGIC_V3:X}), or a legacy v0 ndim between 1 and {MAX_NDIM}, got 0x{magic:X}",
+                at=start,
+            )
+        reader.pos = start  # v0: the word just read is the ndim, read again below as the shape's
+    if magic in (ARRAY_MAGIC_V2, ARRAY_MAGIC_V3):
         at = reader.pos
         stype = reader.one("<i4", f"the storage type of {label}")
         if stype != 0:
@@ -191,10 +207,12 @@ def _read_array(reader: _Reader, index: int, ctx: Context | None) -> NDArray:
     ndim = reader.one("<i4" if magic == ARRAY_MAGIC_V3 else "<u4", f"the ndim of {label}")
     if magic == ARRAY_MAGIC_V3 and ndim == -1:
         raise reader.fail(f"{label}: the shape is unknown (ndim -1): the entry holds no array", at=at)
-    if ndim < 0 or ndim > 32:
-        raise reader.fail(f"{label}: expected ndim between 0 and 32, got {ndim}", at=at)
+    if ndim < 0 or ndim > MAX_NDIM:
+        raise reader.fail(f"{label}: expected ndim between 0 and {MAX_NDIM}, got {ndim}", at=at)
     at = shape_at = reader.pos
-    shape = tuple(int(d) for d in reader.ints("<i8", ndim, f"the {ndim} dimensions of {label}"))
+    legacy_v0 = magic not in (ARRAY_MAGIC_V1, ARRAY_MAGIC_V2, ARRAY_MAGIC_V3)
+    dim_type = "<u4" if legacy_v0 else "<i8"
+    shape = tuple(int(d) for d in reader.ints(dim_type, ndim, f"the {ndim} dimensions of {label}"))
     if any(d < 0 for d in shape):
         raise reader.fail(f"{label}: expected dimensions >= 0, got shape {shape}", at=at)
     at = reader.pos
@@ -226,6 +244,8 @@ def load_frombuffer(
     buf: bytes | bytearray | memoryview, ctx: Context | None = None, source: str = "<buffer>"
 ) -> list[NDArray] | dict[str, NDArray]:
     """Parse NDArray-file bytes (``mx.nd.load_frombuffer``): a list, or a dict if names are stored."""
+    if not isinstance(buf, bytes | bytearray | memoryview):
+        raise NDArrayFileError(f"load_frombuffer: buf must be bytes or bytearray, got {type(buf).__name__}")
     if ctx is not None:
         backend.check_context(ctx)
     reader = _Reader(buf, source)

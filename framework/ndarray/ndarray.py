@@ -55,6 +55,10 @@ def new_array(shape: tuple[int, ...], ctx: Context, dtype_name: str) -> NDArray:
     return NDArray(chunk, buffer[:nbytes].view(dtype).reshape(shape))
 
 
+class NotAScalarError(MXLabError, ValueError):
+    """``asscalar`` was called on an array with more than one element (MXNet raises ValueError)."""
+
+
 class NDArray:
     """An array whose operations run asynchronously on the dependency engine.
 
@@ -121,14 +125,23 @@ class NDArray:
             return data.get()
         return np.array(data, copy=True)
 
-    def asscalar(self) -> Any:
-        """The single value of a one-element array."""
+    def asscalar(self) -> np.generic:
+        """The single value of a one-element array, as a NumPy scalar of the array's dtype.
+
+        MXNet 1.9.1 returns ``numpy.float32(3.5)`` for ``nd.array([3.5])`` (not a Python
+        float), so arithmetic on the result keeps the array's precision. For one-element
+        arrays of two or more dimensions MXNet hands back the NumPy array itself; MXLab
+        returns the scalar (docs/differences.md).
+        """
         if self.size != 1:
-            raise MXLabError(f"asscalar: the array must hold exactly one element, shape is {self.shape}")
-        return self.asnumpy().reshape(()).item()
+            raise NotAScalarError(
+                f"The current array is not a scalar: asscalar needs exactly one element, shape is {self.shape}"
+            )
+        return self.asnumpy().reshape(())[()]
 
     def item(self) -> Any:
-        return self.asscalar()
+        """The single value as a Python number (NumPy's ``item``; ``asscalar`` keeps the dtype)."""
+        return self.asscalar().item()
 
     def __repr__(self) -> str:
         shape = "x".join(str(d) for d in self.shape) or "scalar"

@@ -16,7 +16,7 @@ from ..base import MXLabError
 from ..context import Context
 from ..operator import registry
 from ..operator.registry import OpDef
-from ..operator.signature import FrontEnd, Keyword, make_docstring, make_signature
+from ..operator.signature import REQUIRED_MARK, FrontEnd, Keyword, make_docstring, make_signature
 from .imperative import invoke, parse_attrs
 from .ndarray import NDArray
 
@@ -27,6 +27,8 @@ ND_FRONT_END = FrontEnd(
     variadic_help="The input arrays (any number).",
     returns="NDArray or list of NDArray",
     keywords=(Keyword("out", "NDArray", "The output array to write into."),),
+    params_positional=True,  # ``clip(x, 0, 1)``, ``random_normal(0, 1, (2, 3), mx.cpu())``
+    required_default=REQUIRED_MARK,
 )
 
 
@@ -40,15 +42,6 @@ def make_nd_function(op: OpDef) -> Callable[..., Any]:
         params = {}
         for key, value in kwargs.items():
             (inputs_by_name if isinstance(value, NDArray) else params)[key] = value
-        ctx = None
-        if "ctx" in params:
-            ctx = params["ctx"]
-            if ctx is None:
-                del params["ctx"]
-            elif isinstance(ctx, Context):
-                params["ctx"] = str(ctx)
-            else:
-                raise MXLabError(f"{op.name}: ctx must be a Context such as mx.cpu(0), got {ctx!r}")
         if args and not op.key_var_num_args:
             # Positional values after the input arrays are parameters in their declared
             # order, as in MXNet's generated signatures (``clip(x, 0, 1)``).
@@ -67,21 +60,33 @@ def make_nd_function(op: OpDef) -> Callable[..., Any]:
                 raise MXLabError(f"{op.name}: too many positional arguments ({len(extra)} after the input arrays)")
             for field, value in zip(fields, extra, strict=False):
                 params[field] = value
+        # ctx may come positionally too (``random_normal(0, 1, (2, 3), mx.cpu())``).
+        ctx = None
+        if "ctx" in params:
+            ctx = params["ctx"]
+            if ctx is None:
+                del params["ctx"]
+            elif isinstance(ctx, Context):
+                params["ctx"] = str(ctx)
+            else:
+                raise MXLabError(f"{op.name}: ctx must be a Context such as mx.cpu(0), got {ctx!r}")
         if op.key_var_num_args and op.key_var_num_args not in params:
             params[op.key_var_num_args] = len(args)
         attrs = parse_attrs(op, params)
         names = op.list_input_names(attrs)
         if len(args) > len(names):
             raise MXLabError(f"{op.name}: takes {len(names)} input array(s) ({', '.join(names)}), got {len(args)}")
+        unexpected = sorted(set(inputs_by_name) - set(names[len(args) :]))
+        if unexpected:
+            raise MXLabError(
+                f"{op.name}: unexpected array argument(s) {unexpected}; inputs are {', '.join(names)}"
+                + (f" ({len(args)} given positionally)" if args else "")
+            )
         inputs = list(args)
         for input_name in names[len(args) :]:
             if input_name not in inputs_by_name:
                 raise MXLabError(f"{op.name}: missing input '{input_name}' (inputs: {', '.join(names)})")
             inputs.append(inputs_by_name.pop(input_name))
-        if inputs_by_name:
-            raise MXLabError(
-                f"{op.name}: unexpected array argument(s) {sorted(inputs_by_name)}; inputs are {', '.join(names)}"
-            )
         outputs = invoke(op, inputs, out=out, ctx=ctx, attrs=attrs)
         return outputs[0] if len(outputs) == 1 else outputs
 

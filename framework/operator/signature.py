@@ -10,6 +10,7 @@ serves both, and an operator registered later gets the same help in both.
 from __future__ import annotations
 
 import inspect
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +43,65 @@ def default_input_names(op: OpDef) -> list[str]:
             names = ["data"]
         _input_names_cache[op] = names
     return names
+
+
+#: Switches tried when asking which inputs an operator can take at most (2**8 combinations).
+_MAX_SWITCHES = 8
+_declared_names_cache: dict[OpDef, list[str]] = {}
+
+
+def declared_input_names(op: OpDef) -> list[str]:
+    """Every input ``op`` can take, in order: the positional input slots of its front ends.
+
+    MXNet's generated functions list all of an operator's declared arguments, whatever the
+    switches: ``Deconvolution(data, weight, bias, kernel=...)`` although ``no_bias`` defaults
+    to True there. MXLab's operators name their inputs per parameter values, so this asks
+    with every combination of the boolean and choice parameters and keeps the longest list
+    (the defaults' list on a tie): a third positional array is always ``bias``, never
+    ``kernel``.
+    """
+    names = _declared_names_cache.get(op)
+    if names is not None:
+        return names
+    names = default_input_names(op)
+    if isinstance(op._input_names, list | tuple) or op.key_var_num_args:
+        _declared_names_cache[op] = names
+        return names
+    base: dict[str, Any] = {}
+    switches: list[tuple[str, list[Any]]] = []
+    for key, field in op.params.fields.items():
+        if field.type is bool:
+            switches.append((key, [False, True]))
+        elif field.choices:
+            switches.append((key, list(field.choices)))
+        elif field.default is REQUIRED:
+            base[key] = _PLACEHOLDERS.get(field.type, (1,))
+    for combination in itertools.product(*(values for _, values in switches[:_MAX_SWITCHES])):
+        values = dict(base)
+        values.update((key, value) for (key, _), value in zip(switches, combination, strict=False))
+        try:
+            candidate = op.list_input_names(op.parse_attrs(values))
+        except (MXLabError, TypeError, ValueError, AttributeError):
+            continue
+        if len(candidate) > len(names):
+            names = list(candidate)
+    _declared_names_cache[op] = names
+    return names
+
+
+class _Required:
+    """Shown as the default of required parameters in generated signatures.
+
+    Parameters follow the inputs positionally (inputs default to None), so a required
+    parameter needs a stand-in default for the signature to be valid Python.
+    """
+
+    def __repr__(self) -> str:
+        return "<required>"
+
+
+#: The stand-in default of required parameters (``num_hidden=<required>``).
+REQUIRED_MARK = _Required()
 
 
 @dataclass(frozen=True)
@@ -82,7 +142,7 @@ def make_docstring(op: OpDef, front_end: FrontEnd, access_name: str | None = Non
         lines += [f"*data : {front_end.input_type}", f"    {front_end.variadic_help}"]
     else:
         optional = ", optional" if front_end.inputs_optional else ""
-        for name in default_input_names(op):
+        for name in declared_input_names(op):
             lines += [f"{name} : {front_end.input_type}{optional}", "    " + front_end.input_help.format(name=name)]
     described = op.params.describe()
     if described:
@@ -100,7 +160,7 @@ def make_signature(op: OpDef, front_end: FrontEnd) -> inspect.Signature:
     if op.key_var_num_args:
         params.append(kind("data", kind.VAR_POSITIONAL))
     else:
-        params += [kind(n, kind.POSITIONAL_OR_KEYWORD, default=None) for n in default_input_names(op)]
+        params += [kind(n, kind.POSITIONAL_OR_KEYWORD, default=None) for n in declared_input_names(op)]
     # MXNet's generated symbol functions take the parameters positionally too, after the inputs.
     positional = front_end.params_positional and not op.key_var_num_args
     param_kind = kind.POSITIONAL_OR_KEYWORD if positional else kind.KEYWORD_ONLY

@@ -24,17 +24,10 @@ from typing import Any
 
 from ..operator import registry
 from ..operator.registry import OperatorError
-from ..operator.signature import FrontEnd, Keyword, make_docstring, make_signature
+from ..operator.signature import REQUIRED_MARK, FrontEnd, Keyword, make_docstring, make_signature
 from .symbol import Symbol, create_symbol
 
 _functions: dict[tuple[str, str], Callable[..., Symbol]] = {}
-
-
-class _Required:
-    """Shown as the default of required parameters in generated signatures."""
-
-    def __repr__(self) -> str:
-        return "<required>"
 
 
 #: How ``mx.sym`` functions present their inputs and keywords (see ``operator/signature.py``).
@@ -49,7 +42,7 @@ SYM_FRONT_END = FrontEnd(
     ),
     inputs_optional=True,
     params_positional=True,
-    required_default=_Required(),
+    required_default=REQUIRED_MARK,
     var_keyword=True,
 )
 

@@ -50,7 +50,7 @@ from ..operator.infer import InferenceError, shape_known
 from ..operator.node import Entry, Node, NodeAttrs, topo_sort
 from ..operator.params import OperatorParamError, python_scalar
 from ..operator.registry import OpDef
-from ..operator.signature import default_input_names
+from ..operator.signature import declared_input_names
 from . import attribute, json_format, naming
 from .attr_keys import expand_hidden, is_dunder, normalize_attr_key, param_string
 from .errors import NotImplementedForSymbol, SymbolError, SymbolTypeError
@@ -102,7 +102,7 @@ def _positional(op: OpDef, args: Sequence[Any], symbols: dict[str, Any], params:
     """
     if op.key_var_num_args:
         return [a for a in args if a is not None]
-    slots = default_input_names(op)
+    slots = declared_input_names(op)
     param_names = [k for k in op.params.fields if k != op.key_var_num_args]
     if len(args) > len(slots) + len(param_names):
         raise SymbolError(
@@ -145,17 +145,17 @@ def create_symbol(
         hidden.setdefault(normalize_attr_key(key), value)
     args = _positional(op, args, symbols, params)
     if op.key_var_num_args:
-        if symbols:
-            raise SymbolError(
-                f"{op.name} takes a variable number of inputs, given positionally; "
-                f"got keyword input(s) {', '.join(symbols)}"
-            )
         params.setdefault(op.key_var_num_args, len(args))
     node_name = naming.current().get(name, hint)
     strings = {k: param_string(op.params.fields.get(k), v) for k, v in params.items()}
     try:
         parsed = op.params.parse(op.name, strings)
     except OperatorParamError as err:
+        if op.key_var_num_args and symbols:  # ``Concat(data=a)``: the count of positional inputs was 0
+            raise SymbolError(
+                f"{op.name} takes a variable number of inputs, given positionally; got keyword input(s) "
+                f"{', '.join(symbols)} ({err})"
+            ) from None
         raise OperatorParamError(f"{err} (node {node_name!r})") from None
     attrs = NodeAttrs(node_name, op, parsed, {**strings, **hidden})
     input_names = op.list_input_names(attrs)
@@ -177,9 +177,16 @@ def create_symbol(
         inputs[i] = _single_output(value, f"{op.name} input {input_names[i]!r}")
     for key, value in symbols.items():
         if key not in input_names:
+            if op.key_var_num_args:  # Concat's inputs are counted, not named; Custom's are named by its prop
+                raise SymbolError(
+                    f"{op.name} takes a variable number of inputs, given positionally; got keyword input {key!r} "
+                    f"(its inputs here: {', '.join(input_names) or 'none'})"
+                )
             raise SymbolError(
                 f"{op.name}: keyword argument {key!r} is not an input; candidate inputs: {', '.join(input_names)}"
             )
+        if inputs[input_names.index(key)] is not None:
+            raise SymbolError(f"{op.name}: got multiple values for input {key!r}")
         index = input_names.index(key)
         inputs[index] = _single_output(value, f"{op.name} input {key!r}")
     for i, entry in enumerate(inputs):

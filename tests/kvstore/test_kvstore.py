@@ -106,6 +106,24 @@ def test_updater_gets_key_sum_and_stored(kv_type):
 
 
 @pytest.mark.parametrize("kv_type", TYPES)
+def test_private_set_updater_is_mxnets_name_for_set_updater(kv_type):
+    # MXNet 1.x scripts call kv._set_updater(fn); it must install fn exactly like set_updater.
+    kv = create(kv_type)
+    kv.init(3, mx.nd.ones(SHAPE))
+
+    def update(key, summed, stored):
+        stored += summed * 2
+
+    kv._set_updater(update)
+    kv.push(3, mx.nd.ones(SHAPE))
+    out = mx.nd.zeros(SHAPE)
+    kv.pull(3, out=out)
+    np.testing.assert_allclose(out.asnumpy(), np.full(SHAPE, 3.0))
+    with pytest.raises(KVStoreError, match="expected a callable updater"):
+        kv._set_updater("not a function")
+
+
+@pytest.mark.parametrize("kv_type", TYPES)
 def test_set_optimizer_sgd_matches_numpy_and_states_round_trip(kv_type, tmp_path):
     lr, momentum, rescale = 0.1, 0.9, 0.5
     kv = create(kv_type)

@@ -132,6 +132,23 @@ def test_scalars_printing_and_truthiness():
     assert "<NDArray 1 @cpu(0)>" in repr(x)
     with pytest.raises(mx.MXLabError, match="exactly one element"):
         mx.nd.zeros((2,)).asscalar()
+    with pytest.raises(ValueError, match="not a scalar.*shape is \\(1, 2\\)"):
+        mx.nd.zeros((1, 2)).asscalar()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "int64", "uint8", "int8"])
+@pytest.mark.parametrize("shape", [(1,), (1, 1), (1, 1, 1)])
+def test_asscalar_is_a_numpy_scalar_of_the_array_dtype(dtype, shape):
+    # MXNet 1.9.1: type(mx.nd.ones((1,), dtype='int32').asscalar()) is numpy.int32
+    value = mx.nd.full(shape, 7, dtype=dtype).asscalar()
+    assert type(value) is np.dtype(dtype).type and value == 7
+    item = mx.nd.full(shape, 7, dtype=dtype).item()
+    assert type(item) is (float if dtype.startswith("float") else int) and item == 7
+
+
+def test_asscalar_keeps_float32_precision():
+    third = mx.nd.array([1.0 / 3]).asscalar()
+    assert third == np.float32(1.0 / 3) and float(third) != 1.0 / 3
     with pytest.raises(ValueError, match="ambiguous"):
         bool(mx.nd.zeros((2,)))
     assert len(mx.nd.zeros((5, 2))) == 5

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import framework as mx
+from framework.ndarray import imperative
 from framework.operator import (
     OperatorError,
     Param,
@@ -102,6 +103,25 @@ def test_namespaces_follow_mxnet_prefixes():
     assert callable(mx.nd._internal._zeros)
     with pytest.raises(AttributeError, match="has no attribute 'not_an_operator'"):
         mx.nd.not_an_operator  # noqa: B018
+
+
+def test_parse_attrs_cache_tells_signed_zeros_apart():
+    x = mx.nd.array([1.0, 2.0])
+    assert not np.signbit((x * 0.0).asnumpy()).any()
+    assert np.signbit((x * -0.0).asnumpy()).all()  # not the cached attributes of x * 0.0
+    assert not np.signbit(mx.nd._internal._mul_scalar(x, scalar=0.0).asnumpy()).any()
+
+
+def test_parse_attrs_cache_hits_nan_parameters_and_keeps_types_apart():
+    op = mx.operator.get("_plus_scalar")
+    first = imperative.parse_attrs(op, {"scalar": float("nan")})
+    assert imperative.parse_attrs(op, {"scalar": float("nan")}) is first  # a NaN key finds itself
+    assert imperative.parse_attrs(op, {"scalar": np.float32("nan")}) is not first  # another type
+    assert imperative.parse_attrs(op, {"scalar": 1}) is not imperative.parse_attrs(op, {"scalar": 1.0})
+    assert imperative.parse_attrs(op, {"scalar": 1.0}) is imperative.parse_attrs(op, {"scalar": 1.0})
+    assert np.isnan(mx.nd._internal._plus_scalar(mx.nd.ones((2,)), scalar=float("nan")).asnumpy()).all()
+    reshape = mx.operator.get("Reshape")
+    assert imperative.parse_attrs(reshape, {"shape": [2, 3]}) is imperative.parse_attrs(reshape, {"shape": [2, 3]})
 
 
 def test_parse_attrs_cache_does_not_mix_parameters():

@@ -232,22 +232,31 @@ def _adam_update(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list[Re
 
 
 def _rmsprop_update(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list[Req], outputs: list) -> None:
-    """Tieleman & Hinton: divide the gradient by a running root mean square of recent gradients."""
+    """Tieleman & Hinton: divide the gradient by a running root mean square of recent gradients.
+
+    ``1 - gamma1`` is computed in the weight's dtype, as MXNet's C ``float`` does (see Adam).
+    """
     xp, p = op_ctx.xp, attrs.parsed
     weight, grad, n = inputs
+    gamma1 = weight.dtype.type(p.gamma1)
     g = _rescaled_with_wd(xp, p, grad, weight)
-    n[...] = (1 - p.gamma1) * g * g + p.gamma1 * n
+    n[...] = (weight.dtype.type(1) - gamma1) * g * g + gamma1 * n
     new_weight = _clip(xp, weight - p.lr * g / xp.sqrt(n + p.epsilon), p.clip_weights)
     assign(outputs[0], req[0], new_weight)
 
 
 def _rmspropalex_update(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list[Req], outputs: list) -> None:
-    """Graves' centred RMSProp: divide by the running standard deviation, with momentum ``gamma2``."""
+    """Graves' centred RMSProp: divide by the running standard deviation, with momentum ``gamma2``.
+
+    ``1 - gamma1`` is computed in the weight's dtype, as MXNet's C ``float`` does (see Adam).
+    """
     xp, p = op_ctx.xp, attrs.parsed
     weight, grad, n, g_avg, delta = inputs
+    gamma1 = weight.dtype.type(p.gamma1)
+    one_minus_gamma1 = weight.dtype.type(1) - gamma1
     g = _rescaled_with_wd(xp, p, grad, weight)
-    n[...] = (1 - p.gamma1) * g * g + p.gamma1 * n
-    g_avg[...] = (1 - p.gamma1) * g + p.gamma1 * g_avg
+    n[...] = one_minus_gamma1 * g * g + gamma1 * n
+    g_avg[...] = one_minus_gamma1 * g + gamma1 * g_avg
     delta[...] = p.gamma2 * delta - p.lr * g / xp.sqrt(n - g_avg * g_avg + p.epsilon)
     assign(outputs[0], req[0], _clip(xp, weight + delta, p.clip_weights))
 

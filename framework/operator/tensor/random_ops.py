@@ -69,6 +69,12 @@ class _CheckedParams(ParamSet):
 
 
 class _CreationParams(_CheckedParams):
+    """The output's shape, context and dtype, declared after the distribution's own fields.
+
+    MXNet declares them last, so its generated functions take ``random_normal(loc, scale,
+    shape, ctx, dtype)`` positionally; subclasses get the same order here.
+    """
+
     shape = Param(Shape, Shape(), "Shape of the output.")
     ctx = Param(str, "", "Context of the output, such as cpu(0) (set by the front end).")
     dtype = Param(
@@ -77,6 +83,14 @@ class _CreationParams(_CheckedParams):
         "DType of the output in case it can't be inferred; float32 if not defined.",
         choices=FLOAT_DTYPES,
     )
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        creation = ("shape", "ctx", "dtype")
+        cls.fields = {
+            **{k: f for k, f in cls.fields.items() if k not in creation},
+            **{k: cls.fields[k] for k in creation},
+        }
 
 
 class UniformParam(_CreationParams):

@@ -1,9 +1,13 @@
-"""Record MXNet 1.9.1's Adam trajectory on a small MLP (tests/training/test_adam_parity.py compares).
+"""Record MXNet 1.9.1's Adam or RMSProp trajectory on a small MLP (tests/training/test_adam_parity.py compares).
 
 Run with an interpreter that has mxnet 1.9.1, from the repository root::
 
     python tests/data/mxnet_1_9_1/module/make_adam_reference.py \
         > tests/data/mxnet_1_9_1/module/adam_reference.json
+    python tests/data/mxnet_1_9_1/module/make_adam_reference.py rmsprop \
+        > tests/data/mxnet_1_9_1/module/rmsprop_reference.json
+    python tests/data/mxnet_1_9_1/module/make_adam_reference.py rmsprop_centered \
+        > tests/data/mxnet_1_9_1/module/rmsprop_centered_reference.json
 
 It trains the same net from the same parameters on the same batches on each of MXNet's CPU
 paths (oneDNN, the default; its plain C++ kernels, ``MXNET_MKLDNN_ENABLED=0``; and those on
@@ -21,6 +25,12 @@ import sys
 
 import numpy as np
 
+#: The optimizers a reference can be recorded for: name -> (optimizer, optimizer_params).
+OPTIMIZERS = {
+    "adam": ("adam", {"learning_rate": 0.01}),
+    "rmsprop": ("rmsprop", {"learning_rate": 0.002}),
+    "rmsprop_centered": ("rmsprop", {"learning_rate": 0.002, "centered": True}),
+}
 STEPS = 120
 RECORD = (1, 2, 5, 10, 20, 40, 80, 120)
 BATCH, FEATURES, HIDDEN, CLASSES = 16, 10, 32, 4
@@ -56,12 +66,13 @@ def initial_params():
     }
 
 
-def run(mx):
-    """The parameters (as lists) after each step in RECORD, training with Adam(lr=0.01)."""
+def run(mx, optimizer="adam"):
+    """The parameters (as lists) after each step in RECORD, training with OPTIMIZERS[optimizer]."""
+    name, optimizer_params = OPTIMIZERS[optimizer]
     mod = mx.mod.Module(network(mx), context=mx.cpu())
     mod.bind(data_shapes=[("data", (BATCH, FEATURES))], label_shapes=[("softmax_label", (BATCH,))])
     mod.init_params(arg_params={k: mx.nd.array(v) for k, v in initial_params().items()}, aux_params={})
-    mod.init_optimizer(optimizer="adam", optimizer_params={"learning_rate": 0.01})
+    mod.init_optimizer(optimizer=name, optimizer_params=dict(optimizer_params))
     recorded = {}
     for step, (data, label) in enumerate(batches(), start=1):
         batch = mx.io.DataBatch(data=[mx.nd.array(data)], label=[mx.nd.array(label)])
@@ -74,10 +85,11 @@ def run(mx):
 
 
 def main():
+    optimizer = sys.argv[1] if len(sys.argv) > 1 else "adam"
     if os.environ.get("ADAM_REFERENCE_CHILD"):
         import mxnet as mx  # noqa: PLC0415 - the peer interpreter only
 
-        json.dump(run(mx), sys.stdout)
+        json.dump(run(mx, optimizer), sys.stdout)
         return
     paths = {}
     paths_env = (
@@ -87,11 +99,14 @@ def main():
     )
     for label, extra in paths_env:
         env = {**os.environ, "ADAM_REFERENCE_CHILD": "1", "MXNET_SUBGRAPH_BACKEND": "NONE", **extra}
-        done = subprocess.run([sys.executable, __file__], env=env, capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [sys.executable, __file__, optimizer], env=env, capture_output=True, text=True, check=True
+        )
         paths[label] = json.loads(done.stdout)
     import mxnet as mx  # noqa: PLC0415 - the peer interpreter only
 
-    json.dump({"mxnet": mx.__version__, "steps": list(RECORD), "paths": paths}, sys.stdout)
+    record = {"mxnet": mx.__version__, "optimizer": optimizer, "steps": list(RECORD), "paths": paths}
+    json.dump(record, sys.stdout)
     sys.stdout.write("\n")
 
 
