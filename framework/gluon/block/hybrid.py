@@ -329,7 +329,7 @@ class HybridBlock(Block):
         """A hint when floating-point inputs and parameters differ in dtype (a batch made as float64)."""
         given = {a.dtype.name for a in inputs if isinstance(a, NDArray) and a.dtype.kind == "f"}
         params = {np.dtype(p.dtype).name for p in self.collect_params().values()}
-        if not given or given <= params:
+        if not given or not params or given <= params:  # no parameters: no dtype to disagree with
             return ""
         return (
             f" (the inputs are {sorted(given)} but the parameters {sorted(params)}: make the batch in the "
