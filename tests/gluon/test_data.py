@@ -206,6 +206,15 @@ def test_worker_transform_runs_operators_in_the_worker():
     loader.close()
 
 
+def test_each_worker_draws_its_own_mx_random_stream():
+    # the random image transforms are operators drawing from mx.random: forked workers must not share a stream
+    ds = _dataset(8).transform_first(lambda x: mx.nd.random.uniform(shape=(1,)))
+    loader = gdata.DataLoader(ds, batch_size=1, num_workers=2)
+    draws = [float(x.asnumpy()[0, 0]) for x, _ in loader]
+    loader.close()
+    assert len(draws) == 8 and len(set(draws)) == 8
+
+
 def test_loader_argument_errors():
     ds = _dataset(4)
     with pytest.raises(gdata.DataError, match="batch_size must be specified"):

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ... import events
+from ... import random as mx_random
 from ... import ndarray as nd
 from ...engine import Engine, NaiveEngine
 from ...ndarray.ndarray import NDArray
@@ -131,6 +132,7 @@ def _worker_init(dataset: Dataset, batchify_fn: Callable | None, engine_id: int,
     worker_seed = (seed + os.getpid()) % (2**32)
     np.random.seed(worker_seed)
     random.seed(worker_seed)
+    mx_random.seed(worker_seed)  # the random image operators (RandomFlipLeftRight, ...) draw from mx.random
 
 
 def _process_worker_fn(indices: list[int]) -> tuple[str, Any]:
