@@ -431,3 +431,24 @@ def test_an_abandoned_epoch_frees_the_shared_memory_of_batches_in_flight():
     it.close()  # what garbage collection of the iterator does too
     loader.close()
     assert blocks() - before == set()
+
+
+def test_auto_reload_starts_the_next_epoch_ahead_and_clean_drops_it():
+    ds = _dataset(6)
+    loader = gdata.DataLoader(ds, batch_size=2, num_workers=2, prefetch=2, auto_reload=True)
+    ahead = loader._iter
+    assert ahead is not None and len(ahead._pending) == 2  # the workers make the first batches already
+    first = [y.asnumpy().tolist() for _, y in loader]
+    assert first == [[0, 1], [2, 3], [4, 5]]
+    assert loader._iter is not None and loader._iter is not ahead  # the next epoch started when this one ended
+    assert [y.asnumpy().tolist() for _, y in loader] == first
+    loader.clean()
+    assert loader._iter is None
+    assert [y.asnumpy().tolist() for _, y in loader] == first  # clean: the next iter starts afresh
+    loader.close()
+    plain = gdata.DataLoader(ds, batch_size=4)
+    assert plain._iter is None and not plain.auto_reload
+    plain.refresh()
+    started = plain._iter
+    assert [y.asnumpy().tolist() for _, y in plain] == [[0, 1, 2, 3], [4, 5]]
+    assert plain._iter is None and started is not None  # without auto_reload nothing starts ahead
