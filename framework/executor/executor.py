@@ -428,7 +428,7 @@ class Executor:
         return self.outputs
 
     # ------------------------------------------------------------------ monitoring
-    def set_monitor_callback(self, callback: Callable[[str, NDArray], None], monitor_all: bool = False) -> None:
+    def set_monitor_callback(self, callback: Callable[[str, NDArray], None] | None, monitor_all: bool = False) -> None:
         """Call ``callback(name, array)`` for every node output during each forward pass.
 
         Names are MXNet's: ``<node>_<output>`` (``fc1_output``); with ``monitor_all`` each
