@@ -244,7 +244,10 @@ class RandomSaturation(_RandomFactor):
 
 
 class RandomHue(_RandomFactor):
-    """Turn the hue by an amount drawn from the operator's range [1 - hue, 1 + hue] (MXNet's arguments)."""
+    """Turn the hue by a number of full turns drawn from [1 - hue, 1 + hue], as MXNet asks the operator.
+
+    A whole turn changes nothing, so the effect is a turn of at most ``hue`` either way.
+    """
 
     _op = "random_hue"
 
