@@ -170,3 +170,16 @@ def test_model_store_never_downloads_and_purges_params_files(tmp_path):
     model_store.purge(str(tmp_path))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
     model_store.purge(str(tmp_path / "missing"))  # nothing there: nothing to do
+
+
+def test_seeded_networks_compute_mxnets_outputs():
+    """Same names and shapes could still hide a branch order or a pooling setting: compare outputs."""
+    sys.path.insert(0, REFERENCE_DIR)
+    import make_model_zoo_outputs as outputs  # noqa: PLC0415 - the reference folder is put on the path just above
+
+    expected = mx.nd.load(os.path.join(REFERENCE_DIR, "model_zoo_outputs.nd"))
+    assert sorted(expected) == sorted(outputs.NETWORKS)
+    for name in outputs.NETWORKS:
+        net = outputs.seeded_network(mx, name)
+        got = net(mx.nd.array(outputs.seeded_input(name))).asnumpy()
+        np.testing.assert_allclose(got, expected[name].asnumpy(), rtol=1e-3, atol=1e-3 * np.abs(got).max())
