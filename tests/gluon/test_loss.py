@@ -141,7 +141,7 @@ def test_label_is_reshaped_like_pred_in_both_modes():
         )
 
 
-# two batches of 4 rows (tests/gluon/test_loss_transform_files.py compares SDMLLoss with MXNet 1.9.1's numbers)
+# two batches of 4 rows (tests/gluon/test_reference_numbers.py compares SDMLLoss with MXNet 1.9.1's numbers)
 _SDML_X1 = [[2.040919, -2.555665, 0.418099], [-0.567770, -0.452649, -0.215597], [-2.019986, -0.231932, -0.865213]]
 _SDML_X1.append([3.322999, 0.225787, -0.352631])
 _SDML_X2 = [[-0.281287, -0.668046, -1.055151], [-0.390801, 0.481945, -0.238554], [0.957759, -0.199802, 0.024260]]

@@ -1,13 +1,14 @@
-"""Write MXNet 1.9.1's numbers for Gluon losses and image transforms to ``losses-transforms.nd``.
+"""Write MXNet 1.9.1's numbers for Gluon losses and image transforms to ``reference-numbers.nd``.
 
 Run with an interpreter that has ``mxnet==1.9.1``::
 
-    /work/main/.peers/mxvenv/bin/python tests/data/mxnet_1_9_1/gluon/make_loss_transform_files.py
+    /work/main/.peers/mxvenv/bin/python tests/data/mxnet_1_9_1/gluon/make_reference_numbers.py
 
 The inputs come from :func:`inputs` (seeded NumPy, so the tests rebuild them without MXNet);
 the file holds MXNet's outputs by the names of :data:`LOSSES` and :data:`TRANSFORMS`, whose
-entries take the ``mx`` module as an argument so that tests/gluon/test_loss_transform_files.py
-runs the very same calls on MXLab.
+entries take the ``mx`` module as an argument so that tests/gluon/test_reference_numbers.py
+runs the very same calls on MXLab. (``nn.BatchNormReLU`` is not here: MXNet 1.9.1 runs its
+fused operator only with the MKL-DNN backend, which the reference build lacks.)
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUTPUT = os.path.join(HERE, "losses-transforms.nd")
+OUTPUT = os.path.join(HERE, "reference-numbers.nd")
 
 
 def inputs() -> dict[str, np.ndarray]:

@@ -1,6 +1,6 @@
 """Gluon losses and image transforms against MXNet 1.9.1's numbers (tests/data/mxnet_1_9_1/gluon/).
 
-``make_loss_transform_files.py`` there ran each call of its LOSSES and TRANSFORMS tables with
+``make_reference_numbers.py`` there ran each call of its LOSSES and TRANSFORMS tables with
 MXNet 1.9.1; the same calls run here on MXLab (tests/gluon/test_loss.py and test_data.py check
 that hybridized blocks agree with imperative ones).
 """
@@ -16,7 +16,7 @@ import pytest
 import framework as mx
 
 HERE = Path(__file__).resolve().parents[1] / "data" / "mxnet_1_9_1" / "gluon"
-_spec = importlib.util.spec_from_file_location("make_loss_transform_files", HERE / "make_loss_transform_files.py")
+_spec = importlib.util.spec_from_file_location("make_reference_numbers", HERE / "make_reference_numbers.py")
 assert _spec is not None and _spec.loader is not None
 references = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(references)
@@ -24,7 +24,7 @@ _spec.loader.exec_module(references)
 
 @pytest.fixture(scope="module")
 def mxnet_numbers():
-    return mx.nd.load(str(HERE / "losses-transforms.nd"))
+    return mx.nd.load(str(HERE / "reference-numbers.nd"))
 
 
 def test_the_reference_file_covers_every_call(mxnet_numbers):
