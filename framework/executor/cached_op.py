@@ -48,6 +48,12 @@ on its input values (``_contrib_boolean_mask``) cannot be bound: shapes must be 
 runs. Such a CachedOp runs its graph node by node instead, each node one imperative call (which
 autograd records on its own), as MXNet's CachedOp does for dynamic shapes; nothing is cached.
 
+**Operator hooks.** ``register_op_hook(callback, monitor_all)`` (Gluon's
+``Block.register_op_hook``) calls ``callback(name, op_name, array)`` for each node output as
+the forward pass runs (``dense0_fwd_output``, ``"FullyConnected"``), and with ``monitor_all``
+for each node input first (``dense0_fwd_weight``). It rides on the executor's monitor
+callback (:meth:`Executor.set_monitor_callback`), which runs the graph node by node.
+
 Where MXLab differs from MXNet 1.x: MXNet's default (not static) CachedOp allocates each
 call's memory from the storage pool; here the executor's planned blocks stay with the
 executor between calls of the same signature in both modes. See docs/gluon.md.
@@ -55,8 +61,9 @@ executor between calls of the same signature in both modes. See docs/gluon.md.
 
 from __future__ import annotations
 
+import json
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..base import MXLabError
@@ -214,6 +221,32 @@ class CachedOp:
         self.dynamic_shapes = any(
             node.op is not None and node.op.shape_from_values is not None for node in topo_sort(self._heads)
         )
+        self._op_hook: tuple[Callable[[str, str, NDArray], None], bool] | None = None
+        self._node_ops: dict[str, str] | None = None  # operator node name -> operator name
+        self._entry_ops: dict[str, str | None] = {}  # reported name -> operator (None: a variable)
+
+    # ------------------------------------------------------------------ operator hooks
+    def register_op_hook(self, callback: Callable[[str, str, NDArray], None] | None, monitor_all: bool = False) -> None:
+        """From the next call on, ``callback(name, op_name, array)`` for every node output (inputs too with
+        ``monitor_all``); ``None`` removes the hook."""
+        if callback is not None and not callable(callback):
+            raise CachedOpError(f"CachedOp: register_op_hook needs callable(name, op_name, array), got {callback!r}")
+        self._op_hook = None if callback is None else (callback, bool(monitor_all))
+
+    def _report_to_hook(self, name: str, array: NDArray) -> None:
+        """The executor's monitor callback: add the operator of the node that ``name`` belongs to."""
+        assert self._op_hook is not None
+        if name not in self._entry_ops:
+            if self._node_ops is None:
+                nodes = json.loads(self._symbol.tojson())["nodes"]
+                self._node_ops = {n["name"]: n["op"] for n in nodes if n["op"] != "null"}
+            # "<node>_<entry>": the longest operator node name that prefixes it; none for a variable's own name
+            owners = [node for node in self._node_ops if name.startswith(node + "_")]
+            self._entry_ops[name] = self._node_ops[max(owners, key=len)] if owners else None
+        op_name = self._entry_ops[name]
+        if op_name is None:
+            return
+        self._op_hook[0](name, op_name, array)
 
     # ------------------------------------------------------------------ calling
     def __call__(self, *args: NDArray, out: NDArray | Sequence[NDArray] | None = None, **kwargs: Any) -> Any:
@@ -253,8 +286,17 @@ class CachedOp:
                         "graph with value-dependent shapes cannot provide (it runs operator by operator)"
                     )
                 args.append(value)
+            if self._op_hook is not None and self._op_hook[1]:  # monitor_all: the node's inputs first
+                declared = node.op.list_input_names(node.attrs) if node.op._input_names is not None else []
+                for i, value in enumerate(args):
+                    label = declared[i] if i < len(declared) else f"input{i}"
+                    self._op_hook[0](f"{node.name}_{label}", node.op.name, value)
+            output_names = node.op.list_output_names(node.attrs)
             for i, result in enumerate(imperative.invoke(node.op, args, attrs=node.attrs)):
                 values[(node.id, i)] = result
+                if self._op_hook is not None:  # the same "<node>_<output>" names as the bound executor's
+                    label = output_names[i] if i < len(output_names) else i
+                    self._op_hook[0](f"{node.name}_{label}", node.op.name, result)
         results = [values[(e.node.id, e.index)] for e in self._heads]
         if out is None:
             return results
@@ -276,6 +318,10 @@ class CachedOp:
         for i, array in enumerate(inputs):
             if array is not bound.inputs[i]:
                 array.copyto(bound.inputs[i])
+        if self._op_hook is not None:
+            bound.executor.set_monitor_callback(self._report_to_hook, self._op_hook[1])
+        elif bound.executor._monitor_callback is not None:
+            bound.executor.set_monitor_callback(None)
         results = bound.executor.forward(is_train=imperative.STATE.training)
         if out is None:
             outputs = [r.copy() for r in results]

@@ -456,7 +456,7 @@ class Executor:
                 step.run(run_ctx, is_train)
 
     # ------------------------------------------------------------------ monitoring
-    def set_monitor_callback(self, callback: Callable[[str, NDArray], None], monitor_all: bool = False) -> None:
+    def set_monitor_callback(self, callback: Callable[[str, NDArray], None] | None, monitor_all: bool = False) -> None:
         """Call ``callback(name, array)`` for every node output during each forward pass.
 
         Names are MXNet's: ``<node>_<output>`` (``fc1_output``); with ``monitor_all`` each

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from . import contrib, data, loss, model_zoo, nn, rnn, utils
 from .block import Block, BlockError, HybridBlock, SymbolBlock
-from .parameter import Constant, DeferredInitializationError, Parameter, ParameterDict
+from .parameter import Constant, DeferredInitializationError, Parameter, ParameterDict, tensor_types
 from .trainer import Trainer
 
 __all__ = [
@@ -29,5 +29,6 @@ __all__ = [
     "model_zoo",
     "nn",
     "rnn",
+    "tensor_types",
     "utils",
 ]

@@ -136,7 +136,11 @@ SoftmaxCELoss = SoftmaxCrossEntropyLoss
 
 
 class KLDivLoss(Loss):
-    """``label * (log(label) - pred)``, ``pred`` being log-probabilities (``from_logits=True``)."""
+    """``label * (log(label) - pred)``, ``pred`` being log-probabilities (``from_logits=True``).
+
+    Unlike most losses it is *summed* over the non-batch axes (a KL divergence per sample), as
+    MXNet 1.9.1 computes it.
+    """
 
     def __init__(
         self, from_logits: bool = True, axis: int = -1, weight: float | None = None, batch_axis: int = 0, **kwargs: Any
@@ -149,7 +153,40 @@ class KLDivLoss(Loss):
         if not self._from_logits:
             pred = F.log_softmax(pred, axis=self._axis)
         loss = label * (F.log(label + 1e-12) - pred)
-        return self._mean(F, _apply_weighting(F, loss, self._weight, sample_weight))
+        return F.sum(_apply_weighting(F, loss, self._weight, sample_weight), axis=self._batch_axis, exclude=True)
+
+
+class SDMLLoss(Loss):
+    """Smoothed Deep Metric Learning: row ``i`` of ``x1`` should be nearest to row ``i`` of ``x2``.
+
+    The negative squared distances between every pair of rows are log-softmaxed per row and
+    compared (KL divergence) with smoothed one-hot labels: ``1 - smoothing_parameter`` on the
+    diagonal, the rest spread evenly over the other rows of the batch, which act as negatives.
+    Inputs are (batch_size, dim); the output is one loss per row of ``x1``.
+    """
+
+    def __init__(self, smoothing_parameter: float = 0.3, weight: float = 1.0, batch_axis: int = 0, **kwargs: Any):
+        super().__init__(weight, batch_axis, **kwargs)
+        if not 0 <= smoothing_parameter < 1:
+            raise BlockError(f"SDMLLoss: smoothing_parameter must be in [0, 1), got {smoothing_parameter}")
+        self.smoothing_parameter = smoothing_parameter
+
+    def hybrid_forward(self, F: Any, x1: Any, x2: Any) -> Any:
+        if F is nd and (x1.shape != x2.shape or x1.ndim != 2 or x1.shape[0] < 2):
+            raise BlockError(
+                f"{self.name}: x1 and x2 must both be (batch_size, dim) with batch_size >= 2 (the other rows are "
+                f"the negatives), got {x1.shape} and {x2.shape}"
+            )
+        # distances[i, j] = |x1[i] - x2[j]|^2, by broadcasting (batch, 1, dim) against (1, batch, dim)
+        diffs = F.broadcast_sub(F.expand_dims(x1, axis=1), F.expand_dims(x2, axis=0))
+        distances = F.sum(F.square(diffs), axis=2)
+        # the identity matrix and batch_size - 1, from the distances themselves (no shape needed when tracing)
+        gold = F.diag(F.ones_like(F.sum(distances, axis=1)))
+        others = F.sum(1 - gold, axis=1, keepdims=True)
+        labels = gold * (1 - self.smoothing_parameter) + F.broadcast_div((1 - gold) * self.smoothing_parameter, others)
+        log_probabilities = F.log_softmax(-distances, axis=1)
+        loss = labels * (F.log(labels + 1e-12) - log_probabilities)  # KLDivLoss: summed per row
+        return F.sum(_apply_weighting(F, loss, self._weight), axis=self._batch_axis, exclude=True)
 
 
 class HuberLoss(Loss):
@@ -342,6 +379,7 @@ __all__ = [
     "PoissonNLLLoss",
     "SigmoidBCELoss",
     "SigmoidBinaryCrossEntropyLoss",
+    "SDMLLoss",
     "SoftmaxCELoss",
     "SoftmaxCrossEntropyLoss",
     "SquaredHingeLoss",

@@ -29,10 +29,14 @@ import numpy as np
 from .. import autograd, initializer
 from ..base import MXLabError
 from ..context import Context, cpu, current_context
+from ..errors import SparseStorageError
 from ..ndarray import io as nd_io
 from ..ndarray.creation import zeros
 from ..ndarray.ndarray import NDArray, array
 from ..symbol.symbol import Symbol, var
+
+#: What a Gluon block computes on: symbols while tracing, arrays when running (MXNet's name).
+tensor_types = (Symbol, NDArray)
 
 GRAD_REQS = ("write", "add", "null")
 
@@ -306,6 +310,19 @@ class Parameter:
 
     def list_data(self) -> list[NDArray]:
         return self._check_and_get(self._data, list)
+
+    def row_sparse_data(self, row_id: NDArray) -> NDArray:
+        """MXNet's rows of a ``row_sparse`` parameter; MXLab's parameters are dense, so this raises."""
+        raise SparseStorageError(
+            f"Parameter '{self.name}': row_sparse_data needs stype='row_sparse', which MXLab does not have; use data()"
+        )
+
+    def list_row_sparse_data(self, row_id: NDArray) -> list[NDArray]:
+        """MXNet's per-context ``row_sparse_data``; raises for the same reason."""
+        raise SparseStorageError(
+            f"Parameter '{self.name}': list_row_sparse_data needs stype='row_sparse', which MXLab does not have; "
+            "use list_data()"
+        )
 
     def grad(self, ctx: Context | None = None) -> NDArray:
         if self._data is not None and self._grad is None:

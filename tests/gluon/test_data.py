@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import random
 import struct
 
 import numpy as np
@@ -205,6 +206,15 @@ def test_worker_transform_runs_operators_in_the_worker():
     loader.close()
 
 
+def test_each_worker_draws_its_own_mx_random_stream():
+    # the random image transforms are operators drawing from mx.random: forked workers must not share a stream
+    ds = _dataset(8).transform_first(lambda x: mx.nd.random.uniform(shape=(1,)))
+    loader = gdata.DataLoader(ds, batch_size=1, num_workers=2)
+    draws = [float(x.asnumpy()[0, 0]) for x, _ in loader]
+    loader.close()
+    assert len(draws) == 8 and len(set(draws)) == 8
+
+
 def test_loader_argument_errors():
     ds = _dataset(4)
     with pytest.raises(gdata.DataError, match="batch_size must be specified"):
@@ -272,18 +282,77 @@ def test_to_tensor_normalize_cast():
     ref = (tensor.asnumpy() - np.array([0.1, 0.2, 0.3]).reshape(3, 1, 1)) / np.array([0.5, 0.5, 2.0]).reshape(3, 1, 1)
     np.testing.assert_allclose(norm.asnumpy(), ref, rtol=1e-5)
     assert T.Cast("float16")(img).dtype == np.float16
-    with pytest.raises(BlockError, match="has 2 values"):
+    with pytest.raises(
+        BlockError, match="mean must have 1 or 3 values for an input with 3 channels, got \\(0.1, 0.2\\)$"
+    ):
         T.Normalize(mean=(0.1, 0.2))(tensor)
+    with pytest.raises(BlockError, match="std must not contain 0"):
+        T.Normalize(std=(1.0, 0.0, 1.0))
     batch = T.ToTensor()(mx.nd.stack(img, img))
     assert batch.shape == (2, 3, 2, 3)
 
 
-def test_transforms_refuse_to_be_traced():
+@pytest.mark.parametrize(
+    "make, image",
+    [
+        (T.ToTensor, "uint8"),
+        (lambda: T.Resize((5, 3)), "uint8"),
+        (lambda: T.Resize(4, keep_ratio=True, interpolation=2), "float32"),
+        (lambda: T.CropResize(1, 2, 4, 3), "uint8"),
+        (lambda: T.CropResize(1, 2, 4, 3, size=(6, 5), interpolation=0), "float32"),
+        (lambda: T.Cast("float16"), "uint8"),
+    ],
+)
+def test_operator_transforms_hybridize_and_agree_with_imperative(make, image):
+    img = mx.nd.array(np.random.RandomState(3).randint(0, 255, size=(6, 8, 3)), dtype=image)
+    imperative = make()
+    expected = imperative(img).asnumpy()
     net = mx.gluon.nn.HybridSequential()
-    net.add(T.ToTensor())
+    net.add(make())
     net.hybridize()
-    with pytest.raises(BlockError, match="cannot be traced"):
-        net(mx.nd.zeros((4, 4, 3), dtype="uint8"))
+    got = net(img)
+    assert net._cached_graph  # traced: the transforms are graph operators now
+    np.testing.assert_allclose(got.asnumpy(), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_crop_resize_and_rotations():
+    img = mx.nd.array(np.random.RandomState(4).randint(0, 255, size=(6, 8, 3)), dtype="uint8")
+    np.testing.assert_array_equal(T.CropResize(1, 2, 4, 3)(img).asnumpy(), img.asnumpy()[2:5, 1:5])
+    assert T.CropResize(1, 2, 4, 3, size=5)(img).shape == (5, 5, 3)
+    tensor = T.ToTensor()(img)
+    np.testing.assert_allclose(T.Rotate(0)(tensor).asnumpy(), tensor.asnumpy(), atol=1e-6)
+    np.testing.assert_allclose(T.Rotate(180)(tensor).asnumpy(), tensor.asnumpy()[:, ::-1, ::-1], atol=1e-5)
+    square = T.ToTensor()(img[:, :6])
+    quarter = T.Rotate(90)(square).asnumpy()
+    turns = [np.rot90(square.asnumpy(), k, axes=(1, 2)) for k in (1, -1)]
+    assert any(np.allclose(quarter, turn, atol=1e-5) for turn in turns)
+    assert T.RandomRotation((-10, 10), rotate_with_proba=0.0)(img) is img  # not rotated: not even checked
+    random.seed(5)
+    np.testing.assert_allclose(T.RandomRotation((90, 90.0001))(square).asnumpy(), quarter, atol=1e-3)
+    with pytest.raises(BlockError, match="only supports float32.*apply it after ToTensor"):
+        T.Rotate(30)(img)
+    with pytest.raises(BlockError, match="angle_limits must be an ordered"):
+        T.RandomRotation((10, -10))
+    with pytest.raises(BlockError, match="zoom_in and zoom_out"):
+        T.Rotate(10, zoom_in=True, zoom_out=True)
+
+
+def test_random_apply_uses_its_probability():
+    img = mx.nd.ones((2, 2, 3), dtype="uint8")
+    double = mx.gluon.nn.Lambda(lambda x: x * 2)
+    random.seed(0)
+    always, never = T.RandomApply(double, p=1.0), T.RandomApply(double, p=0.0)
+    assert (always(img).asnumpy() == 2).all() and never(img) is img
+    applied = sum(int(T.RandomApply(double, p=0.3)(img).asnumpy()[0, 0, 0] == 2) for _ in range(400))
+    assert 60 < applied < 180
+    assert list(always._children) == ["transforms"]
+    with pytest.raises(BlockError, match="p must be a probability"):
+        T.RandomApply(double, p=1.5)
+
+
+def test_python_drawn_crops_refuse_to_be_traced():
+    with pytest.raises(BlockError, match="is a Block .*cannot be traced"):
+        T.CenterCrop(2)(mx.sym.var("data"))
 
 
 def test_resize_and_crops():
@@ -313,10 +382,27 @@ def test_flips_and_colour():
     bright = T.RandomBrightness(0.5)(grey).asnumpy()
     assert 50 <= bright[0, 0, 0] <= 150 and (bright == bright[0, 0, 0]).all()
     jitter = T.RandomColorJitter(brightness=0.1, contrast=0.1, saturation=0.1, hue=0.1)
-    assert len(jitter._children) == 4 and jitter(grey).shape == (3, 3, 3)
+    assert isinstance(jitter, mx.gluon.HybridBlock) and jitter(grey).shape == (3, 3, 3)
     assert T.RandomLighting(0.1)(grey).dtype == np.uint8
-    with pytest.raises(BlockError, match="3 RGB channels"):
+    with pytest.raises(BlockError, match="expected 3 \\(RGB\\) channels"):
         T.RandomBrightness(0.1)(mx.nd.zeros((2, 2, 1), dtype="uint8"))
+
+
+def test_compose_hybridizes_runs_of_hybrid_transforms():
+    img = mx.nd.array(np.random.RandomState(6).randint(0, 255, size=(6, 8, 3)), dtype="uint8")
+    compose = T.Compose(
+        [T.CenterCrop(4), T.ToTensor(), T.Normalize(0.5, 0.25), T.Cast("float16"), T.RandomApply(T.Rotate(0), p=0.0)]
+    )
+    kinds = [type(child).__name__ for child in compose._children.values()]
+    assert kinds == ["CenterCrop", "HybridSequential", "RandomApply"]
+    run = compose._children["1"]
+    assert run._active and len(run._children) == 3  # ToTensor, Normalize, Cast: one cached graph
+    got = compose(img)
+    expected = ((img.asnumpy()[1:5, 2:6].transpose(2, 0, 1) / 255.0 - 0.5) / 0.25).astype(np.float16)
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.asnumpy(), expected, rtol=1e-3, atol=1e-3)
+    single = T.Compose([T.ToTensor()])
+    assert [type(child).__name__ for child in single._children.values()] == ["ToTensor"]
 
 
 def test_compose_in_a_worker_pipeline():
@@ -345,3 +431,24 @@ def test_an_abandoned_epoch_frees_the_shared_memory_of_batches_in_flight():
     it.close()  # what garbage collection of the iterator does too
     loader.close()
     assert blocks() - before == set()
+
+
+def test_auto_reload_starts_the_next_epoch_ahead_and_clean_drops_it():
+    ds = _dataset(6)
+    loader = gdata.DataLoader(ds, batch_size=2, num_workers=2, prefetch=2, auto_reload=True)
+    ahead = loader._iter
+    assert ahead is not None and len(ahead._pending) == 2  # the workers make the first batches already
+    first = [y.asnumpy().tolist() for _, y in loader]
+    assert first == [[0, 1], [2, 3], [4, 5]]
+    assert loader._iter is not None and loader._iter is not ahead  # the next epoch started when this one ended
+    assert [y.asnumpy().tolist() for _, y in loader] == first
+    loader.clean()
+    assert loader._iter is None
+    assert [y.asnumpy().tolist() for _, y in loader] == first  # clean: the next iter starts afresh
+    loader.close()
+    plain = gdata.DataLoader(ds, batch_size=4)
+    assert plain._iter is None and not plain.auto_reload
+    plain.refresh()
+    started = plain._iter
+    assert [y.asnumpy().tolist() for _, y in plain] == [[0, 1, 2, 3], [4, 5]]
+    assert plain._iter is None and started is not None  # without auto_reload nothing starts ahead

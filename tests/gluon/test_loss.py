@@ -61,7 +61,7 @@ CASES = {
     "KLDiv": (
         gloss.KLDivLoss(from_logits=False),
         (PRED, PROBS),
-        (PROBS * (np.log(PROBS + 1e-12) - _log_softmax(PRED))).mean(1),
+        (PROBS * (np.log(PROBS + 1e-12) - _log_softmax(PRED))).sum(1),  # summed per sample, as in MXNet
     ),
     "Huber": (
         gloss.HuberLoss(rho=0.5),
@@ -139,3 +139,47 @@ def test_label_is_reshaped_like_pred_in_both_modes():
         np.testing.assert_allclose(
             loss(pred, label).asnumpy(), 0.5 * (TARGET[:, 0] - PRED[:, 0]) ** 2, rtol=1e-5, atol=1e-7
         )
+
+
+# two batches of 4 rows (tests/gluon/test_reference_numbers.py compares SDMLLoss with MXNet 1.9.1's numbers)
+_SDML_X1 = [[2.040919, -2.555665, 0.418099], [-0.567770, -0.452649, -0.215597], [-2.019986, -0.231932, -0.865213]]
+_SDML_X1.append([3.322999, 0.225787, -0.352631])
+_SDML_X2 = [[-0.281287, -0.668046, -1.055151], [-0.390801, 0.481945, -0.238554], [0.957759, -0.199802, 0.024260]]
+_SDML_X2.append([1.545821, 0.545106, -0.505229])
+
+
+def _sdml_numpy(x1, x2, smoothing):
+    n = len(x1)
+    distances = ((x1[:, None, :] - x2[None, :, :]) ** 2).sum(-1)
+    labels = np.where(np.eye(n) == 1, 1 - smoothing, smoothing / (n - 1))
+    return (labels * (np.log(labels + 1e-12) - _log_softmax(-distances, axis=1))).sum(1)
+
+
+@pytest.mark.parametrize("smoothing", [0.3, 0.1])
+def test_sdml_loss_matches_numpy_and_hybridizes(smoothing):
+    x1, x2 = np.array(_SDML_X1, dtype=np.float32), np.array(_SDML_X2, dtype=np.float32)
+    block = gloss.SDMLLoss(smoothing_parameter=smoothing)
+    results = []
+    for hybridize in (False, True):
+        block.hybridize(hybridize)
+        a, b = mx.nd.array(x1), mx.nd.array(x2)
+        a.attach_grad()
+        with autograd.record():
+            out = block(a, b)
+        out.backward()
+        results.append((out.asnumpy(), a.grad.asnumpy()))
+        np.testing.assert_allclose(out.asnumpy(), _sdml_numpy(x1, x2, smoothing), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-4, atol=1e-6)
+    assert np.abs(results[0][1]).sum() > 0
+
+
+def test_sdml_loss_weight_and_bad_inputs():
+    x1, x2 = mx.nd.array(_SDML_X1), mx.nd.array(_SDML_X2)
+    doubled = gloss.SDMLLoss(weight=2.0)(x1, x2).asnumpy()
+    np.testing.assert_allclose(doubled, 2 * gloss.SDMLLoss()(x1, x2).asnumpy(), rtol=1e-5)
+    with pytest.raises(mx.gluon.BlockError, match="must both be \\(batch_size, dim\\) with batch_size >= 2"):
+        gloss.SDMLLoss()(x1, x2[:3])
+    with pytest.raises(mx.gluon.BlockError, match="batch_size >= 2"):
+        gloss.SDMLLoss()(x1[:1], x2[:1])
+    with pytest.raises(mx.gluon.BlockError, match="smoothing_parameter must be in \\[0, 1\\)"):
+        gloss.SDMLLoss(smoothing_parameter=1.0)

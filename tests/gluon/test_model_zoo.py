@@ -6,6 +6,7 @@ make_model_zoo_names.py under MXNet 1.9.1; the same ``describe`` runs here on MX
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import sys
@@ -15,7 +16,7 @@ import pytest
 
 import framework as mx
 from framework.gluon.contrib import nn as contrib_nn
-from framework.gluon.model_zoo import vision
+from framework.gluon.model_zoo import model_store, vision
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REFERENCE_DIR = os.path.join(HERE, "..", "data", "mxnet_1_9_1", "gluon")
@@ -107,10 +108,45 @@ def test_params_file_round_trip_by_structural_names(tmp_path):
 def test_pretrained_and_unknown_names_raise():
     with pytest.raises(vision.PretrainedError, match="does not download"):
         vision.get_model("resnet18_v1", pretrained=True)
-    with pytest.raises(ValueError, match="Inception v3 is not in MXLab"):
-        vision.get_model("inceptionv3")
+    with pytest.raises(vision.PretrainedError, match="inceptionv3: pretrained=True: MXLab does not download"):
+        vision.inception_v3(pretrained=True, ctx=mx.cpu(), root="/nowhere")
+    with pytest.raises(ValueError, match="model 'inceptionv4' is not supported; available: alexnet"):
+        vision.get_model("inceptionv4")
     with pytest.raises(ValueError, match="num_layers must be one of"):
         vision.get_resnet(1, 20)
+
+
+@pytest.mark.parametrize(
+    "getter, args",
+    [
+        (vision.alexnet, ()),
+        (vision.get_resnet, (1, 18)),
+        (vision.get_vgg, (11,)),
+        (vision.get_mobilenet, (0.25,)),
+        (vision.get_mobilenet_v2, (0.25,)),
+        (vision.inception_v3, ()),
+        (vision.get_densenet, (121,)),
+        (vision.get_squeezenet, ("1.1",)),
+    ],
+)
+def test_getters_take_mxnets_ctx_and_root(getter, args):
+    params = inspect.signature(getter).parameters
+    assert str(params["ctx"].default) == "cpu(0)" and params["root"].default == os.path.join("~", ".mxnet", "models")
+    net = getter(*args, classes=3, ctx=mx.cpu(1), root="/somewhere/else")  # no weights: nothing is read or placed
+    assert isinstance(net, mx.gluon.HybridBlock)
+
+
+def test_inception_v3_runs_a_299_image_both_ways():
+    mx.random.seed(3)
+    net = vision.inception_v3(classes=5)
+    assert vision.get_model("InceptionV3", classes=5).prefix.startswith("inception3")
+    assert vision.inception.Inception3 is vision.Inception3
+    x = mx.nd.array(np.random.RandomState(2).uniform(0, 1, size=(1, 3, 299, 299)), dtype="float32")
+    imperative, hybridized = _forward_both_ways(net, x)
+    assert imperative.shape == (1, 5) and np.isfinite(imperative).all()
+    np.testing.assert_allclose(hybridized, imperative, rtol=1e-4, atol=1e-5)
+    with pytest.raises(mx.gluon.BlockError):  # the 8x8 average pooling needs the 299 input
+        net(mx.nd.ones((1, 3, 100, 100)))
 
 
 def test_concurrent_containers_concatenate_their_branches():
@@ -124,3 +160,26 @@ def test_concurrent_containers_concatenate_their_branches():
     np.testing.assert_array_equal(hybrid(x).asnumpy(), expected)
     hybrid.hybridize()
     np.testing.assert_array_equal(hybrid(x).asnumpy(), expected)
+
+
+def test_model_store_never_downloads_and_purges_params_files(tmp_path):
+    with pytest.raises(mx.gluon.utils.DownloadError, match="get_model_file\\('resnet18_v1'\\): MXLab does not"):
+        model_store.get_model_file("resnet18_v1", root=str(tmp_path))
+    (tmp_path / "resnet18_v1-a0666292.params").write_bytes(b"w")
+    (tmp_path / "notes.txt").write_text("keep")
+    model_store.purge(str(tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+    model_store.purge(str(tmp_path / "missing"))  # nothing there: nothing to do
+
+
+def test_seeded_networks_compute_mxnets_outputs():
+    """Same names and shapes could still hide a branch order or a pooling setting: compare outputs."""
+    sys.path.insert(0, REFERENCE_DIR)
+    import make_model_zoo_outputs as outputs  # noqa: PLC0415 - the reference folder is put on the path just above
+
+    expected = mx.nd.load(os.path.join(REFERENCE_DIR, "model_zoo_outputs.nd"))
+    assert sorted(expected) == sorted(outputs.NETWORKS)
+    for name in outputs.NETWORKS:
+        net = outputs.seeded_network(mx, name)
+        got = net(mx.nd.array(outputs.seeded_input(name))).asnumpy()
+        np.testing.assert_allclose(got, expected[name].asnumpy(), rtol=1e-3, atol=1e-3 * np.abs(got).max())

@@ -135,3 +135,25 @@ def test_imperative_and_hybridized_agree(factory):
     assert len(imperative) == len(hybridized)
     for a, b in zip(imperative, hybridized, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_batch_norm_relu_is_batch_norm_then_relu_in_both_modes():
+    x = mx.nd.array(_data((4, 3, 2), seed=5))
+    fused = nn.BatchNormReLU(in_channels=3)
+    plain = nn.BatchNorm(in_channels=3)
+    assert sorted(fused.collect_params()) == sorted(
+        f"{fused.prefix}{n}" for n in ("gamma", "beta", "running_mean", "running_var")
+    )
+    assert fused.prefix.startswith("batchnormrelu")
+    for block in (fused, plain):
+        block.initialize()
+        block(x)
+        block.beta.set_data(mx.nd.array([-0.5, 0.0, 0.5]))
+    expected = np.maximum(_forward_backward(plain, x, False)[0], 0)
+    imperative = _forward_backward(fused, x, False)
+    hybridized = _forward_backward(fused, x, True)
+    np.testing.assert_allclose(imperative[0], expected, rtol=1e-5, atol=1e-6)
+    assert (imperative[0] == 0).any() and (imperative[0] > 0).any()
+    for a, b in zip(imperative, hybridized, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    assert repr(fused).startswith("BatchNormReLU(axis=1, eps=1e-05, momentum=0.9, fix_gamma=False")

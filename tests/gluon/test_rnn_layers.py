@@ -153,5 +153,36 @@ def test_bad_arguments_are_named():
         rnn.RNN(4, activation="sigmoid")
     layer = rnn.RNN(4)
     layer.initialize()
-    with pytest.raises(BlockError, match="state shape"):
+    # before the first batch, the traced graph's shape inference meets the bad state
+    with pytest.raises(BlockError, match="rnn.*RNN state has 3 along axis 1, expected 2"):
         layer(mx.nd.ones((3, 2, 5)), mx.nd.zeros((1, 3, 4)))
+    layer(mx.nd.ones((3, 2, 5)))  # initialized: the layer's own check names the state
+    with pytest.raises(BlockError, match="invalid recurrent state shape"):
+        layer(mx.nd.ones((3, 2, 5)), mx.nd.zeros((1, 3, 4)))
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+def test_lstm_without_input_size_inside_a_container_infers_its_weights(hybridize):
+    """The container is traced as a whole: the LSTM's input size comes through Reshape's reverse inference."""
+    net = mx.gluon.nn.HybridSequential()
+    with net.name_scope():
+        net.add(mx.gluon.nn.Dense(8, flatten=False), rnn.LSTM(6, num_layers=2, bidirectional=True))
+        net.add(mx.gluon.nn.Dense(3, flatten=False))
+    net.initialize()
+    if hybridize:
+        net.hybridize()
+    x = mx.nd.array(np.random.rand(5, 2, 4))
+    out = net(x)
+    assert out.shape == (5, 2, 3)
+    params = net.collect_params()
+    assert params[net.prefix + "lstm0_l0_i2h_weight"].shape == (24, 8)
+    assert params[net.prefix + "lstm0_r1_i2h_weight"].shape == (24, 12)
+    imperative = mx.gluon.nn.HybridSequential(prefix=net.prefix)
+    with imperative.name_scope():
+        imperative.add(mx.gluon.nn.Dense(8, flatten=False, in_units=4), rnn.LSTM(6, 2, bidirectional=True))
+        imperative.add(mx.gluon.nn.Dense(3, flatten=False, in_units=12))
+    imperative.initialize()
+    imperative(x)
+    for name, param in imperative.collect_params().items():
+        param.set_data(params[name].data())
+    np.testing.assert_allclose(imperative(x).asnumpy(), out.asnumpy(), rtol=1e-4, atol=1e-6)

@@ -154,3 +154,19 @@ def test_a_hybridized_block_with_boolean_mask_matches_the_imperative_one():
     block.hybridize()
     assert_almost_equal(block(x, index).asnumpy(), expected)
     assert block(x, nd.array([1, 0, 0, 0, 0])).shape == (1, 3)
+
+
+def test_op_hooks_see_the_node_by_node_run_of_a_graph_with_boolean_mask():
+    data, index = mx.sym.var("data"), mx.sym.var("index")
+    op = nd.CachedOp(mx.sym.relu(mx.sym.contrib.boolean_mask(data, index, name="mask"), name="act"))
+    seen = []
+    op.register_op_hook(lambda name, op_name, array: seen.append((name, op_name, array.shape)), monitor_all=True)
+    x = nd.array(seeded_rng(7).uniform(-1, 1, (4, 3)))
+    op(x, nd.array([1, 0, 1, 0]))
+    assert seen == [
+        ("mask_data", "_contrib_boolean_mask", (4, 3)),
+        ("mask_index", "_contrib_boolean_mask", (4,)),
+        ("mask_output", "_contrib_boolean_mask", (2, 3)),
+        ("act_data", "relu", (2, 3)),
+        ("act_output", "relu", (2, 3)),
+    ]

@@ -67,13 +67,41 @@ def test_reshape_forward_backward_and_req(src, shape, reverse):
     check_req("Reshape", [x], shape=shape, reverse=reverse)
 
 
-def test_reshape_infers_its_input_only_from_a_known_input():
+def test_reshape_infers_nothing_without_the_input_rank():
     op = registry.get("Reshape")
     attrs = op.parse_attrs({"shape": (-1,)})
     out = [None]
     assert op.run_infer_shape(attrs, [None], out) is False and out == [None]
+    ins = [None]
+    assert op.run_infer_shape(attrs, ins, [(12,)]) is False and ins == [None]
     with pytest.raises(InferenceError, match="Reshape: cannot reshape array of shape \\(2, 3\\) into \\(4, 2\\)"):
         op.run_infer_shape(op.parse_attrs({"shape": (4, 2)}), [(2, 3)], [None])
+
+
+@pytest.mark.parametrize(
+    ("src", "spec", "out", "filled"),
+    [
+        ((24, 0), (-1,), (96,), (24, 4)),  # a weight flattened for a fused RNN's parameter vector
+        ((0, 3, 4), (0, -1), (5, 12), (5, 3, 4)),
+        ((2, 0), (-1, 2), (3, 2), (2, 3)),
+    ],
+)
+def test_reshape_fills_one_unknown_input_dimension_from_the_output(src, spec, out, filled):
+    op = registry.get("Reshape")
+    ins, outs = [src], [out]
+    assert op.run_infer_shape(op.parse_attrs({"shape": spec}), ins, outs) is True
+    assert ins == [filled] and outs == [out]
+
+
+def test_reshape_reverse_inference_leaves_ambiguous_inputs_and_rejects_bad_sizes():
+    op = registry.get("Reshape")
+    attrs = op.parse_attrs({"shape": (-1,)})
+    ins = [(0, 0)]
+    assert op.run_infer_shape(attrs, ins, [(12,)]) is False and ins == [(0, 0)]
+    with pytest.raises(InferenceError, match="Reshape: output \\(10,\\) has 10 elements, not a multiple of input"):
+        op.run_infer_shape(attrs, [(3, 0)], [(10,)])
+    with pytest.raises(InferenceError, match="Reshape"):  # filled in, the forward rule disagrees with the output
+        op.run_infer_shape(op.parse_attrs({"shape": (0, -1)}), [(0, 3, 4)], [(6, 10)])
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32", "uint8"])

@@ -6,6 +6,7 @@ to a Symbol is :mod:`.hybrid`, the wrapping of an existing Symbol is :mod:`.symb
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import warnings
@@ -22,10 +23,15 @@ from ...ndarray import io as nd_io
 from ...ndarray.ndarray import NDArray
 from ...symbol import naming
 from ..parameter import Parameter, ParameterDict, _brief_print_list
+from ..utils import HookHandle
 
 
 class BlockError(MXLabError, ValueError):
     """A block was misused or failed; the message names the block."""
+
+
+#: The fields of a block's entry in a ``-model.json`` file; every other key is a child's entry.
+_ENTRY_FIELDS = ("orig_name", "children", "hybridized", "in_format", "out_format", "inputs", "symbol")
 
 
 # ----------------------------------------------------------------------------- name scopes
@@ -76,35 +82,6 @@ class _BlockScope:
         self._name_scope.__exit__(*exc)
         self._name_scope = None
         _BlockScope._current.value = self._old_scope
-
-
-# ----------------------------------------------------------------------------- hooks
-class HookHandle:
-    """Returned by ``register_forward_hook``: ``detach()`` removes the hook."""
-
-    _next_id = 0
-
-    def __init__(self) -> None:
-        self._hooks: OrderedDict | None = None
-        self._id = HookHandle._next_id
-        HookHandle._next_id += 1
-
-    def attach(self, hooks: OrderedDict, hook: Callable) -> None:
-        if self._hooks is not None:
-            raise BlockError("HookHandle: the handle is already attached")
-        self._hooks = hooks
-        hooks[self._id] = hook
-
-    def detach(self) -> None:
-        if self._hooks is not None and self._id in self._hooks:
-            del self._hooks[self._id]
-        self._hooks = None
-
-    def __enter__(self) -> HookHandle:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.detach()
 
 
 def _indent(text: str, spaces: int) -> str:
@@ -257,9 +234,104 @@ class Block:
         warnings.warn("save_params is deprecated. Please use save_parameters.", DeprecationWarning, stacklevel=2)
         self.collect_params().save(filename, strip_prefix=self.prefix)
 
-    def load_params(self, filename: str, ctx: Context | Sequence[Context] | None = None, **kwargs: Any) -> None:
+    def load_params(
+        self,
+        filename: str,
+        ctx: Context | Sequence[Context] | None = None,
+        allow_missing: bool = False,
+        ignore_extra: bool = False,
+    ) -> None:
         warnings.warn("load_params is deprecated. Please use load_parameters.", DeprecationWarning, stacklevel=2)
-        self.load_parameters(filename, ctx, **kwargs)
+        self.load_parameters(filename, ctx, allow_missing, ignore_extra)
+
+    # ------------------------------------------------------------------ structure files (save / load)
+    def save(self, prefix: str) -> None:
+        """Write ``prefix-model.json`` (the block tree, with traced graphs) and ``prefix-model.params``.
+
+        MXNet 1.9.1's format: each block is an entry keyed by its class name and its position in
+        a depth-first walk (``dense3``), holding its name when saved (``orig_name``), the names
+        its parent gave its children, and for a HybridBlock that has traced itself the graph and
+        its input/output formats. :meth:`load` needs the same network built the same way.
+        """
+        model: dict[str, Any] = {}
+        position = 0
+
+        def describe(block: Block, parent: dict[str, Any]) -> None:
+            nonlocal position
+            entry = block._structure_entry()
+            parent[f"{type(block).__name__.lower()}{position}"] = entry
+            children: dict[str, str] = {}
+            entry["children"] = children
+            for key, child in block._children.items():
+                position += 1
+                children[child.name] = key
+                describe(child, entry)
+
+        describe(self, model)
+        with open(f"{prefix}-model.json", "w") as f:
+            json.dump(model, f)
+        self.save_parameters(f"{prefix}-model.params")
+
+    def load(self, prefix: str) -> None:
+        """Read what :meth:`save` wrote (here or in MXNet 1.9.1) into this network, built as when saved.
+
+        Nothing is rebuilt: each block takes back its saved name (its parameters are renamed to
+        match), its children their saved keys, a HybridBlock its traced graph (and becomes
+        hybridized); then the parameters load from ``prefix-model.params``.
+        """
+        filename = f"{prefix}-model.json"
+        with open(filename) as f:
+            model = json.load(f)
+        pairs: list[tuple[Block, dict[str, Any]]] = []  # each block with its entry, all found before any change
+
+        def match(block: Block, parent: dict[str, Any]) -> None:
+            key = f"{type(block).__name__.lower()}{len(pairs)}"
+            if key not in parent:
+                raise BlockError(
+                    f"{self.name}: {filename} has no entry {key!r} for block {block.name} ({type(block).__name__}); "
+                    f"it holds {sorted(k for k in parent if k not in _ENTRY_FIELDS)}: the network must be built "
+                    "exactly as the saved one"
+                )
+            entry = parent[key]
+            if len(entry["children"]) != len(block._children):
+                raise BlockError(
+                    f"{self.name}: {filename} gives {entry['orig_name']} {len(entry['children'])} children, "
+                    f"block {block.name} has {len(block._children)}"
+                )
+            pairs.append((block, entry))
+            for child in block._children.values():
+                match(child, entry)
+
+        match(self, model)
+        for block, entry in pairs:
+            block._name = entry["orig_name"]
+            block._restore_structure(entry)
+            for old_name in list(block.params.keys()):  # parameters follow the block's saved name
+                param = block.params._params.pop(old_name)
+                block.params._params[f"{block.name}_{old_name[len(block.params.prefix) :]}"] = param
+        for block, entry in pairs:  # children (named as saved now) take back the keys their parent saved
+            children = list(block._children.values())
+            block._children.clear()
+            for child in children:
+                block._children[entry["children"][child.name]] = child
+        self.load_parameters(f"{prefix}-model.params")
+
+    def _structure_entry(self) -> dict[str, Any]:
+        """What :meth:`save` records about this block itself (a HybridBlock adds its traced graph)."""
+        return {"orig_name": self.name}
+
+    def _restore_structure(self, entry: dict[str, Any]) -> None:
+        """Take back what :meth:`_structure_entry` recorded, beyond the name (nothing for a plain Block)."""
+
+    # ------------------------------------------------------------------ operator hooks
+    def register_op_hook(self, callback: Callable[[str, str, NDArray], None], monitor_all: bool = False) -> None:
+        """Call ``callback(name, op_name, array)`` for every operator a hybridized child runs.
+
+        Only cached graphs report (an imperative block runs no graph, as in MXNet): the names are
+        ``<node>_output`` (and with ``monitor_all`` each input first, ``<node>_<input>``).
+        """
+        for child in self._children.values():
+            child.register_op_hook(callback, monitor_all)
 
     def register_child(self, block: Block, name: str | None = None) -> None:
         """Register ``block`` as a child (attributes do this automatically)."""

@@ -73,6 +73,8 @@ class HybridBlock(Block):
         self._in_format: Any = None
         self._active = False
         self._flags: list[tuple[str, Any]] = []
+        self._callback: Any = None  # register_op_hook's callback, handed to the CachedOp at each call
+        self._monitor_all = False
 
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
@@ -138,6 +140,36 @@ class HybridBlock(Block):
     def cast(self, dtype: Any) -> None:
         self._clear_cached_op()
         super().cast(dtype)
+
+    def register_op_hook(self, callback: Any, monitor_all: bool = False) -> None:
+        """``callback(name, op_name, array)`` for every operator the cached graph runs, from the next call on.
+
+        The hook acts while this block runs hybridized (an imperative call runs no graph, as in
+        MXNet); children get it too, for when they run as graphs of their own.
+        """
+        if callback is not None and not callable(callback):
+            raise BlockError(f"{self.name}: register_op_hook needs callable(name, op_name, array), got {callback!r}")
+        self._callback = callback
+        self._monitor_all = bool(monitor_all)
+        super().register_op_hook(callback, monitor_all)
+
+    def _structure_entry(self) -> dict[str, Any]:
+        entry = super()._structure_entry()
+        if not self._cached_graph:
+            entry["hybridized"] = False
+            return entry
+        inputs, out = self._cached_graph
+        entry.update(in_format=self._in_format, out_format=self._out_format)
+        entry.update(inputs=[i.tojson() for i in inputs], symbol=out.tojson(), hybridized=True)
+        return entry
+
+    def _restore_structure(self, entry: dict[str, Any]) -> None:
+        if not entry.get("hybridized"):
+            return
+        self._clear_cached_op()
+        self._in_format, self._out_format = entry["in_format"], entry["out_format"]
+        self._cached_graph = [sym.load_json(i) for i in entry["inputs"]], sym.load_json(entry["symbol"])
+        self._active = True
 
     # ------------------------------------------------------------------ tracing
     def _trace(self, inputs: list[Symbol]) -> Any:
@@ -251,6 +283,7 @@ class HybridBlock(Block):
                 if not is_arg:
                     item._finish_deferred_init()
                 cargs.append(flat[item] if is_arg else item.data(ctx))
+        self._cached_op.register_op_hook(self._callback, self._monitor_all)
         try:
             out = self._cached_op(*cargs)
         except MXLabError as err:
@@ -296,7 +329,7 @@ class HybridBlock(Block):
         """A hint when floating-point inputs and parameters differ in dtype (a batch made as float64)."""
         given = {a.dtype.name for a in inputs if isinstance(a, NDArray) and a.dtype.kind == "f"}
         params = {np.dtype(p.dtype).name for p in self.collect_params().values()}
-        if not given or given <= params:
+        if not given or not params or given <= params:  # no parameters: no dtype to disagree with
             return ""
         return (
             f" (the inputs are {sorted(given)} but the parameters {sorted(params)}: make the batch in the "

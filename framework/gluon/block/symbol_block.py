@@ -99,6 +99,11 @@ class SymbolBlock(HybridBlock):
     def hybrid_forward(self, F: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("SymbolBlock runs its symbol; it has no hybrid_forward")
 
+    def reset_ctx(self, ctx: Context | Sequence[Context]) -> None:
+        """Move every parameter to ``ctx`` (a list: one copy per context); the CachedOp binds anew there."""
+        for param in self.collect_params().values():
+            param.reset_ctx(ctx)
+
     def cast(self, dtype: Any) -> None:
         self._clear_cached_op()
         super().cast(dtype)

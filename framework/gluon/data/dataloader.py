@@ -38,6 +38,7 @@ import numpy as np
 
 from ... import events
 from ... import ndarray as nd
+from ... import random as mx_random
 from ...engine import Engine, NaiveEngine
 from ...ndarray.ndarray import NDArray
 from .dataset import DataError, Dataset
@@ -131,6 +132,7 @@ def _worker_init(dataset: Dataset, batchify_fn: Callable | None, engine_id: int,
     worker_seed = (seed + os.getpid()) % (2**32)
     np.random.seed(worker_seed)
     random.seed(worker_seed)
+    mx_random.seed(worker_seed)  # the random image operators (RandomFlipLeftRight, ...) draw from mx.random
 
 
 def _process_worker_fn(indices: list[int]) -> tuple[str, Any]:
@@ -207,8 +209,12 @@ class _MultiWorkerIter:
         self._received = self._sent
         if self._loader._thread_pool:
             return
+        finalizer = self._loader._finalizer
+        # a stopped pool's killed workers deliver nothing more: take only the batches already made
+        alive = self._loader._pool is self._pool and finalizer is not None and finalizer.alive
         for task in pending.values():
-            task.wait(min(self._loader._timeout, 5.0))
+            if alive:
+                task.wait(min(self._loader._timeout, 5.0))
             if task.ready() and task.successful():
                 status, payload = task.get()
                 if status == "ok":
@@ -234,6 +240,8 @@ class DataLoader:
         prefetch: batches in flight (default ``2 * num_workers``).
         thread_pool: use threads instead of processes.
         timeout: seconds to wait for one batch from the workers before raising.
+        auto_reload: start the next epoch (its workers' prefetching) as soon as one ends, and at
+            construction; otherwise an epoch starts when iterated or on :meth:`refresh`.
     """
 
     def __init__(
@@ -251,6 +259,7 @@ class DataLoader:
         prefetch: int | None = None,
         thread_pool: bool = False,
         timeout: float = 120,
+        auto_reload: bool = False,
         try_nopython: bool | None = None,
     ) -> None:
         if not hasattr(dataset, "__getitem__") or not hasattr(dataset, "__len__"):
@@ -288,6 +297,10 @@ class DataLoader:
         self._batchify_fn = batchify_fn if batchify_fn is not None else default_batchify_fn
         self._pool: Any = None
         self._finalizer: weakref.finalize | None = None
+        self._iter: Iterator[Any] | None = None  # an epoch started ahead (refresh), not yet iterated
+        self.auto_reload = bool(auto_reload)
+        if self.auto_reload:
+            self.refresh()
 
     def _worker_pool(self) -> Any:
         """The pool, started at the first epoch and kept until the loader is collected."""
@@ -308,9 +321,31 @@ class DataLoader:
         return self._pool
 
     def __iter__(self) -> Iterator[Any]:
+        """One epoch: the one started ahead by :meth:`refresh`, or a new one."""
+        if self._iter is None:
+            self.refresh()
+        epoch, self._iter = self._iter, None  # an epoch is iterated once
+        assert epoch is not None
+        return self._reloading(epoch) if self.auto_reload else epoch
+
+    def _reloading(self, epoch: Iterator[Any]) -> Iterator[Any]:
+        yield from epoch
+        if self._iter is None:  # the epoch ended: start the next one now, so workers prefetch it
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Start an epoch now (with workers, its first ``prefetch`` batches are made right away)."""
+        self.clean()
         if self._num_workers == 0:
-            return self._same_thread_iter()
-        return _MultiWorkerIter(self, self._worker_pool())
+            self._iter = self._same_thread_iter()
+        else:
+            self._iter = _MultiWorkerIter(self, self._worker_pool())
+
+    def clean(self) -> None:
+        """Drop the epoch started ahead, freeing its batches in flight; the next ``iter`` starts afresh."""
+        epoch, self._iter = self._iter, None
+        if isinstance(epoch, _MultiWorkerIter):
+            epoch.close()
 
     def _same_thread_iter(self) -> Iterator[Any]:
         for indices in self._batch_sampler:
@@ -321,10 +356,17 @@ class DataLoader:
 
     def close(self) -> None:
         """Stop the worker pool now (it is also stopped when the loader is garbage-collected)."""
+        self.clean()
         if self._finalizer is not None:
             self._finalizer()
         self._pool = None
         self._finalizer = None
+
+    def __del__(self) -> None:
+        """MXNet's hook: stop the workers. MXLab's weakref finalizer already does; this runs it early."""
+        finalizer = getattr(self, "_finalizer", None)  # a constructor that raised leaves no finalizer
+        if finalizer is not None:
+            finalizer()
 
 
 def _shutdown_pool(pool: Any) -> None:

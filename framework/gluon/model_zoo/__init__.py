@@ -7,7 +7,7 @@ raises :class:`PretrainedError`; load a file you have with ``net.load_parameters
 
 from __future__ import annotations
 
-from . import vision
+from . import model_store, vision
 from .vision import PretrainedError, get_model
 
-__all__ = ["PretrainedError", "get_model", "vision"]
+__all__ = ["PretrainedError", "get_model", "model_store", "vision"]

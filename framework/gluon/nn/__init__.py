@@ -6,6 +6,7 @@ from ..block import Block, HybridBlock, SymbolBlock
 from .activations import ELU, GELU, SELU, Activation, LeakyReLU, PReLU, Swish
 from .basic_layers import (
     BatchNorm,
+    BatchNormReLU,
     Dense,
     Dropout,
     Embedding,
@@ -50,6 +51,7 @@ __all__ = [
     "AvgPool2D",
     "AvgPool3D",
     "BatchNorm",
+    "BatchNormReLU",
     "Block",
     "Conv1D",
     "Conv1DTranspose",

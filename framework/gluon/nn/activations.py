@@ -69,12 +69,18 @@ class ELU(HybridBlock):
 class SELU(HybridBlock):
     """Scaled ELU with the self-normalizing constants."""
 
+    def __init__(self, **kwargs: Any) -> None:  # MXNet 1.9.1's signature: prefix/params by keyword
+        super().__init__(**kwargs)
+
     def hybrid_forward(self, F: Any, x: Any) -> Any:
         return F.LeakyReLU(x, act_type="selu", name="fwd")
 
 
 class GELU(HybridBlock):
     """Gaussian error linear unit, ``x * Phi(x)``."""
+
+    def __init__(self, **kwargs: Any) -> None:  # MXNet 1.9.1's signature: prefix/params by keyword
+        super().__init__(**kwargs)
 
     def hybrid_forward(self, F: Any, x: Any) -> Any:
         return F.LeakyReLU(x, act_type="gelu", name="fwd")

@@ -234,6 +234,18 @@ class BatchNorm(HybridBlock):
         return f"{type(self).__name__}({inner}, in_channels={channels or None})"
 
 
+class BatchNormReLU(BatchNorm):
+    """``BatchNorm`` followed by ReLU, with BatchNorm's parameters and names (``batchnormrelu0_gamma``).
+
+    MXNet 1.9.1 runs one fused operator (``_contrib_BatchNormWithReLU``); MXLab traces the two
+    operators it stands for, which compute the same values and gradients.
+    """
+
+    def hybrid_forward(self, F: Any, x: Any, gamma: Any, beta: Any, running_mean: Any, running_var: Any) -> Any:
+        normalized = super().hybrid_forward(F, x, gamma, beta, running_mean, running_var)
+        return F.Activation(normalized, act_type="relu", name="relu")
+
+
 class Embedding(HybridBlock):
     """Looks up rows of ``weight`` (``(input_dim, output_dim)``) by integer index."""
 
@@ -264,6 +276,9 @@ class Embedding(HybridBlock):
 
 class Flatten(HybridBlock):
     """Collapses all axes but the first."""
+
+    def __init__(self, **kwargs: Any) -> None:  # MXNet 1.9.1's signature: prefix/params by keyword
+        super().__init__(**kwargs)
 
     def hybrid_forward(self, F: Any, x: Any) -> Any:
         return F.Flatten(x)

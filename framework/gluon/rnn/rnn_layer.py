@@ -5,7 +5,8 @@ A layer keeps each weight and bias as its own Parameter, named as MXNet 1.9.1 na
 forward flattens them and joins them with ``_rnn_param_concat`` in the fused operator's packed
 order (every weight, then every bias; see framework/operator/rnn/layout.py), so one ``RNN``
 call runs every layer, direction and time step. Before the first batch the input size may be
-unknown: :meth:`_RNNLayer.infer_shape` sets layer 0's input weights from the first batch.
+unknown: the traced graph's shape inference finds layer 0's input weights (``RNN`` knows the packed
+vector's length, ``_rnn_param_concat`` the missing piece, ``Reshape`` the weight it flattens).
 
 ``layout`` 'TNC' (time-major, what the operator wants) or 'NTC' (swapped in and out). Called
 without ``states`` a layer starts from zeros and returns only the output; called with them it
@@ -114,18 +115,6 @@ class _RNNLayer(HybridBlock):
             cell = f"{direction}_cell." if self._dir == 2 else ""
             result[f"{prefix}_unfused.{layer}.{cell}{rest}"] = param
         return result
-
-    def infer_shape(self, inputs: Any, *args: Any) -> None:
-        """Set layer 0's input weights from the data's feature size (the only shapes a layer cannot know).
-
-        The graph cannot infer them backwards: the packed vector's length is known from ``RNN``, but
-        the ``reshape(-1)`` that flattens each weight does not infer its input from its output.
-        """
-        features = inputs.shape[-1]  # 'C' is last in both layouts
-        for direction in "lr"[: self._dir]:
-            weight = getattr(self, f"{direction}0_i2h_weight")
-            if weight.shape is not None and 0 in weight.shape:
-                weight.shape = (weight.shape[0], features)
 
     def state_info(self, batch_size: int = 0) -> list[dict[str, Any]]:
         """Shape and layout of each begin state (hidden, and for an LSTM the cell)."""

@@ -118,12 +118,30 @@ class ReshapeParam(ParamSet):
     reverse = Param(bool, False, "Match the special codes from the right.")
 
 
+def input_from_output(src: ShapeT, out: ShapeT) -> ShapeT:
+    """The input shape ``src`` with its one unknown (0) dimension filled from the known output ``out``.
+
+    Reshape keeps the element count, so a single unknown input dimension is the output's size
+    divided by the product of the known ones (MXNet's reverse reshape inference). Nothing can be
+    said with an unknown rank, an unknown output, or two or more unknown input dimensions.
+    """
+    if src is None or not shape_known(out) or src.count(0) != 1:
+        return src
+    known = math.prod(d for d in src if d)
+    total = math.prod(out)
+    if total % known:
+        raise InferenceError(f"Reshape: output {tuple(out)} has {total} elements, not a multiple of input {src}")
+    return tuple(total // known if d == 0 else d for d in src)
+
+
 def _reshape_shape(attrs, in_shapes, out_shapes) -> bool:
-    if shape_known(in_shapes[0]):
+    # backwards first: a parameter flattened by reshape(-1) learns its shape from where the flat vector goes
+    shape_assign(in_shapes, 0, input_from_output(in_shapes[0], out_shapes[0]), attrs.name, "data")
+    if shape_known(in_shapes[0]):  # forwards, which also checks a filled-in input against the output
         shape_assign(
             out_shapes, 0, reshape_shape(in_shapes[0], attrs.parsed.shape, attrs.parsed.reverse), attrs.name, "output"
         )
-    return shape_known(out_shapes[0])
+    return shape_known(in_shapes[0]) and shape_known(out_shapes[0])
 
 
 def _reshape_compute(attrs, op_ctx, inputs, req, outputs) -> None:

@@ -2,35 +2,43 @@
 
 Images are (H, W, C) arrays, or (N, H, W, C) batches, until :class:`ToTensor` makes them
 (C, H, W) float32 in [0, 1]; :class:`Normalize` works on that layout. The class kinds
-(Block or HybridBlock) and arguments are MXNet 1.9.1's. MXLab computes them with NumPy on
-the array's values (resizing with the OpenCV-exact bilinear of ``framework/io``), so they
-run imperatively, in DataLoader workers, without the ``mx.nd.image`` operators; only
-:class:`Cast` is a graph operation. The others raise a clear error when traced
-(``hybridize`` on a network containing them): once ``mx.nd.image.to_tensor``, ``normalize``,
-``resize``, ``flip_left_right`` and the ``random_*`` colour operators exist, each
-``hybrid_forward`` can call ``F.image.<op>`` instead and become traceable.
+(Block or HybridBlock) and arguments are MXNet 1.9.1's:
+
+* the HybridBlocks (``ToTensor``, ``Normalize``, ``Resize``, ``CropResize``, ``Cast``, the
+  random flips and colour changes) call the ``F.image.*`` operators, so they run imperatively,
+  hybridize (a ``HybridSequential`` of transforms becomes one cached graph) and trace into a
+  network like any layer;
+* the Blocks (``Compose``, ``CenterCrop``, ``RandomResizedCrop``, ``Rotate``,
+  ``RandomRotation``, ``RandomApply``) decide in Python per call (random crop windows,
+  whether to apply at all), so they stay imperative. The crops compute on the array's values
+  with NumPy (resizing with the OpenCV-exact bilinear of ``framework/io``); the rotations use
+  ``mx.image.imrotate``.
 """
 
 from __future__ import annotations
 
 import math
+import random
 from typing import Any
 
 import numpy as np
 from PIL import Image
 
 from .... import ndarray as nd
+from ....image import imrotate, random_rotate
 from ....io.pixels import resize_bilinear
 from ....ndarray.ndarray import NDArray
 from ....symbol.symbol import Symbol
 from ...block import Block, BlockError, HybridBlock
-from ...nn import Sequential
+from ...nn import HybridSequential, Sequential
 
 __all__ = [
     "CenterCrop",
     "Cast",
     "Compose",
+    "CropResize",
     "Normalize",
+    "RandomApply",
     "RandomBrightness",
     "RandomColorJitter",
     "RandomContrast",
@@ -39,24 +47,63 @@ __all__ = [
     "RandomHue",
     "RandomLighting",
     "RandomResizedCrop",
+    "RandomRotation",
     "RandomSaturation",
     "Resize",
+    "Rotate",
     "ToTensor",
 ]
 
 
 class Compose(Sequential):
-    """Apply ``transforms`` in order."""
+    """Apply ``transforms`` in order; each run of two or more HybridBlocks becomes one hybridized graph.
+
+    As in MXNet 1.9.1, consecutive HybridBlock transforms are gathered into a ``HybridSequential``
+    that is hybridized, so ``ToTensor`` then ``Normalize`` runs as one cached graph per image.
+    """
 
     def __init__(self, transforms: list[Block]) -> None:
         super().__init__()
+        run: list[HybridBlock] = []
+
+        def close_run() -> None:
+            if len(run) == 1:
+                self.add(run[0])
+            elif run:
+                graph = HybridSequential()
+                graph.add(*run)
+                graph.hybridize()
+                self.add(graph)
+            run.clear()
+
         with self.name_scope():
             for transform in transforms:
+                if isinstance(transform, HybridBlock):
+                    run.append(transform)
+                    continue
+                close_run()
                 self.add(transform)
+            close_run()
+
+
+class RandomApply(Sequential):
+    """Apply ``transforms`` (a Block) with probability ``p``, else pass the image through (Python's ``random``)."""
+
+    def __init__(self, transforms: Block, p: float = 0.5) -> None:
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise BlockError(f"RandomApply: p must be a probability in [0, 1], got {p!r}")
+        self.transforms = transforms
+        self.p = p
+
+    def forward(self, x: Any) -> Any:
+        if self.p < random.random():
+            return x
+        return self.transforms(x)
 
 
 class Cast(HybridBlock):
-    """Cast to ``dtype`` (a graph operation: traceable)."""
+    """Cast to ``dtype``."""
 
     def __init__(self, dtype: str = "float32") -> None:
         super().__init__()
@@ -66,12 +113,235 @@ class Cast(HybridBlock):
         return F.cast(x, self._dtype)
 
 
+# ---------------------------------------------------------------------------- operator transforms
+class ToTensor(HybridBlock):
+    """(H, W, C) or (N, H, W, C) in [0, 255] -> (C, H, W) or (N, C, H, W) float32 in [0, 1]."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        return F.image.to_tensor(x)
+
+
+class Normalize(HybridBlock):
+    """``(x - mean) / std`` per channel of a (C, H, W) or (N, C, H, W) tensor (scalars apply to every channel)."""
+
+    def __init__(self, mean: float | tuple = 0.0, std: float | tuple = 1.0) -> None:
+        super().__init__()
+        if np.any(np.asarray(std, dtype=np.float64) == 0):
+            raise BlockError(f"Normalize: std must not contain 0, got {std!r}")
+        self._mean = mean
+        self._std = std
+
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        return F.image.normalize(x, self._mean, self._std)
+
+
+class Resize(HybridBlock):
+    """Resize to ``size`` ((width, height) or an int for a square); ``keep_ratio`` with an int scales the short side.
+
+    ``interpolation`` is OpenCV's code (0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 Lanczos).
+    """
+
+    def __init__(self, size: int | tuple[int, int], keep_ratio: bool = False, interpolation: int = 1) -> None:
+        super().__init__()
+        _size_pair(size, "Resize")
+        self._size = size
+        self._keep = keep_ratio
+        self._interpolation = interpolation
+
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        return F.image.resize(x, self._size, self._keep, self._interpolation)
+
+
+class CropResize(HybridBlock):
+    """Crop the window at (``x``, ``y``) of ``width`` x ``height``, then resize it to ``size`` when given."""
+
+    def __init__(
+        self,
+        x: int,
+        y: int,
+        width: int,
+        height: int,
+        size: int | tuple[int, int] | None = None,
+        interpolation: Any = None,
+    ) -> None:
+        super().__init__()
+        if size is not None:
+            _size_pair(size, "CropResize")
+        self._window = (x, y, width, height)
+        self._size = size
+        self._interpolation = 1 if interpolation is None else interpolation
+
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        out = F.image.crop(x, *self._window)
+        if self._size:
+            out = F.image.resize(out, self._size, False, self._interpolation)
+        return out
+
+
+class RandomFlipLeftRight(HybridBlock):
+    """Mirror the image left-right with probability 1/2."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        return F.image.random_flip_left_right(x)
+
+
+class RandomFlipTopBottom(HybridBlock):
+    """Flip the image upside down with probability 1/2."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        return F.image.random_flip_top_bottom(x)
+
+
+class _RandomFactor(HybridBlock):
+    """A random colour change whose strength is drawn from [1 - amount, 1 + amount] by ``F.image.<_op>``."""
+
+    _op = ""
+
+    def __init__(self, amount: float, what: str) -> None:
+        super().__init__()
+        if amount < 0:
+            raise BlockError(f"{type(self).__name__}: {what} must be >= 0, got {amount!r}")
+        self._args = (max(0.0, 1.0 - amount), 1.0 + amount)
+
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        return getattr(F.image, self._op)(x, *self._args)
+
+
+class RandomBrightness(_RandomFactor):
+    """Scale every pixel by a factor drawn from [1 - brightness, 1 + brightness]."""
+
+    _op = "random_brightness"
+
+    def __init__(self, brightness: float) -> None:
+        super().__init__(brightness, "brightness")
+
+
+class RandomContrast(_RandomFactor):
+    """Blend with the image's mean gray level by a factor drawn from [1 - contrast, 1 + contrast]."""
+
+    _op = "random_contrast"
+
+    def __init__(self, contrast: float) -> None:
+        super().__init__(contrast, "contrast")
+
+
+class RandomSaturation(_RandomFactor):
+    """Blend each pixel with its own gray level by a factor drawn from [1 - saturation, 1 + saturation]."""
+
+    _op = "random_saturation"
+
+    def __init__(self, saturation: float) -> None:
+        super().__init__(saturation, "saturation")
+
+
+class RandomHue(_RandomFactor):
+    """Turn the hue by a number of full turns drawn from [1 - hue, 1 + hue], as MXNet asks the operator.
+
+    A whole turn changes nothing, so the effect is a turn of at most ``hue`` either way.
+    """
+
+    _op = "random_hue"
+
+    def __init__(self, hue: float) -> None:
+        super().__init__(hue, "hue")
+
+
+class RandomColorJitter(HybridBlock):
+    """Brightness, contrast, saturation and hue changes (each when its amount is > 0) in one operator."""
+
+    def __init__(self, brightness: float = 0, contrast: float = 0, saturation: float = 0, hue: float = 0) -> None:
+        super().__init__()
+        for what, amount in (("brightness", brightness), ("contrast", contrast), ("saturation", saturation)):
+            if amount < 0:
+                raise BlockError(f"RandomColorJitter: {what} must be >= 0, got {amount!r}")
+        if hue < 0:
+            raise BlockError(f"RandomColorJitter: hue must be >= 0, got {hue!r}")
+        self._args = (brightness, contrast, saturation, hue)
+
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        return F.image.random_color_jitter(x, *self._args)
+
+
+class RandomLighting(HybridBlock):
+    """Add AlexNet's PCA colour noise, each component's strength drawn from N(0, ``alpha``)."""
+
+    def __init__(self, alpha: float) -> None:
+        super().__init__()
+        if alpha < 0:
+            raise BlockError(f"RandomLighting: alpha must be >= 0, got {alpha!r}")
+        self._alpha = alpha
+
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        return F.image.random_lighting(x, self._alpha)
+
+
+# ---------------------------------------------------------------------------- rotations (float CHW tensors)
+def _check_float32(block: Block, x: Any) -> None:
+    if not isinstance(x, NDArray) or x.dtype != np.float32:
+        raise BlockError(
+            f"{block.name} ({type(block).__name__}): this transformation only supports float32 NDArrays (C, H, W) "
+            f"or (N, C, H, W), got {getattr(x, 'dtype', type(x).__name__)}; apply it after ToTensor"
+        )
+
+
+class Rotate(Block):
+    """Rotate a float32 (C, H, W) tensor by ``rotation_degrees`` (``zoom_in``/``zoom_out``: hide or keep corners)."""
+
+    def __init__(self, rotation_degrees: float, zoom_in: bool = False, zoom_out: bool = False) -> None:
+        super().__init__()
+        if zoom_in and zoom_out:
+            raise BlockError("Rotate: zoom_in and zoom_out cannot both be True")
+        self._args = (rotation_degrees, zoom_in, zoom_out)
+
+    def forward(self, x: Any) -> Any:
+        _check_float32(self, x)
+        return imrotate(x, *self._args)
+
+
+class RandomRotation(Block):
+    """Rotate by an angle drawn from ``angle_limits`` (degrees), with probability ``rotate_with_proba``."""
+
+    def __init__(
+        self,
+        angle_limits: tuple[float, float],
+        zoom_in: bool = False,
+        zoom_out: bool = False,
+        rotate_with_proba: float = 1.0,
+    ) -> None:
+        super().__init__()
+        lower, upper = angle_limits
+        if lower >= upper:
+            raise BlockError(f"RandomRotation: angle_limits must be an ordered (lower, upper), got {angle_limits!r}")
+        if not 0 <= rotate_with_proba <= 1:
+            raise BlockError(f"RandomRotation: rotate_with_proba must be in [0, 1], got {rotate_with_proba!r}")
+        if zoom_in and zoom_out:
+            raise BlockError("RandomRotation: zoom_in and zoom_out cannot both be True")
+        self._args = ((lower, upper), zoom_in, zoom_out)
+        self._rotate_with_proba = rotate_with_proba
+
+    def forward(self, x: Any) -> Any:
+        if np.random.random() > self._rotate_with_proba:
+            return x
+        _check_float32(self, x)
+        return random_rotate(x, *self._args)
+
+
+# ---------------------------------------------------------------------------- crops (Python per call)
 def _values(block: Block, x: Any) -> np.ndarray:
     """The NumPy values of ``x``; a Symbol (tracing) gets an error naming the block."""
     if isinstance(x, Symbol):
         raise BlockError(
-            f"{block.name} ({type(block).__name__}): this transform computes on array values in MXLab and "
-            "cannot be traced into a graph; do not hybridize it (keep transforms out of the hybridized network)"
+            f"{block.name} ({type(block).__name__}): this transform is a Block (it draws its crop in Python), so "
+            "it cannot be traced into a graph; keep it out of the hybridized network"
         )
     if isinstance(x, NDArray):
         return x.asnumpy()
@@ -94,49 +364,6 @@ def _check_image(block: Block, values: np.ndarray, layouts: str) -> None:
         )
 
 
-class _ValueTransform(HybridBlock):
-    """A transform computed on the values of one image or batch: subclasses implement ``_apply``."""
-
-    def hybrid_forward(self, F: Any, x: Any) -> Any:
-        values = _values(self, x)
-        return _like(self._apply(values), x)
-
-    def _apply(self, values: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
-
-
-class ToTensor(_ValueTransform):
-    """(H, W, C) or (N, H, W, C) in [0, 255] -> (C, H, W) or (N, C, H, W) float32 in [0, 1]."""
-
-    def _apply(self, values: np.ndarray) -> np.ndarray:
-        _check_image(self, values, "(H, W, C) or (N, H, W, C)")
-        axes = (2, 0, 1) if values.ndim == 3 else (0, 3, 1, 2)
-        return (values.astype(np.float32) / 255.0).transpose(axes)
-
-
-class Normalize(_ValueTransform):
-    """``(x - mean) / std`` per channel of a (C, H, W) or (N, C, H, W) tensor (scalars apply to every channel)."""
-
-    def __init__(self, mean: float | tuple = 0.0, std: float | tuple = 1.0) -> None:
-        super().__init__()
-        self._mean = np.asarray(mean, dtype=np.float32).reshape(-1)
-        self._std = np.asarray(std, dtype=np.float32).reshape(-1)
-        if np.any(self._std == 0):
-            raise BlockError(f"{self.name} (Normalize): std must not contain 0, got {std!r}")
-
-    def _apply(self, values: np.ndarray) -> np.ndarray:
-        _check_image(self, values, "(C, H, W) or (N, C, H, W)")
-        channels = values.shape[-3]
-        for name, stat in (("mean", self._mean), ("std", self._std)):
-            if stat.size not in (1, channels):
-                raise BlockError(
-                    f"{self.name} (Normalize): {name} has {stat.size} values for an input of {channels} channels"
-                )
-        shape = (-1, 1, 1)
-        return ((values.astype(np.float32) - self._mean.reshape(shape)) / self._std.reshape(shape)).astype(np.float32)
-
-
-# ---------------------------------------------------------------------------- geometry
 def _size_pair(size: Any, what: str) -> tuple[int, int]:
     """(width, height) from an int or a pair, as MXNet's transforms take it."""
     if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
@@ -160,31 +387,6 @@ def _each_image(values: np.ndarray, fn: Any) -> np.ndarray:
     if values.ndim == 3:
         return fn(values)
     return np.stack([fn(image) for image in values])
-
-
-class Resize(_ValueTransform):
-    """Resize to ``size`` ((width, height) or an int for a square); ``keep_ratio`` with an int scales the short side."""
-
-    def __init__(self, size: int | tuple[int, int], keep_ratio: bool = False, interpolation: int = 1) -> None:
-        super().__init__()
-        self._keep = keep_ratio
-        self._size = size
-        _size_pair(size, "Resize")
-        if interpolation != 1:
-            raise BlockError(f"Resize: MXLab has bilinear interpolation only (interpolation=1), got {interpolation}")
-
-    def _target(self, height: int, width: int) -> tuple[int, int]:
-        if self._keep and isinstance(self._size, int):
-            if height > width:
-                return self._size, int(self._size * height / width)
-            return int(self._size * width / height), self._size
-        return _size_pair(self._size, "Resize")
-
-    def _apply(self, values: np.ndarray) -> np.ndarray:
-        _check_image(self, values, "(H, W, C) or (N, H, W, C)")
-        height, width = values.shape[-3:-1]
-        new_w, new_h = self._target(height, width)
-        return _each_image(values, lambda image: resize_image(image, new_w, new_h))
 
 
 def _scale_down(src_w: int, src_h: int, w: int, h: int) -> tuple[int, int]:
@@ -265,149 +467,3 @@ class RandomResizedCrop(Block):
         values = _values(self, x)
         _check_image(self, values, "(H, W, C) or (N, H, W, C)")
         return _like(_each_image(values, self._crop), x)
-
-
-class RandomFlipLeftRight(_ValueTransform):
-    """Mirror the image left-right with probability 1/2."""
-
-    _axis = -2  # width of (H, W, C) / (N, H, W, C)
-
-    def _apply(self, values: np.ndarray) -> np.ndarray:
-        _check_image(self, values, "(H, W, C) or (N, H, W, C)")
-        if np.random.uniform() < 0.5:
-            return np.flip(values, axis=self._axis)
-        return values
-
-
-class RandomFlipTopBottom(RandomFlipLeftRight):
-    """Flip the image upside down with probability 1/2."""
-
-    _axis = -3
-
-
-# ---------------------------------------------------------------------------- colour
-GRAY_WEIGHTS = np.array([0.299, 0.587, 0.114], dtype=np.float32)  # ITU-R 601 luma of RGB
-
-
-def _as_float(values: np.ndarray) -> np.ndarray:
-    return values.astype(np.float32)
-
-
-def _back(result: np.ndarray, like: np.ndarray) -> np.ndarray:
-    """``result`` in ``like``'s dtype; integer images are rounded and clipped to their range."""
-    if np.issubdtype(like.dtype, np.integer):
-        info = np.iinfo(like.dtype)
-        return np.clip(np.rint(result), info.min, info.max).astype(like.dtype)
-    return result.astype(like.dtype)
-
-
-class _ColorTransform(_ValueTransform):
-    """A random colour change of an RGB (H, W, 3) image or batch, computed in float32."""
-
-    def __init__(self, amount: float, what: str) -> None:
-        super().__init__()
-        if amount < 0:
-            raise BlockError(f"{type(self).__name__}: {what} must be >= 0, got {amount!r}")
-        self._amount = float(amount)
-
-    def _apply(self, values: np.ndarray) -> np.ndarray:
-        _check_image(self, values, "(H, W, 3) or (N, H, W, 3)")
-        if values.shape[-1] != 3:
-            raise BlockError(f"{self.name} ({type(self).__name__}): expects 3 RGB channels, got shape {values.shape}")
-        return _back(self._change(_as_float(values)), values)
-
-    def _change(self, x: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
-
-
-class RandomBrightness(_ColorTransform):
-    """Scale every pixel by ``1 + u``, ``u`` uniform in [-brightness, brightness]."""
-
-    def __init__(self, brightness: float) -> None:
-        super().__init__(brightness, "brightness")
-
-    def _change(self, x: np.ndarray) -> np.ndarray:
-        return x * (1.0 + np.random.uniform(-self._amount, self._amount))
-
-
-class RandomContrast(_ColorTransform):
-    """Blend with the image's mean gray level: ``alpha * x + (1 - alpha) * mean``, alpha in 1 +- contrast."""
-
-    def __init__(self, contrast: float) -> None:
-        super().__init__(contrast, "contrast")
-
-    def _change(self, x: np.ndarray) -> np.ndarray:
-        alpha = 1.0 + np.random.uniform(-self._amount, self._amount)
-        mean = (x @ GRAY_WEIGHTS).mean(axis=(-2, -1), keepdims=True)[..., None]
-        return x * alpha + mean * (1.0 - alpha)
-
-
-class RandomSaturation(_ColorTransform):
-    """Blend each pixel with its own gray level: ``alpha * x + (1 - alpha) * gray``."""
-
-    def __init__(self, saturation: float) -> None:
-        super().__init__(saturation, "saturation")
-
-    def _change(self, x: np.ndarray) -> np.ndarray:
-        alpha = 1.0 + np.random.uniform(-self._amount, self._amount)
-        gray = (x @ GRAY_WEIGHTS)[..., None]
-        return x * alpha + gray * (1.0 - alpha)
-
-
-# RGB <-> YIQ: a hue shift is a rotation of the (I, Q) chroma plane
-_RGB_TO_YIQ = np.array([[0.299, 0.587, 0.114], [0.596, -0.274, -0.321], [0.211, -0.523, 0.311]], dtype=np.float32)
-_YIQ_TO_RGB = np.array([[1.0, 0.956, 0.621], [1.0, -0.272, -0.647], [1.0, -1.107, 1.705]], dtype=np.float32)
-
-
-class RandomHue(_ColorTransform):
-    """Rotate the chroma by an angle uniform in [-hue, hue] half-turns (YIQ space)."""
-
-    def __init__(self, hue: float) -> None:
-        super().__init__(hue, "hue")
-
-    def _change(self, x: np.ndarray) -> np.ndarray:
-        angle = np.random.uniform(-self._amount, self._amount) * math.pi
-        cos, sin = math.cos(angle), math.sin(angle)
-        rotate = np.array([[1.0, 0.0, 0.0], [0.0, cos, -sin], [0.0, sin, cos]], dtype=np.float32)
-        matrix = _YIQ_TO_RGB @ rotate @ _RGB_TO_YIQ
-        return x @ matrix.T
-
-
-class RandomColorJitter(Sequential):
-    """Brightness, contrast, saturation and hue changes, each enabled when its amount is > 0, in random order."""
-
-    def __init__(self, brightness: float = 0, contrast: float = 0, saturation: float = 0, hue: float = 0) -> None:
-        super().__init__()
-        with self.name_scope():
-            for cls, amount in (
-                (RandomBrightness, brightness),
-                (RandomContrast, contrast),
-                (RandomSaturation, saturation),
-                (RandomHue, hue),
-            ):
-                if amount > 0:
-                    self.add(cls(amount))
-
-    def forward(self, x: Any) -> Any:
-        children = list(self._children.values())
-        for i in np.random.permutation(len(children)):
-            x = children[i](x)
-        return x
-
-
-# AlexNet's PCA colour noise: eigenvalues and eigenvectors of ImageNet's RGB covariance
-_EIGVAL = np.array([55.46, 4.794, 1.148], dtype=np.float32)
-_EIGVEC = np.array(
-    [[-0.5675, 0.7192, 0.4009], [-0.5808, -0.0045, -0.8140], [-0.5836, -0.6948, 0.4203]], dtype=np.float32
-)
-
-
-class RandomLighting(_ColorTransform):
-    """Add AlexNet's PCA noise: ``eigvec @ (alpha * eigval)`` with alpha ~ N(0, alpha_std) per component."""
-
-    def __init__(self, alpha: float) -> None:
-        super().__init__(alpha, "alpha")
-
-    def _change(self, x: np.ndarray) -> np.ndarray:
-        alpha = np.random.normal(0.0, self._amount, size=3).astype(np.float32)
-        return x + _EIGVEC @ (alpha * _EIGVAL)

@@ -1,8 +1,7 @@
 """``mx.gluon.model_zoo.vision``: image classification networks with MXNet 1.9.1's names.
 
 ``get_model("resnet18_v1", classes=10)`` builds a network (no weights: ``pretrained=True``
-raises :class:`PretrainedError`). The names in :data:`MODELS` are MXNet's; Inception v3
-is not in MXLab's zoo.
+raises :class:`PretrainedError`). The names in :data:`MODELS` are MXNet's.
 """
 
 from __future__ import annotations
@@ -11,9 +10,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ...block import HybridBlock
+from . import inception
 from .alexnet import AlexNet, alexnet
 from .common import PretrainedError
 from .densenet import DenseNet, densenet121, densenet161, densenet169, densenet201, get_densenet
+from .inception import Inception3, inception_v3
 from .mobilenet import (
     MobileNet,
     MobileNetV2,
@@ -67,6 +68,7 @@ MODELS: dict[str, Callable[..., HybridBlock]] = {
     "mobilenetv2_0.75": mobilenet_v2_0_75,
     "mobilenetv2_0.5": mobilenet_v2_0_5,
     "mobilenetv2_0.25": mobilenet_v2_0_25,
+    "inceptionv3": inception_v3,
 }
 
 
@@ -74,8 +76,7 @@ def get_model(name: str, **kwargs: Any) -> HybridBlock:
     """The zoo network ``name`` (case-insensitive), built with ``kwargs`` (``classes``, ``pretrained``, ...)."""
     key = name.lower() if isinstance(name, str) else name
     if key not in MODELS:
-        extra = " (Inception v3 is not in MXLab's zoo)" if key == "inceptionv3" else ""
-        raise ValueError(f"get_model: model {name!r} is not supported{extra}; available: {', '.join(sorted(MODELS))}")
+        raise ValueError(f"get_model: model {name!r} is not supported; available: {', '.join(sorted(MODELS))}")
     return MODELS[key](**kwargs)
 
 
@@ -88,6 +89,7 @@ __all__ = [
     "BottleneckV1",
     "BottleneckV2",
     "DenseNet",
+    "Inception3",
     "MobileNet",
     "MobileNetV2",
     "PretrainedError",
@@ -106,6 +108,8 @@ __all__ = [
     "get_resnet",
     "get_squeezenet",
     "get_vgg",
+    "inception",
+    "inception_v3",
     "mobilenet0_5",
     "mobilenet0_25",
     "mobilenet0_75",

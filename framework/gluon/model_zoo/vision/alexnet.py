@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ....context import Context
 from ... import nn
 from ...block import HybridBlock
-from .common import build
+from .common import CPU, DEFAULT_ROOT, build
 
 #: (channels, kernel, stride, padding, max-pool after it) of the five convolutions
 ALEXNET_CONVS = [(64, 11, 4, 2, True), (192, 5, 1, 2, True), (384, 3, 1, 1, False), (256, 3, 1, 1, False),
@@ -34,5 +35,5 @@ class AlexNet(HybridBlock):
         return self.output(self.features(x))
 
 
-def alexnet(pretrained: bool = False, **kwargs: Any) -> HybridBlock:
+def alexnet(pretrained: bool = False, ctx: Context = CPU, root: str = DEFAULT_ROOT, **kwargs: Any) -> HybridBlock:
     return build("alexnet", AlexNet, pretrained, kwargs)

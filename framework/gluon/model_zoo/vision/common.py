@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+from ....context import cpu
 from ...block import BlockError
 
 
@@ -11,13 +13,21 @@ class PretrainedError(BlockError):
     """``pretrained=True`` was asked for; MXLab does not download weights."""
 
 
+#: Where MXNet keeps downloaded weights (the getters' ``root``): MXLab never writes there.
+DEFAULT_ROOT = os.path.join("~", ".mxnet", "models")
+#: The getters' default ``ctx``, as in MXNet (a network without weights is placed by ``initialize``).
+CPU = cpu()
+
+
 def build(name: str, make: Any, pretrained: bool, kwargs: dict[str, Any]) -> Any:
-    """``make(**kwargs)``, after refusing ``pretrained=True`` (``ctx`` and ``root`` are dropped: no download)."""
+    """``make(**kwargs)``, after refusing ``pretrained=True``.
+
+    The getters take MXNet's ``ctx`` and ``root``, which only place and find downloaded weights:
+    without weights there is nothing to place (initialize the network on the context you want).
+    """
     if pretrained:
         raise PretrainedError(
             f"{name}: pretrained=True: MXLab does not download model weights; build the network with "
             f"pretrained=False and load a .params file saved from MXNet's model zoo with net.load_parameters(path)"
         )
-    kwargs.pop("ctx", None)
-    kwargs.pop("root", None)
     return make(**kwargs)

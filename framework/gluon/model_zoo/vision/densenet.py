@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ....context import Context
 from ... import nn
 from ...block import HybridBlock
 from ...contrib.nn import HybridConcurrent
-from .common import build
+from .common import CPU, DEFAULT_ROOT, build
 
 #: depth -> (channels of the stem, growth rate, layers per dense block)
 DENSENET_SPEC: dict[int, tuple[int, int, list[int]]] = {
@@ -78,7 +79,9 @@ class DenseNet(HybridBlock):
         return self.output(self.features(x))
 
 
-def get_densenet(num_layers: int, pretrained: bool = False, **kwargs: Any) -> HybridBlock:
+def get_densenet(
+    num_layers: int, pretrained: bool = False, ctx: Context = CPU, root: str = DEFAULT_ROOT, **kwargs: Any
+) -> HybridBlock:
     """DenseNet of ``num_layers`` (121, 161, 169 or 201)."""
     if num_layers not in DENSENET_SPEC:
         raise ValueError(f"get_densenet: num_layers must be one of {sorted(DENSENET_SPEC)}, got {num_layers!r}")

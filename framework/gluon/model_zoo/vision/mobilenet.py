@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ....context import Context
 from ... import nn
 from ...block import HybridBlock
-from .common import build
+from .common import CPU, DEFAULT_ROOT, build
 
 #: MobileNet v1 after the stem: (depthwise channels, output channels, stride) at multiplier 1
 MOBILENET_V1_LAYERS = (
@@ -114,11 +115,15 @@ def _suffix(multiplier: float) -> str:
     return text[:-1] if text in ("1.00", "0.50") else text
 
 
-def get_mobilenet(multiplier: float, pretrained: bool = False, **kwargs: Any) -> HybridBlock:
+def get_mobilenet(
+    multiplier: float, pretrained: bool = False, ctx: Context = CPU, root: str = DEFAULT_ROOT, **kwargs: Any
+) -> HybridBlock:
     return build(f"mobilenet{_suffix(multiplier)}", lambda **kw: MobileNet(multiplier, **kw), pretrained, kwargs)
 
 
-def get_mobilenet_v2(multiplier: float, pretrained: bool = False, **kwargs: Any) -> HybridBlock:
+def get_mobilenet_v2(
+    multiplier: float, pretrained: bool = False, ctx: Context = CPU, root: str = DEFAULT_ROOT, **kwargs: Any
+) -> HybridBlock:
     return build(f"mobilenetv2_{_suffix(multiplier)}", lambda **kw: MobileNetV2(multiplier, **kw), pretrained, kwargs)
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ....context import Context
 from ... import nn
 from ...block import HybridBlock
-from .common import build
+from .common import CPU, DEFAULT_ROOT, build
 
 #: depth -> (block kind, blocks per stage, channels: stem then one per stage)
 RESNET_SPEC: dict[int, tuple[str, list[int], list[int]]] = {
@@ -178,7 +179,9 @@ _BLOCKS = {
 }
 
 
-def get_resnet(version: int, num_layers: int, pretrained: bool = False, **kwargs: Any) -> HybridBlock:
+def get_resnet(
+    version: int, num_layers: int, pretrained: bool = False, ctx: Context = CPU, root: str = DEFAULT_ROOT, **kwargs: Any
+) -> HybridBlock:
     """ResNet ``version`` (1 or 2) of ``num_layers`` (18, 34, 50, 101 or 152)."""
     if num_layers not in RESNET_SPEC:
         raise ValueError(f"get_resnet: num_layers must be one of {sorted(RESNET_SPEC)}, got {num_layers!r}")

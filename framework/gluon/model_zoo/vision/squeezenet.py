@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ....context import Context
 from ... import nn
 from ...block import HybridBlock
 from ...contrib.nn import HybridConcurrent
-from .common import build
+from .common import CPU, DEFAULT_ROOT, build
 
 POOL = "pool"
 #: the feature extractor after the stem: "pool" or a fire module's (squeeze, expand 1x1, expand 3x3)
@@ -60,7 +61,9 @@ class SqueezeNet(HybridBlock):
         return self.output(self.features(x))
 
 
-def get_squeezenet(version: str, pretrained: bool = False, **kwargs: Any) -> HybridBlock:
+def get_squeezenet(
+    version: str, pretrained: bool = False, ctx: Context = CPU, root: str = DEFAULT_ROOT, **kwargs: Any
+) -> HybridBlock:
     return build(f"squeezenet{version}", lambda **kw: SqueezeNet(version, **kw), pretrained, kwargs)
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from .... import initializer
+from ....context import Context
 from ... import nn
 from ...block import HybridBlock
-from .common import build
+from .common import CPU, DEFAULT_ROOT, build
 
 #: depth -> (3x3 convolutions per block, channels per block); each block ends with a 2x2 max-pool
 VGG_SPEC: dict[int, tuple[list[int], list[int]]] = {
@@ -50,7 +51,9 @@ class VGG(HybridBlock):
         return self.output(self.features(x))
 
 
-def get_vgg(num_layers: int, pretrained: bool = False, **kwargs: Any) -> HybridBlock:
+def get_vgg(
+    num_layers: int, pretrained: bool = False, ctx: Context = CPU, root: str = DEFAULT_ROOT, **kwargs: Any
+) -> HybridBlock:
     """VGG of ``num_layers`` (11, 13, 16 or 19); ``batch_norm=True`` adds BatchNorm after each convolution."""
     if num_layers not in VGG_SPEC:
         raise ValueError(f"get_vgg: num_layers must be one of {sorted(VGG_SPEC)}, got {num_layers!r}")
