@@ -295,7 +295,7 @@ class CachedOp:
             for i, result in enumerate(imperative.invoke(node.op, args, attrs=node.attrs)):
                 values[(node.id, i)] = result
                 if self._op_hook is not None:  # the same "<node>_<output>" names as the bound executor's
-                    label = output_names[i] if i < len(output_names) else i
+                    label = output_names[i] if i < len(output_names) else str(i)
                     self._op_hook[0](f"{node.name}_{label}", node.op.name, result)
         results = [values[(e.node.id, e.index)] for e in self._heads]
         if out is None:
