@@ -7,6 +7,8 @@
  *   myProp                partitioner whose supportedOps marks exp, log and sqrt nodes; the review
  *                         accepts each subgraph (unless the option reject=True) and labels it
  *   mySelect              the same choice made by a CustomOpSelector, node by node
+ *   addInputPass          a graph pass run after partitioning: gives every subgraph node one more
+ *                         input, a new parameter made with Node::alloc_arg (the operator ignores it)
  *
  * Build:  g++ -shared -fPIC -std=c++17 -I ../../framework/include subgraph_lib.cc \
  *             ../../framework/include/lib_api.cc -o libsubgraph_lib_1_9.so
@@ -155,6 +157,26 @@ REGISTER_PARTITIONER(mySelect)
 .addStrategy("strategy1", "_custom_subgraph_op")
 .setCreateSelector("strategy1", createSelector)
 .setReviewSubgraph("strategy1", myReviewSubgraph);
+
+/* ---- a pass that works on partitioned graphs: one extra input per subgraph node ---- */
+MXReturnValue addInputPass(mxnet::ext::Graph* graph, const std::unordered_map<std::string, std::string>& options) {
+  size_t count = graph->size();  // nodes added below are not visited again
+  for (size_t i = 0; i < count; i++) {
+    Node* node = graph->getNode(i);
+    if (node->op != "_custom_subgraph_op") continue;
+    node->attrs[MX_STR_EXTRA_INPUTS] = "1";  // tells the framework the node has one more input
+    Node* extra = graph->addNode(node->name + "_extra", "null");
+    graph->inputs.push_back(extra);
+    extra->outputs.push_back({node, static_cast<int>(node->inputs.size())});
+    node->inputs.push_back({extra, 0});
+    extra->alloc_arg({1}, MXContext::CPU(0), kFloat32);  // the value comes back as a new argument
+    extra->tensor->data<float>()[0] = 42.0f;
+  }
+  return MX_SUCCESS;
+}
+
+REGISTER_PASS(addInputPass)
+.setBody(addInputPass);
 
 MXReturnValue initialize(int version) {
   if (version >= 10800) {

@@ -126,6 +126,8 @@ class _SubgraphInfo:
     """
 
     KEY = "subgraph_sym_json"
+    #: MX_STR_EXTRA_INPUTS: inputs a graph pass appended to the node beyond the subgraph's own
+    EXTRA_KEY = "__ext_extra_inputs__"
 
     def __init__(self, op: LibraryOp, values: Mapping[str, str]) -> None:
         text = values.get(self.KEY)
@@ -142,6 +144,17 @@ class _SubgraphInfo:
         self.text = text
         self._symbol: Any = None
 
+    def extra_inputs(self, attrs: NodeAttrs) -> int:
+        """How many inputs a graph pass appended (the node's hidden attribute ``__ext_extra_inputs__``)."""
+        value = attrs.extra.get(self.EXTRA_KEY, "0")
+        try:
+            count = int(value)
+        except ValueError:
+            count = -1
+        if not 0 <= count <= MAX_OPERATOR_ARRAYS:
+            raise LibraryParamError(f"node {attrs.name!r}: {self.EXTRA_KEY} must be a count of inputs, got {value!r}")
+        return count
+
     def symbol(self) -> Any:
         if self._symbol is None:
             self._symbol = load_json(self.text)
@@ -149,7 +162,8 @@ class _SubgraphInfo:
 
     def infer(self, kind: str, known: list) -> list | None:
         """The subgraph's output shapes or types given its inputs' (``kind``: "shape" or "type")."""
-        given = {n: k for n, k in zip(self.input_names, known, strict=True) if k is not None}
+        own = known[: len(self.input_names)]  # extra inputs (after the subgraph's own) play no part
+        given = {n: k for n, k in zip(self.input_names, own, strict=True) if k is not None}
         method = "infer_shape_partial" if kind == "shape" else "infer_type_partial"
         _, outs, _ = getattr(self.symbol(), method)(**given)
         return outs
@@ -229,7 +243,12 @@ class LibraryOp:
     # -------------------------------------------------------------- counts and names
     @staticmethod
     def counts(attrs: NodeAttrs) -> tuple[int, int]:
-        return attrs.parsed._counts  # type: ignore[union-attr]
+        """(inputs, outputs) of the node: parseAttrs' counts, or its subgraph's plus appended inputs."""
+        num_in, num_out = attrs.parsed._counts  # type: ignore[union-attr]
+        subgraph = attrs.parsed._subgraph  # type: ignore[union-attr]
+        if subgraph is not None:
+            num_in += subgraph.extra_inputs(attrs)
+        return num_in, num_out
 
     @staticmethod
     def c_attrs(attrs: NodeAttrs) -> tuple:

@@ -59,6 +59,7 @@ def test_each_library_reports_only_its_own_components(libs):
     assert libs["pass"].operators == [] and libs["pass"].passes == ["myPass", "annotatePass", "foldExpLog"]
     assert libs["subgraph"].operators == ["_custom_subgraph_op"]
     assert libs["subgraph"].partitioners == ["myProp", "mySelect"]
+    assert libs["subgraph"].passes == ["addInputPass"]
 
 
 def test_loading_logs_operators_passes_and_partitioners(libs, capfd):
@@ -223,6 +224,23 @@ def test_partitioned_graph_gives_the_same_outputs(libs, backend):
     assert all(n["attrs"]["myKey"] == "myVal" for n in subgraph_nodes)  # added by reviewSubgraph
     np.testing.assert_allclose(part.eval(**args)[0].asnumpy(), sym.eval(**args)[0].asnumpy(), rtol=1e-5)
     assert part.get_backend_symbol(backend).tojson() == part.tojson()  # nothing left to partition
+
+
+def test_a_pass_can_add_parameters_with_alloc_arg(libs):
+    sym = _exp_log_graph()
+    args = _args()
+    part = sym.optimize_for("myProp")
+    grown_args = dict(args)
+    grown = part.optimize_for("addInputPass", args=grown_args)
+    assert sorted(set(grown_args) - set(args)) == ["custom_subgraph_op0_extra", "custom_subgraph_op1_extra"]
+    assert grown_args["custom_subgraph_op0_extra"].asnumpy().tolist() == [42.0]  # written by the pass
+    assert set(grown.list_arguments()) == set(grown_args)
+    subgraph_nodes = [n for n in _nodes(grown) if n["op"] == "_custom_subgraph_op"]
+    assert all(n["attrs"]["__ext_extra_inputs__"] == "1" and len(n["inputs"]) == 2 for n in subgraph_nodes)
+    expected = sym.eval(**args)[0].asnumpy()
+    np.testing.assert_allclose(grown.eval(**grown_args)[0].asnumpy(), expected, rtol=1e-5)
+    with pytest.warns(UserWarning, match=r"created new args"):
+        part.optimize_for("addInputPass", args=list(args.values()))
 
 
 def test_review_can_reject_every_subgraph(libs):
