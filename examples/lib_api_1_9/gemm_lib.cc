@@ -139,7 +139,7 @@ MXReturnValue createOpState(const std::unordered_map<std::string, std::string>& 
     MX_ERROR_MSG << "state_gemm: createOpState expected 2 input shapes and types";
     return MX_FAIL;
   }
-  *op_inst = new MyStatefulGemm(count, attrs);
+  *op_inst = CustomStatefulOp::create<MyStatefulGemm>(count, attrs);  // or: new MyStatefulGemm(count, attrs)
   return MX_SUCCESS;
 }
 

@@ -137,19 +137,28 @@ REGISTER_PARTITIONER(myProp)
 /* ---- choosing nodes, way 2: a selector grows each subgraph along the edges ---- */
 class MySelector : public CustomOpSelector {
  public:
-  explicit MySelector(const mxnet::ext::Graph* graph) : graph_(graph) {}
+  MySelector(const mxnet::ext::Graph* graph, const std::unordered_map<std::string, std::string>& options)
+      : graph_(graph), max_nodes_(options.count("maxNodes") ? std::stoi(options.at("maxNodes")) : -1) {}
   bool Select(int nodeID) override { return chosen(nodeID); }
   bool SelectInput(int nodeID, int input_nodeID) override { return chosen(input_nodeID); }
   bool SelectOutput(int nodeID, int output_nodeID) override { return chosen(output_nodeID); }
+  // with the option maxNodes=n, a subgraph keeps only its first n nodes (the rest may form others)
+  void Filter(const std::vector<int>& candidates, std::vector<int>* keep) override {
+    for (int id : candidates) {
+      if (max_nodes_ >= 0 && static_cast<int>(keep->size()) >= max_nodes_) break;
+      keep->push_back(id);
+    }
+  }
 
  private:
   bool chosen(int nodeID) { return is_supported(graph_->getNode(nodeID)->op); }
   const mxnet::ext::Graph* graph_;
+  int max_nodes_;
 };
 
 MXReturnValue createSelector(const mxnet::ext::Graph* graph, CustomOpSelector** sel_inst,
                              const std::unordered_map<std::string, std::string>& options) {
-  *sel_inst = new MySelector(graph);
+  *sel_inst = new MySelector(graph, options);
   return MX_SUCCESS;
 }
 

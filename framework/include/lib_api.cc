@@ -248,6 +248,8 @@ std::string JsonVal::dump() const {
   return out;
 }
 
+std::string JsonVal::toString() const { return dump(); }
+
 void JsonVal::print() const { std::cout << dump() << std::endl; }
 
 /*! \brief A recursive-descent reader of JSON text (objects, arrays, strings, integers). */
@@ -649,8 +651,8 @@ CustomOp& CustomOp::setIsSubgraphOp() { isSGop = true; return *this; }
 CustomPass::CustomPass(const char* pass_name) : name(pass_name) {}
 CustomPass& CustomPass::setBody(graphPass_t fn) { pass = fn; return *this; }
 
-void CustomOpSelector::Filter(std::vector<int>& candidates, std::vector<int>& keep) {
-  keep.insert(keep.end(), candidates.begin(), candidates.end());
+void CustomOpSelector::Filter(const std::vector<int>& candidates, std::vector<int>* keep) {
+  keep->insert(keep->end(), candidates.begin(), candidates.end());
 }
 void CustomOpSelector::Reset() {}
 CustomOpSelector::~CustomOpSelector() {}
@@ -1101,7 +1103,7 @@ MX_EXPORT int _selSelectOutput(void* box, int node, int output_node, int* result
 MX_EXPORT int _selFilter(void* box, const int* candidates, int num, int* keep, int* num_keep) {
   return guarded("Filter", [&]() {
     std::vector<int> cand(candidates, candidates + num), kept;
-    static_cast<GraphBox*>(box)->selector->Filter(cand, kept);
+    static_cast<GraphBox*>(box)->selector->Filter(cand, &kept);
     if (kept.size() > static_cast<size_t>(num)) {
       MX_ERROR_MSG << "Filter kept more nodes than it was given";
       return MX_FAIL;

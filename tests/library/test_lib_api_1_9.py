@@ -226,6 +226,23 @@ def test_partitioned_graph_gives_the_same_outputs(libs, backend):
     assert part.get_backend_symbol(backend).tojson() == part.tojson()  # nothing left to partition
 
 
+def test_selector_filter_limits_each_subgraph(libs):
+    sym = _exp_log_graph()
+    part = sym.optimize_for("mySelect", maxNodes=1)
+    inner = [
+        [m["op"] for m in json.loads(n["attrs"]["subgraph_sym_json"])["nodes"]]
+        for n in _nodes(part)
+        if n["op"] == "_custom_subgraph_op"
+    ]
+    assert inner == [
+        ["null", "log"],
+        ["null", "exp"],
+        ["null", "sqrt"],
+    ]  # log's group kept one node; exp started another
+    args = _args()
+    np.testing.assert_allclose(part.eval(**args)[0].asnumpy(), sym.eval(**args)[0].asnumpy(), rtol=1e-5)
+
+
 def test_a_pass_can_add_parameters_with_alloc_arg(libs):
     sym = _exp_log_graph()
     args = _args()

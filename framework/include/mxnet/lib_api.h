@@ -216,11 +216,22 @@ class CustomStatefulOp {
  public:
   CustomStatefulOp();
   virtual ~CustomStatefulOp();
+  /*! \brief new A(args...), marked as made through this factory (wasCreated). */
+  template <class A, typename... Ts>
+  static CustomStatefulOp* create(Ts... args) {
+    CustomStatefulOp* op = new A(args...);
+    op->created_ = true;
+    return op;
+  }
+  bool wasCreated() const { return created_; }
   virtual MXReturnValue Forward(std::vector<MXTensor>* inputs, std::vector<MXTensor>* outputs,
                                 const OpResource& op_res) = 0;
   virtual MXReturnValue Backward(std::vector<MXTensor>* inputs, std::vector<MXTensor>* outputs,
                                  const OpResource& op_res);
   bool ignore_warn;
+
+ private:
+  bool created_ = false;
 };
 
 /* ------------------------------------------------------------------------------ JSON */
@@ -239,6 +250,8 @@ struct JsonVal {
   std::string dump() const;
   /*! \brief Parse JSON text; throws std::runtime_error naming the position on bad input. */
   static JsonVal parse(const std::string& json);
+  /*! \brief The same text as dump(), for printing while debugging. */
+  std::string toString() const;
   void print() const;
 
   JsonType type;
@@ -400,7 +413,8 @@ class CustomOpSelector {
   virtual bool Select(int nodeID) = 0;
   virtual bool SelectInput(int nodeID, int input_nodeID) = 0;
   virtual bool SelectOutput(int nodeID, int output_nodeID) = 0;
-  virtual void Filter(std::vector<int>& candidates, std::vector<int>& keep);
+  /*! \brief Of the grown subgraph's nodes (candidates), those to keep (default: all). */
+  virtual void Filter(const std::vector<int>& candidates, std::vector<int>* keep);
   virtual void Reset();
   virtual ~CustomOpSelector();
 };
