@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from needs import needs_tool
 from pydantic import ValidationError
+from server_helpers import wait_for
 
 from server.scenarios import DirectContext, get
 
@@ -41,3 +42,14 @@ def test_pass_result_is_drawn():
 def test_unknown_backend_is_refused_by_the_parameter_model():
     with pytest.raises(ValidationError, match="backend"):
         SCENARIO.validate({"backend": "tensorrt"})
+
+
+def test_graph_endpoint_serves_the_partitioned_symbol(client):
+    needs_tool("g++", "the scenario compiles the MXNet 1.9.1-style example libraries")
+    run_id = client.post("/api/runs", json={"scenario": "extension_library", "params": {"backend": "mySelect"}}).json()[
+        "id"
+    ]
+    summary = wait_for(client, run_id)
+    assert summary["status"] == "done" and summary["has_graph"] is True, summary
+    dot = client.get(f"/api/runs/{run_id}/graph.dot").text
+    assert dot.startswith("digraph mySelect") and dot.count("subgraph cluster_") == 2
