@@ -95,6 +95,7 @@ register(
         "or partitioner rewrite a small network (optimize_for); the graph shows the result, with subgraphs as groups.",
         params=ExtensionLibraryParams,
         run=run,
+        tutorial="tutorials/08-cpp-operator-library.md",
         panels=("graph",),
     )
 )
