@@ -145,8 +145,6 @@ void* OpResource::alloc_cpu(int size) const { return cpu_malloc_(alloc_ctx_, sta
 
 void* OpResource::alloc_gpu(int size) const { return gpu_malloc_(alloc_ctx_, static_cast<size_t>(size)); }
 
-mx_stream_t OpResource::get_cuda_stream() const { return static_cast<mx_stream_t>(stream_); }
-
 void OpResource::alloc_sparse(MXSparse*, int, int, int) const {
   throw std::runtime_error("alloc_sparse: MXLab arrays are dense; sparse outputs are not supported");
 }
@@ -160,10 +158,6 @@ mx_cpu_rand_t* OpResource::get_cpu_rand_states() const {
   return states.data();
 }
 
-mx_gpu_rand_t* OpResource::get_gpu_rand_states() const {
-  MX_ERROR_MSG << "get_gpu_rand_states: MXLab provides no GPU random generators to libraries";
-  return nullptr;
-}
 
 /* ------------------------------------------------------------------------------ CustomStatefulOp */
 CustomStatefulOp::CustomStatefulOp() : ignore_warn(false) {}

@@ -190,12 +190,13 @@ class OpResource {
   OpResource(xpu_malloc_t cpu_malloc, xpu_malloc_t gpu_malloc, void* alloc_ctx, void* stream, uint64_t seed);
   void* alloc_cpu(int size) const;
   void* alloc_gpu(int size) const;
-  mx_stream_t get_cuda_stream() const;
+  /*! \brief Inline: its type is cudaStream_t in a .cu file and void* elsewhere (lib_api.cc is built by g++). */
+  inline mx_stream_t get_cuda_stream() const { return static_cast<mx_stream_t>(stream_); }
   void alloc_sparse(MXSparse* sparse, int index, int indices_len, int indptr_len = 0) const;
   /*! \brief MX_NUM_CPU_RANDOM_STATES generators, seeded for this call. */
   mx_cpu_rand_t* get_cpu_rand_states() const;
-  /*! \brief GPU generators: MXLab has none to give (returns NULL and records an error). */
-  mx_gpu_rand_t* get_gpu_rand_states() const;
+  /*! \brief GPU generators: MXLab has none to give (NULL). Inline for the same reason. */
+  inline mx_gpu_rand_t* get_gpu_rand_states() const { return nullptr; }
 
  private:
   xpu_malloc_t cpu_malloc_, gpu_malloc_;
