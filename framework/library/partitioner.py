@@ -31,12 +31,13 @@ from typing import Any
 
 from ..operator import registry
 from ..symbol import load_json
-from .abi import Library, LibraryError
+from .abi import Library, LibraryError, LibraryMetadataError
 from .graph_json import NamedTensors, annotated_json, c_options, strip_annotations
 
 #: the attribute carrying a subgraph node's graph (MX_STR_SUBGRAPH_SYM_JSON)
 SUBGRAPH_KEY = "subgraph_sym_json"
 SUPPORTED, SELECTOR, REVIEW = 1, 2, 4  # _partRegGetStrategy flags
+MAX_STRATEGIES = 64  # more is a corrupt count, not an ambitious partitioner
 
 
 class Strategy:
@@ -52,10 +53,20 @@ class LibraryPartitioner:
     def __init__(self, lib: Library, index: int, name: str) -> None:
         self.lib, self.index, self.name = lib, index, name
         self.strategies = []
-        for j in range(int(lib._partRegGetStrategyCount(index))):
+        count = int(lib._partRegGetStrategyCount(index))
+        where = f"load: library {lib.name}: partitioner {name!r}"
+        if not 1 <= count <= MAX_STRATEGIES:
+            raise LibraryMetadataError(f"{where} has {count} strategies (addStrategy); expected 1 to {MAX_STRATEGIES}")
+        for j in range(count):
             sname, op_name, flags = ctypes.c_char_p(), ctypes.c_char_p(), ctypes.c_int()
             lib._partRegGetStrategy(index, j, sname, op_name, flags)
-            self.strategies.append(Strategy(j, sname.value.decode(), op_name.value.decode(), flags.value))
+            if sname.value is None or op_name.value is None:
+                raise LibraryMetadataError(f"{where}: strategy {j} has no name or no subgraph operator (NULL)")
+            try:
+                names = sname.value.decode(), op_name.value.decode()
+            except UnicodeDecodeError:
+                raise LibraryMetadataError(f"{where}: strategy {j}: names are not UTF-8") from None
+            self.strategies.append(Strategy(j, *names, flags.value))
 
     def validate(self) -> None:
         """Every strategy can choose nodes (supportedOps or a selector)."""
@@ -120,7 +131,8 @@ class _Run:
             self.part.index, self.strategy.index, self.text, *c_options(self.options), *self.params.args, ids, n
         )
         self.check(ok, "supportedOps")
-        label = {i: int(ids[i]) for i in range(n) if int(ids[i]) != -2 and self.nodes[i]["op"] != "null"}
+        # -1: any subgraph, k >= 0: subgraph k; anything below -1 (the preset -2): not chosen
+        label = {i: int(ids[i]) for i in range(n) if int(ids[i]) >= -1 and self.nodes[i]["op"] != "null"}
 
         def joinable(group_label: int, j: int) -> bool:
             return j in label and (label[j] == -1 or group_label == -1 or label[j] == group_label)

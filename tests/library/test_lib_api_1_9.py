@@ -20,7 +20,7 @@ from needs import needs_tool
 import framework as mx
 from framework import library
 from framework.gluon import nn
-from framework.library import LibraryError
+from framework.library import LibraryError, LibraryMetadataError
 from framework.library.build import build
 from framework.symbol.backends import SymbolBackendError
 
@@ -297,6 +297,21 @@ def test_subgraphs_never_form_a_cycle(libs, tmp_path):
     inner = [[m["op"] for m in json.loads(n["attrs"]["subgraph_sym_json"])["nodes"]] for n in nodes if "attrs" in n]
     assert inner == [["null", "exp"], ["null", "null", "elemwise_add"]]  # add became a group of its own
     assert nodes[3]["inputs"] == [[1, 0, 0], [2, 0, 0]]  # reads exp's group and relu: no cycle
+
+
+def test_a_partitioner_without_strategies_is_refused_at_load(tmp_path):
+    needs_tool("g++", "builds a test library")
+    src = _write(
+        tmp_path,
+        "no_strategy",
+        '#include "mxnet/lib_api.h"\nusing namespace mxnet::ext;\n'
+        "REGISTER_PARTITIONER(emptyProp);\n"
+        "MXReturnValue initialize(int version) { return MX_SUCCESS; }\n",
+    )
+    with pytest.raises(LibraryMetadataError, match=r"partitioner 'emptyProp' has 0 strategies"):
+        library.load(str(build(src)), verbose=False)
+    with pytest.raises(SymbolBackendError, match="unknown backend 'emptyProp'"):
+        _exp_log_graph().optimize_for("emptyProp")  # nothing was registered
 
 
 def test_a_strategy_naming_an_unregistered_operator_fails_clearly(libs, tmp_path):
