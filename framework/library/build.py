@@ -6,9 +6,11 @@ A 1.9.1-API library is its own source plus ``framework/include/lib_api.cc``, com
     g++ -shared -fPIC -std=c++17 -I <include> mylib.cc <include>/lib_api.cc -o libmylib.so
 
 :func:`build` runs exactly that (tests, the server's extension-library scenario, a learner's
-notebook). The output goes to a cache folder named by a hash of the sources and flags, so
-building the same thing twice reuses the file, and loading it twice returns the library
-already loaded (``mx.library.load`` keys libraries by path).
+notebook). The output goes to the user's cache folder (``$XDG_CACHE_HOME/mxlab/extension-libs``,
+by default ``~/.cache/...``; not a shared temporary folder, where another user could plant a
+library) under a name made from a hash of the sources and flags, so building the same thing twice
+reuses the file, and loading it twice returns the library already loaded (``mx.library.load``
+keys libraries by path).
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ import hashlib
 import os
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -37,6 +38,12 @@ def command(source: Path, output: Path, flags: Sequence[str] = ()) -> list[str]:
     return [*COMMAND, *flags, "-I", str(inc), str(source), str(inc / "lib_api.cc"), "-o", str(output)]
 
 
+def default_cache_dir() -> Path:
+    """Where :func:`build` keeps compiled libraries unless told otherwise."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mxlab" / "extension-libs"
+
+
 def build(source: str | os.PathLike, flags: Sequence[str] = (), cache_dir: str | os.PathLike | None = None) -> Path:
     """Compile ``source`` into a shared library (cached by content); returns the ``.so`` path.
 
@@ -53,7 +60,7 @@ def build(source: str | os.PathLike, flags: Sequence[str] = (), cache_dir: str |
     for part in (source, include_dir() / "lib_api.cc", include_dir() / "mxnet" / "lib_api.h"):
         digest.update(part.read_bytes())
     digest.update("\0".join(flags).encode())
-    folder = Path(cache_dir) if cache_dir is not None else Path(tempfile.gettempdir()) / "mxlab-extension-libs"
+    folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
     output = folder / f"lib{source.stem}-{digest.hexdigest()[:16]}.so"
     if output.is_file():
