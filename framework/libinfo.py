@@ -3,7 +3,8 @@
 MXLab has no compiled core: ``find_lib_path()`` finds a ``libmxnet`` only where the user
 points ``MXNET_LIBRARY_PATH`` at one (or one lies on the usual search path), and otherwise
 says that MXLab has none. ``find_include_path()`` returns ``framework/include``, which holds
-``lib_api.h``, the one header C operator libraries for MXLab include.
+the headers extension libraries for MXLab include: ``mxnet/lib_api.h`` with ``lib_api.cc``
+(MXNet 1.9.1's API) and the older single header ``lib_api.h``.
 
 ``__version__`` is the version of MXNet's API that MXLab reproduces ("1.9.1"): scripts that
 compare ``mx.__version__`` to choose a code path take MXNet 1.9.1's. MXLab's own release is
@@ -87,7 +88,7 @@ def find_conf_path(prefix: str = "tvmop") -> list[str]:
 
 
 def find_include_path() -> str:
-    """The directory holding ``lib_api.h`` (``MXNET_INCLUDE_PATH`` if set), with a trailing separator."""
+    """The folder of ``mxnet/lib_api.h``, ``lib_api.cc``, ``lib_api.h`` (or ``MXNET_INCLUDE_PATH``), ending in /."""
     from_env = _from_environment("MXNET_INCLUDE_PATH", "dir")
     if from_env:
         return from_env

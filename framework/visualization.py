@@ -16,7 +16,8 @@ their key parameters (``Convolution\\n5x5/1, 20``); weights and biases are hidde
 default. Arrows point from a node back to its inputs (``dir=back``), labelled with the
 shape flowing along them. A control-flow node (``_foreach``, ``_while_loop``, ``_cond``) gets
 its subgraphs drawn the same way inside dashed clusters beside it (``<node>/body/<name>``),
-with dashed arrows from each body output to the node.
+with dashed arrows from each body output to the node. A subgraph node made by a library's
+partitioner (``sym.optimize_for(backend)``) is drawn as a dashed group around the operators it runs.
 
 ``print_summary`` prints one row per layer: name and operator, output shape, parameter
 count and the layers feeding it, then the total. The layout and the numbers are MXNet
@@ -35,6 +36,7 @@ count and the layers feeding it, then the total. The layout and the numbers are 
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import warnings
@@ -54,6 +56,7 @@ __all__ = ["plot_network", "print_summary"]
 _PALETTE = ("#8dd3c7", "#fb8072", "#ffffb3", "#bebada", "#80b1d3", "#fdb462", "#b3de69", "#fccde5")
 _VARIABLE_COLOR = _PALETTE[0]
 _OTHER_COLOR = _PALETTE[7]
+_SUBGRAPH_COLOR = "#d9d9d9"
 _OP_COLORS = {
     "Convolution": _PALETTE[1],
     "FullyConnected": _PALETTE[1],
@@ -217,6 +220,36 @@ def _node_label(node: Node, attrs: dict[str, str]) -> str:
     return node.name
 
 
+#: The attribute of a partitioner's subgraph node that holds its subgraph's JSON (MXNet's MX_STR_SUBGRAPH_SYM_JSON).
+SUBGRAPH_KEY = "subgraph_sym_json"
+
+
+def _draw_subgraph_node(dot: Any, name: str, op: str, subgraph_json: str, style: dict[str, str]) -> None:
+    """A subgraph node (``optimize_for`` with a partitioner) as a group: a dashed cluster holding
+    the node itself, where the outer graph's arrows attach, and the operators of its subgraph."""
+    try:
+        inner = json.loads(subgraph_json)
+        nodes = inner["nodes"]
+    except (ValueError, KeyError, TypeError):
+        dot.node(name=name, label=f"{op}\n(unreadable subgraph)", **style)
+        return
+    with dot.subgraph(name=f"cluster_{name}") as group:
+        group.attr(label=f"{name} ({op})", style="dashed", color="#555555")
+        group.node(name=name, label=f"{op}\n{name}", **{**style, "fillcolor": _SUBGRAPH_COLOR})
+        for k, n in enumerate(nodes):
+            if n.get("op") == "null":
+                continue
+            inner_style = {**style, "fillcolor": _OP_COLORS.get(n["op"], _OTHER_COLOR)}
+            group.node(name=f"{name}/{k}", label=f"{n['op']}\n{n['name']}", **inner_style)
+            for e in n.get("inputs", []):
+                if nodes[e[0]].get("op") != "null":
+                    group.edge(tail_name=f"{name}/{k}", head_name=f"{name}/{e[0]}", dir="back", arrowtail="open")
+        # the group's results come out of the subgraph node
+        for e in inner.get("heads", []):
+            if nodes[e[0]].get("op") != "null":
+                group.edge(tail_name=name, head_name=f"{name}/{e[0]}", dir="back", arrowtail="open", style="dotted")
+
+
 def plot_network(
     symbol: Symbol,
     title: str = "plot",
@@ -280,7 +313,11 @@ def _draw(
             style["fillcolor"] = _VARIABLE_COLOR
         else:
             style["fillcolor"] = _OP_COLORS.get(node.op.name, _OTHER_COLOR)
-        dot.node(name=prefix + node.name, label=_node_label(node, attrs), **style)
+        subgraph = attrs.get(SUBGRAPH_KEY)
+        if subgraph is None:
+            dot.node(name=prefix + node.name, label=_node_label(node, attrs), **style)
+        else:  # a partitioner's subgraph node: a group around the operators it runs
+            _draw_subgraph_node(dot, prefix + node.name, _op_name(node), subgraph, style)
         if isinstance(node.attrs.parsed, SubgraphParams):
             _draw_subgraphs(dot, node, prefix, base_attrs, hide_weights)
 

@@ -9,6 +9,10 @@
  *     g++ -shared -fPIC -std=c++11 -I framework/include -o libmyop.so myop.cc
  *     nvcc -shared -Xcompiler -fPIC -std=c++11 -I framework/include -o libmyop.so myop.cu
  *
+ * This is the older API (seed 003). Libraries written for MXNet 1.9.1 (namespace mxnet::ext,
+ * graph passes, partitioners) use mxnet/lib_api.h plus lib_api.cc from the same folder;
+ * mx.library.load accepts both.
+ *
  * How the pieces fit
  * ------------------
  * The user-facing part is C++11 (std::vector, std::string, classes). The boundary with

@@ -1,10 +1,21 @@
-"""Loading operators written in C++/CUDA at run time: ``mx.library.load`` (seed 003).
+"""Loading operators, graph passes and partitioners written in C++/CUDA at run time: ``mx.library.load``.
 
-A custom-operator library is a shared object built against ``framework/include/lib_api.h``
-alone. The header defines a small C ABI (functions named ``_opXxx``); this module talks
-to it through :mod:`ctypes` and turns every operator it finds into **one ordinary record
-of the operator registry**, so ``mx.nd.my_gemm``, ``mx.sym.my_gemm``, autograd, the
-executor's memory planning and the engine's scheduling treat it like a built-in operator.
+An extension library is a shared object built against one of two APIs, told apart by the
+``_opVersion()`` it exports:
+
+* the older single header ``framework/include/lib_api.h`` (seed 003: operators only);
+* MXNet 1.9.1's API, ``framework/include/mxnet/lib_api.h`` compiled together with
+  ``framework/include/lib_api.cc`` (namespace ``mxnet::ext``; operators with the five-argument
+  ``createOpState`` and seeded random generators, plus graph passes and partitioners).
+
+Both define a small C ABI (functions named ``_opXxx``, and for 1.9.1 ``_passXxx``,
+``_partXxx``, ``_selXxx``); this module talks to it through :mod:`ctypes` and turns every
+operator it finds into **one ordinary record of the operator registry**, so ``mx.nd.my_gemm``,
+``mx.sym.my_gemm``, autograd, the executor's memory planning and the engine's scheduling treat
+it like a built-in operator. Graph passes and partitioners become *backends* of
+``Symbol.optimize_for`` (:mod:`framework.symbol.backends`): they receive the symbol's JSON
+(:mod:`.graph_json`), and a pass returns the rewritten graph (:mod:`.passes`) while a
+partitioner's choices are grouped into subgraph nodes here in Python (:mod:`.partitioner`).
 
 What each registry attribute of a library operator does:
 
@@ -44,13 +55,16 @@ interpreter never crashes because of a *reported* error (a segfault in library c
 still kills the process, as in MXNet).
 
 Modules: :mod:`.abi` (the C signatures, allocators, errors and the :class:`Library` handle),
-:mod:`.adapter` (one operator as a registry record), :mod:`.loader` (``load``).
+:mod:`.adapter` (one operator as a registry record), :mod:`.graph_json` (what passes and
+partitioners receive), :mod:`.passes`, :mod:`.partitioner`, :mod:`.loader` (``load``) and
+:mod:`.build` (the g++ one-liner that compiles a 1.9.1-API library).
 """
 
 from __future__ import annotations
 
 from .abi import (
     LIBRARY_VERSION,
+    LIBRARY_VERSION_1_9,
     Library,
     LibraryError,
     LibraryInferenceError,
@@ -62,6 +76,7 @@ from .loader import load, loaded_libraries
 
 __all__ = [
     "LIBRARY_VERSION",
+    "LIBRARY_VERSION_1_9",
     "Library",
     "LibraryError",
     "LibraryInferenceError",

@@ -22,8 +22,12 @@ from ..context import Context
 from ..operator.infer import InferenceError
 from ..operator.params import OperatorParamError
 
-#: The ABI version of framework/include/lib_api.h this loader speaks (``MX_LIBRARY_VERSION``).
+#: The ABI version of framework/include/lib_api.h (the older single-header API; ``MX_LIBRARY_VERSION``).
 LIBRARY_VERSION = 1
+#: The ABI version of framework/include/mxnet/lib_api.h + lib_api.cc (MXNet 1.9.1's API).
+LIBRARY_VERSION_1_9 = 2
+#: What ``initialize(version)`` receives from a 1.9.1-API library: the MXNet version MXLab follows.
+MXNET_VERSION = 10901
 MAX_NDIM = 32  # MX_MAX_NDIM
 
 DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "uint8": 3, "int32": 4, "int8": 5, "int64": 6}
@@ -35,6 +39,7 @@ PARSE, TYPE, STYPE, SHAPE, MUTATE = 1, 2, 4, 8, 16
 FWD = {"cpu": 32, "gpu": 64}
 BWD = {"cpu": 128, "gpu": 256}
 STATE = {"cpu": 512, "gpu": 1024}
+SUBGRAPH_OP = 2048  # setIsSubgraphOp (1.9.1 API only)
 DEVICE_INDEX = {"cpu": 0, "gpu": 1}
 
 
@@ -132,16 +137,31 @@ _DEVICE_ARGTYPES = [_INT, _INT, _AllocFn, _AllocFn, _VOID_P, _VOID_P]
 
 # ------------------------------------------------------------------------------ the library handle
 class Library:
-    """One loaded library file: its ctypes handle and the operators it registered."""
+    """One loaded library file: its ctypes handle and the components it registered.
 
-    def __init__(self, path: str, handle: ctypes.CDLL) -> None:
+    ``version`` is the ABI the library was built with: :data:`LIBRARY_VERSION` (the older
+    ``lib_api.h``) or :data:`LIBRARY_VERSION_1_9` (``mxnet/lib_api.h`` + ``lib_api.cc``, which
+    adds a random seed to compute calls, shapes and types to ``createOpState``, graph passes
+    and partitioners).
+    """
+
+    def __init__(self, path: str, handle: ctypes.CDLL, version: int = LIBRARY_VERSION) -> None:
         self.path = path
         self.name = os.path.basename(path)
         self.handle = handle
+        self.version = version
         self.operators: list[str] = []
         #: name -> the operator's adapter (``num_states_created`` counts stateful instances)
         self.ops: dict[str, Any] = {}
+        #: graph pass names and partitioner (backend) names, in the library's order
+        self.passes: list[str] = []
+        self.partitioners: list[str] = []
         self._declare()
+
+    @property
+    def api_1_9(self) -> bool:
+        """Built with MXNet 1.9.1's API (``mxnet/lib_api.h``)."""
+        return self.version == LIBRARY_VERSION_1_9
 
     def _declare(self) -> None:
         h = self.handle
@@ -167,14 +187,18 @@ class Library:
             "_opCallFStatefulCompute": ([i, vp, *tensors, *tensors, *_DEVICE_ARGTYPES], i),
             "_opDestroyOpState": ([vp], None),
         }
+        if self.api_1_9:
+            sig.update(_signatures_1_9())
         for fname, (argtypes, restype) in sig.items():
             try:
                 fn = getattr(h, fname)
             except AttributeError:
-                raise LibraryError(
-                    f"{self.path}: missing exported function {fname}; rebuild the library against "
-                    "framework/include/lib_api.h"
-                ) from None
+                how = (
+                    "compile framework/include/lib_api.cc into it (mxnet/lib_api.h's companion)"
+                    if self.api_1_9
+                    else "rebuild the library against framework/include/lib_api.h"
+                )
+                raise LibraryError(f"{self.path}: missing exported function {fname}; {how}") from None
             fn.argtypes, fn.restype = argtypes, restype
             setattr(self, fname, fn)
 
@@ -191,3 +215,43 @@ class Library:
 
     def __repr__(self) -> str:
         return f"<Library {self.path} operators={self.operators}>"
+
+
+def _signatures_1_9() -> dict[str, tuple[list, Any]]:
+    """The C functions of framework/include/lib_api.cc that differ from, or add to, version 1.
+
+    Compute calls end with a 64-bit random seed (``OpResource::get_cpu_rand_states``);
+    ``createOpState`` also receives the device id and the input shapes and types; graph passes
+    (``_passXxx``), partitioners (``_partXxx``) and their selectors (``_selXxx``) work on the
+    symbol's JSON, with the known parameters passed as a named tensor list.
+    """
+    p, i, cp, vp, u64 = ctypes.POINTER, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_uint64
+    ints, strs, tensors = p(i), p(cp), _TENSOR_LIST_ARGTYPES
+    attr_args = [strs, strs, i]
+    # count, names, data pointers, flattened shapes, ndims, dtype codes: see framework/library/graph_abi.py
+    params = [i, strs, p(vp), p(ctypes.c_int64), ints, ints]
+    return {
+        "_opCallFCompute": ([i, i, i, *attr_args, *tensors, *tensors, *_DEVICE_ARGTYPES, u64], i),
+        "_opCallFStatefulCompute": ([i, vp, *tensors, *tensors, *_DEVICE_ARGTYPES, u64], i),
+        # index, device, attributes, device id, input count, ndims, flattened dims, dtype codes, state
+        "_opCallCreateOpState": ([i, i, *attr_args, i, i, ints, p(ctypes.c_uint), ints, p(vp)], i),
+        "_passRegSize": ([], i),
+        "_passRegGetName": ([i], cp),
+        "_passCall": ([i, cp, *attr_args, *params, p(vp)], i),
+        "_graphJson": ([vp], cp),
+        "_graphNewParamCount": ([vp], i),
+        "_graphNewParam": ([vp, i, p(cp), ints, ints, p(p(ctypes.c_int64)), ints, p(vp)], None),
+        "_graphFree": ([vp], None),
+        "_partRegSize": ([], i),
+        "_partRegGetName": ([i], cp),
+        "_partRegGetStrategyCount": ([i], i),
+        "_partRegGetStrategy": ([i, i, p(cp), p(cp), ints], None),
+        "_partCallSupportedOps": ([i, i, cp, *attr_args, *params, ints, i], i),
+        "_partCallCreateSelector": ([i, i, cp, *attr_args, *params, p(vp)], i),
+        "_partCallReviewSubgraph": ([i, i, cp, i, *attr_args, *params, ints, p(cp)], i),
+        "_selSelect": ([vp, i, ints], i),
+        "_selSelectInput": ([vp, i, i, ints], i),
+        "_selSelectOutput": ([vp, i, i, ints], i),
+        "_selFilter": ([vp, ints, i, ints, ints], i),
+        "_selReset": ([vp], i),
+    }

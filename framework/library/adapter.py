@@ -10,10 +10,13 @@ the node's attributes are garbage collected.
 from __future__ import annotations
 
 import ctypes
+import json
 import threading
 import weakref
 from collections.abc import Mapping
 from typing import Any
+
+import numpy as np
 
 from ..context import Context
 from ..operator import registry
@@ -22,6 +25,8 @@ from ..operator.infer import ShapeT, shape_assign, shape_known, type_assign
 from ..operator.kernel import OpContext, Req
 from ..operator.node import Entry, Node, NodeAttrs
 from ..operator.params import Param, ParamSet
+from ..resource import ResourceRequest
+from ..symbol import load_json
 from .abi import (
     BWD,
     CODE_DTYPES,
@@ -36,6 +41,7 @@ from .abi import (
     STATE,
     STYPE,
     STYPE_NAMES,
+    SUBGRAPH_OP,
     TYPE,
     Library,
     LibraryError,
@@ -81,9 +87,15 @@ def _make_param_class(op: LibraryOp) -> type[ParamSet]:
             keys = (ctypes.c_char_p * max(len(values), 1))(*[k.encode() for k in values])
             vals = (ctypes.c_char_p * max(len(values), 1))(*[v.encode() for v in values.values()])
             object.__setattr__(inst, "_c_attrs", (keys, vals, len(values)))
+            object.__setattr__(inst, "_subgraph", None)
             num_in, num_out = ctypes.c_int(-1), ctypes.c_int(-1)
-            ok = op.lib._opCallParseAttrs(op.index, keys, vals, len(values), num_in, num_out)
-            op.lib.check(ok, op.name, "parseAttrs", cls=LibraryParamError)
+            if op.has(PARSE):
+                ok = op.lib._opCallParseAttrs(op.index, keys, vals, len(values), num_in, num_out)
+                op.lib.check(ok, op.name, "parseAttrs", cls=LibraryParamError)
+            else:  # a subgraph operator without parseAttrs: its subgraph says how many inputs and outputs
+                subgraph = _SubgraphInfo(op, values)
+                object.__setattr__(inst, "_subgraph", subgraph)
+                num_in.value, num_out.value = len(subgraph.input_names), subgraph.num_outputs
             if not (0 <= num_in.value <= MAX_OPERATOR_ARRAYS and 1 <= num_out.value <= MAX_OPERATOR_ARRAYS):
                 raise LibraryParamError(
                     f"library {op.lib.name}: operator {op.name!r}: parseAttrs set num_in={num_in.value}, "
@@ -106,6 +118,57 @@ def _make_param_class(op: LibraryOp) -> type[ParamSet]:
     return LibraryAttrs
 
 
+class _SubgraphInfo:
+    """The subgraph a subgraph operator node carries (attribute ``subgraph_sym_json``, as in MXNet 1.9.1).
+
+    Its input nodes, in the JSON's order, are the operator's inputs; its heads are the outputs.
+    When the library gives no inferShape/inferType, MXLab infers them on this symbol instead.
+    """
+
+    KEY = "subgraph_sym_json"
+    #: MX_STR_EXTRA_INPUTS: inputs a graph pass appended to the node beyond the subgraph's own
+    EXTRA_KEY = "__ext_extra_inputs__"
+
+    def __init__(self, op: LibraryOp, values: Mapping[str, str]) -> None:
+        text = values.get(self.KEY)
+        where = f"library {op.lib.name}: subgraph operator {op.name!r}"
+        if text is None:
+            raise LibraryParamError(f"{where} has no parseAttrs, so it needs the attribute {self.KEY!r}")
+        try:
+            doc = json.loads(text)
+            nodes = doc["nodes"]
+            self.input_names = [nodes[i]["name"] for i in doc["arg_nodes"]]
+            self.num_outputs = len(doc["heads"])
+        except (ValueError, KeyError, IndexError, TypeError) as err:
+            raise LibraryParamError(f"{where}: attribute {self.KEY!r} is not a symbol's JSON ({err})") from None
+        self.text = text
+        self._symbol: Any = None
+
+    def extra_inputs(self, attrs: NodeAttrs) -> int:
+        """How many inputs a graph pass appended (the node's hidden attribute ``__ext_extra_inputs__``)."""
+        value = attrs.extra.get(self.EXTRA_KEY, "0")
+        try:
+            count = int(value)
+        except ValueError:
+            count = -1
+        if not 0 <= count <= MAX_OPERATOR_ARRAYS:
+            raise LibraryParamError(f"node {attrs.name!r}: {self.EXTRA_KEY} must be a count of inputs, got {value!r}")
+        return count
+
+    def symbol(self) -> Any:
+        if self._symbol is None:
+            self._symbol = load_json(self.text)
+        return self._symbol
+
+    def infer(self, kind: str, known: list) -> list | None:
+        """The subgraph's output shapes or types given its inputs' (``kind``: "shape" or "type")."""
+        own = known[: len(self.input_names)]  # extra inputs (after the subgraph's own) play no part
+        given = {n: k for n, k in zip(self.input_names, own, strict=True) if k is not None}
+        method = "infer_shape_partial" if kind == "shape" else "infer_type_partial"
+        _, outs, _ = getattr(self.symbol(), method)(**given)
+        return outs
+
+
 class _StateBox:
     """The stateful instances (one per device) of one node; deleted with the node's attributes."""
 
@@ -114,12 +177,14 @@ class _StateBox:
         self.lock = threading.Lock()
         self._finalizer = weakref.finalize(self, _destroy_states, op.lib._opDestroyOpState, self.handles)
 
-    def get(self, op: LibraryOp, attrs: NodeAttrs, ctx: Context) -> int:
+    def get(self, op: LibraryOp, attrs: NodeAttrs, ctx: Context, inputs: list) -> int:
         key = (ctx.device_type, ctx.device_id)
         with self.lock:
             handle = self.handles.get(key)
             if handle is None:
-                handle = self.handles[key] = op.create_state(attrs, ctx)
+                shapes = [tuple(a.shape) for a in inputs]
+                types = [a.dtype.name for a in inputs]
+                handle = self.handles[key] = op.create_state(attrs, ctx, shapes, types)
             return handle
 
 
@@ -137,6 +202,8 @@ class LibraryOp:
         self.lib, self.index, self.name, self.flags = lib, index, name, flags
         self.backward_name = f"_backward_{name}"
         self.stateful = bool(flags & (STATE["cpu"] | STATE["gpu"]))
+        #: a 1.9.1 subgraph operator (setIsSubgraphOp): parseAttrs and inference are optional
+        self.subgraph_op = bool(flags & SUBGRAPH_OP)
         self.params = _make_param_class(self)
         #: stateful instances created so far (for tests and curious learners)
         self.num_states_created = 0
@@ -149,7 +216,7 @@ class LibraryOp:
         missing = [
             what
             for bit, what in ((PARSE, "parseAttrs"), (TYPE, "inferType"), (SHAPE, "inferShape"))
-            if not self.has(bit)
+            if not self.has(bit) and not self.subgraph_op
         ]
         if not (self.has(FWD["cpu"]) or self.has(FWD["gpu"]) or self.stateful):
             missing.append("forward (setForward) or createOpState (setCreateOpState)")
@@ -176,7 +243,12 @@ class LibraryOp:
     # -------------------------------------------------------------- counts and names
     @staticmethod
     def counts(attrs: NodeAttrs) -> tuple[int, int]:
-        return attrs.parsed._counts  # type: ignore[union-attr]
+        """(inputs, outputs) of the node: parseAttrs' counts, or its subgraph's plus appended inputs."""
+        num_in, num_out = attrs.parsed._counts  # type: ignore[union-attr]
+        subgraph = attrs.parsed._subgraph  # type: ignore[union-attr]
+        if subgraph is not None:
+            num_in += subgraph.extra_inputs(attrs)
+        return num_in, num_out
 
     @staticmethod
     def c_attrs(attrs: NodeAttrs) -> tuple:
@@ -225,6 +297,12 @@ class LibraryOp:
             self._check_stype(attrs)
         if not all(shape_known(s) for s in in_shapes):
             return False  # the C function needs every input shape
+        if not self.has(SHAPE):  # a subgraph operator: infer on its subgraph
+            found = attrs.parsed._subgraph.infer("shape", list(in_shapes))  # type: ignore[union-attr]
+            for i, shape in enumerate(found or []):
+                if shape is not None:
+                    shape_assign(out_shapes, i, tuple(shape), attrs.name, f"output {i}")
+            return all(shape_known(s) for s in list(in_shapes) + list(out_shapes))
         in_ndims = (ctypes.c_int * max(num_in, 1))(*[len(s) for s in in_shapes])
         dims = [int(d) for s in in_shapes for d in s]
         in_dims = (ctypes.c_uint * max(len(dims), 1))(*dims)
@@ -252,6 +330,12 @@ class LibraryOp:
         num_in, num_out = self.counts(attrs)
         if any(t is None for t in in_types):
             return False
+        if not self.has(TYPE):  # a subgraph operator: infer on its subgraph
+            found = attrs.parsed._subgraph.infer("type", list(in_types))  # type: ignore[union-attr]
+            for i, t in enumerate(found or []):
+                if t is not None:
+                    type_assign(out_types, i, _dtype_name(t), attrs.name, f"output {i}")
+            return all(t is not None for t in out_types)
         codes = []
         for i, t in enumerate(in_types):
             if t not in DTYPE_CODES:
@@ -307,8 +391,13 @@ class LibraryOp:
         return [Entry(backward, i) for i in range(len(node.inputs))]
 
     # -------------------------------------------------------------- state
-    def create_state(self, attrs: NodeAttrs, ctx: Context, *_: Any) -> int:
-        """A new CustomStatefulOp instance for ``ctx`` (opaque pointer), via createOpState."""
+    def create_state(
+        self, attrs: NodeAttrs, ctx: Context, in_shapes: list | None = None, in_types: list | None = None
+    ) -> int:
+        """A new CustomStatefulOp instance for ``ctx`` (opaque pointer), via createOpState.
+
+        The 1.9.1 API's createOpState also sees the device id and the input shapes and types.
+        """
         device = ctx.device_type
         if not self.has(STATE[device]):
             raise LibraryError(
@@ -316,7 +405,25 @@ class LibraryOp:
                 f"(registered for {', '.join(self.devices(False)) or 'no device'})"
             )
         handle = ctypes.c_void_p()
-        ok = self.lib._opCallCreateOpState(self.index, DEVICE_INDEX[device], *self.c_attrs(attrs), handle)
+        if self.lib.api_1_9:
+            shapes = [tuple(int(d) for d in s) for s in (in_shapes or [])]
+            ndims = (ctypes.c_int * max(len(shapes), 1))(*[len(s) for s in shapes])
+            dims = [d for s in shapes for d in s]
+            flat = (ctypes.c_uint * max(len(dims), 1))(*dims)
+            codes = (ctypes.c_int * max(len(shapes), 1))(*[DTYPE_CODES.get(_dtype_name(t), -1) for t in in_types or []])
+            ok = self.lib._opCallCreateOpState(
+                self.index,
+                DEVICE_INDEX[device],
+                *self.c_attrs(attrs),
+                ctx.device_id,
+                len(shapes),
+                ndims,
+                flat,
+                codes,
+                handle,
+            )
+        else:
+            ok = self.lib._opCallCreateOpState(self.index, DEVICE_INDEX[device], *self.c_attrs(attrs), handle)
         self.lib.check(ok, self.name, f"createOpState ({device})", attrs.name)
         self.num_states_created += 1
         return int(handle.value)
@@ -348,10 +455,13 @@ class LibraryOp:
             *tensor_args(out_c, self.lib, self.name, "output"),
             *device_args(ctx, getattr(op_ctx.stream, "ptr", None)),
         )
+        if self.lib.api_1_9:  # OpResource's random generators are seeded from the device's generator
+            seed = int(op_ctx.random_generator(self.name).integers(0, 2**63 - 1))
+            tensor_and_device_args = (*tensor_and_device_args, seed)
         call_local.buffers, call_local.ctx = [], ctx
         try:
             if self.stateful:
-                handle = attrs.parsed._states.get(self, attrs, ctx)  # type: ignore[union-attr]
+                handle = attrs.parsed._states.get(self, attrs, ctx, in_c)  # type: ignore[union-attr]
                 ok = self.lib._opCallFStatefulCompute(int(is_forward), handle, *tensor_and_device_args)
                 self.lib.check(ok, self.name, "Forward" if is_forward else "Backward", attrs.name)
             else:
@@ -395,6 +505,8 @@ class LibraryOp:
             .set_infer_type(self.infer_type)
             .set_compute(self.forward, forward_devices)
         )
+        if self.lib.api_1_9:
+            op.set_resource_request(lambda attrs: [ResourceRequest.RANDOM])
         if self.has(MUTATE):
             op.set_mutate_inputs(self.mutate_inputs)
         op.front_door = f"library {self.lib.name}"
@@ -414,6 +526,13 @@ class LibraryOp:
             .set_compute(self.backward, self.devices(backward=True))
             .set_is_backward()
         )
+        if self.lib.api_1_9:
+            backward.set_resource_request(lambda attrs: [ResourceRequest.RANDOM])
         backward.front_door = op.front_door
         if self.stateful:
             backward.create_state = self.create_state
+
+
+def _dtype_name(t: Any) -> str:
+    """A dtype's name ("float32") whether it is given as a name, a NumPy dtype or a type."""
+    return np.dtype(t).name

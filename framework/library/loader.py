@@ -12,8 +12,23 @@ import sys
 import threading
 import time
 
-from .abi import LIBRARY_VERSION, MAX_OPERATORS, Library, LibraryError, LibraryMetadataError
+from ..symbol.backends import list_backends, register_backend
+from .abi import (
+    LIBRARY_VERSION,
+    LIBRARY_VERSION_1_9,
+    MAX_OPERATORS,
+    MXNET_VERSION,
+    Library,
+    LibraryError,
+    LibraryMetadataError,
+)
 from .adapter import LibraryOp
+from .partitioner import LibraryPartitioner
+from .passes import LibraryPass
+
+#: What each ABI version's initialize(version) receives: the older header gets its own ABI
+#: version (as seed 003 shows), the 1.9.1 API gets MXNet's version number.
+INITIALIZE_VERSION = {LIBRARY_VERSION: LIBRARY_VERSION, LIBRARY_VERSION_1_9: MXNET_VERSION}
 
 _libraries: dict[str, Library] = {}
 _load_lock = threading.Lock()
@@ -30,10 +45,13 @@ def _log(message: str) -> None:
 
 
 def load(path: str, verbose: bool = True) -> Library:
-    """Load a custom-operator library and register its operators (MXNet's ``mx.library.load``).
+    """Load an extension library and register its operators, passes and partitioners (``mx.library.load``).
 
-    Checks the library's ``MX_LIBRARY_VERSION`` against :data:`LIBRARY_VERSION`, calls its
-    ``initialize(version)``, then registers every operator it declared. Loading the same
+    Detects the API the library was built with from ``_opVersion()``: :data:`LIBRARY_VERSION`
+    (the older ``lib_api.h``) or :data:`LIBRARY_VERSION_1_9` (``mxnet/lib_api.h`` + ``lib_api.cc``),
+    calls its ``initialize(version)`` (1.9.1-API libraries receive 10901), then registers every
+    operator it declared, and, for the 1.9.1 API, its graph passes and partitioners as
+    ``optimize_for`` backends (:mod:`framework.symbol.backends`). Loading the same
     file again returns the already loaded :class:`Library`. ``verbose`` logs what was
     found, as MXNet does. Unlike MXNet, relative paths are accepted (made absolute).
     """
@@ -55,17 +73,20 @@ def load(path: str, verbose: bool = True) -> Library:
         if not hasattr(handle, "_opVersion"):
             raise LibraryError(
                 f"load: {path!r} is not an MXLab operator library (it exports no _opVersion; "
-                'build it with #include "lib_api.h" from framework/include)'
+                'build it with #include "mxnet/lib_api.h" plus framework/include/lib_api.cc, or with the older '
+                '#include "lib_api.h", from framework/include)'
             )
         handle._opVersion.argtypes, handle._opVersion.restype = [], ctypes.c_int
         version = int(handle._opVersion())
-        if version != LIBRARY_VERSION:
+        if version not in INITIALIZE_VERSION:
             raise LibraryError(
-                f"load: library {os.path.basename(path)} was built against lib_api.h version {version}, but this MXLab "
-                f"speaks version {LIBRARY_VERSION}; rebuild it with this MXLab's framework/include/lib_api.h"
+                f"load: library {os.path.basename(path)} was built against extension API version {version}, but this "
+                f"MXLab speaks versions {LIBRARY_VERSION} (framework/include/lib_api.h) and {LIBRARY_VERSION_1_9} "
+                "(framework/include/mxnet/lib_api.h + lib_api.cc); rebuild it against this MXLab's framework/include"
             )
-        lib = Library(path, handle)
-        lib.check(lib._opInitialize(LIBRARY_VERSION), None, f"initialize({LIBRARY_VERSION})")
+        lib = Library(path, handle, version)
+        init_version = INITIALIZE_VERSION[version]
+        lib.check(lib._opInitialize(init_version), None, f"initialize({init_version})")
         count = int(lib._opRegSize())
         if not 0 <= count <= MAX_OPERATORS:
             raise LibraryMetadataError(
@@ -79,16 +100,64 @@ def load(path: str, verbose: bool = True) -> Library:
             ops.append(LibraryOp(lib, index, name, int(lib._opRegGetFlags(index))))
             if verbose:
                 _log(f"\tOp[{index}] {name}")
+        passes, partitioners = _graph_components(lib) if lib.api_1_9 else ([], [])
+        if verbose:
+            _log(f"Found {len(partitioners)} partitioners in library")
+            for part in partitioners:
+                strategies = ", ".join(f"{s.name} -> {s.op_name}" for s in part.strategies)
+                _log(f"\tPartitioner[{part.index}] {part.name} ({strategies})")
+            _log(f"Found {len(passes)} graph passes in library")
+            for graph_pass in passes:
+                _log(f"\tGraph Pass[{graph_pass.index}] {graph_pass.name}")
         for op in ops:  # check everything before registering anything
             op.validate()
+        for part in partitioners:
+            part.validate()
+        for component in [*passes, *partitioners]:
+            if component.name in list_backends():
+                raise LibraryError(
+                    f"load: library {lib.name}: backend {component.name!r} is already registered "
+                    f"({list_backends()[component.name]}); rename it in the library"
+                )
         for op in ops:
             op.register()
             lib.operators.append(op.name)
             lib.ops[op.name] = op
-        if verbose:
-            _log("Found 0 partitioners in library")
+        for graph_pass in passes:
+            register_backend(graph_pass.name, "graph pass", f"library {lib.name}", graph_pass)
+            lib.passes.append(graph_pass.name)
+        for part in partitioners:
+            register_backend(part.name, "partitioner", f"library {lib.name}", part)
+            lib.partitioners.append(part.name)
         _libraries[path] = lib
         return lib
+
+
+def _graph_components(lib: Library) -> tuple[list[LibraryPass], list[LibraryPartitioner]]:
+    """The graph passes and partitioners a 1.9.1-API library registered, names checked."""
+    passes = []
+    for index in range(int(lib._passRegSize())):
+        passes.append(LibraryPass(lib, index, _component_name(lib, lib._passRegGetName(index), "graph pass", index)))
+    partitioners = []
+    for index in range(int(lib._partRegSize())):
+        name = _component_name(lib, lib._partRegGetName(index), "partitioner", index)
+        partitioners.append(LibraryPartitioner(lib, index, name))
+    names = [c.name for c in [*passes, *partitioners]]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise LibraryMetadataError(f"load: library {lib.name}: backend name(s) {twice} declared twice")
+    return passes, partitioners
+
+
+def _component_name(lib: Library, raw: bytes | None, what: str, index: int) -> str:
+    if raw is None:
+        raise LibraryMetadataError(f"load: library {lib.name}: {what} {index} has no name (NULL)")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise LibraryMetadataError(
+            f"load: library {lib.name}: {what} {index}: name is not UTF-8: {raw[:40]!r}"
+        ) from None
 
 
 def _operator_name(lib: Library, index: int, seen: set[str]) -> str:

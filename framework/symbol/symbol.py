@@ -51,7 +51,7 @@ from ..operator.node import Entry, Node, NodeAttrs, topo_sort
 from ..operator.params import OperatorParamError, python_scalar
 from ..operator.registry import OpDef
 from ..operator.signature import declared_input_names
-from . import attribute, json_format, naming
+from . import attribute, backends, json_format, naming
 from .attr_keys import expand_hidden, is_dunder, normalize_attr_key, param_string
 from .errors import NotImplementedForSymbol, SymbolError, SymbolTypeError
 from .graph import VAR_VERSIONS, copy_graph, mutated_ids, output_name
@@ -309,6 +309,19 @@ def load(fname: str) -> Symbol:
 
 
 # ---------------------------------------------------------------------------- the class
+def _named(arrays: Any, names: list[str], what: str) -> dict[str, Any]:
+    """``optimize_for``'s args/aux as a name -> NDArray dict (a list follows ``names``)."""
+    if arrays is None:
+        return {}
+    if isinstance(arrays, dict):
+        return dict(arrays)
+    if isinstance(arrays, list | tuple):
+        if len(arrays) != len(names):
+            raise SymbolError(f"optimize_for: {what} has {len(arrays)} arrays, the symbol has {len(names)}: {names}")
+        return dict(zip(names, arrays, strict=True))
+    raise SymbolTypeError(f"optimize_for: {what} must be a dict or a list of NDArrays, got {type(arrays).__name__}")
+
+
 def _binary(lhs: Symbol, other: Any, sym_op: str, scalar_op: str, symbol: str) -> Symbol:
     other = python_scalar(other)  # a 0-d NumPy array is a number here, as np.float32(2) is
     if isinstance(other, Symbol):
@@ -409,6 +422,61 @@ class Symbol:
     def list_outputs(self) -> list[str]:
         """``<node>_output`` (or ``<node>_<output name>``) per output; variables by their name."""
         return [output_name(e) for e in self.outputs]
+
+    def optimize_for(
+        self,
+        backend: str,
+        args: Any = None,
+        aux: Any = None,
+        ctx: Any = None,
+        shape_dict: dict | None = None,
+        type_dict: dict | None = None,
+        stype_dict: dict | None = None,
+        skip_infer: bool = False,
+        **kwargs: Any,
+    ) -> Symbol:
+        """This symbol rewritten by ``backend``: a graph pass or a partitioner of a loaded library.
+
+        ``args``/``aux`` (dicts of name -> NDArray, or lists in ``list_arguments`` order) give
+        the known parameters, so the backend sees every node's shape and dtype
+        (``__ext_shape__``/``__ext_dtype__``); ``shape_dict``/``type_dict`` add more. Keyword
+        arguments are the backend's options, passed as strings. Parameters the backend creates
+        are added to ``args``/``aux`` when those are dicts (as in MXNet 1.9.1). See
+        :mod:`framework.symbol.backends` and docs/custom-operators.md.
+        """
+        found = backends.get_backend(backend)
+        if stype_dict and any(v not in ("default", 0) for v in stype_dict.values()):
+            raise backends.SymbolBackendError(
+                f"optimize_for({backend!r}): MXLab arrays are dense; stype_dict {stype_dict}"
+            )
+        arg_dict = _named(args, self.list_arguments(), "args")
+        aux_dict = _named(aux, self.list_auxiliary_states(), "aux")
+        out, new_args, new_aux = found.fn(
+            symbol=self,
+            args=arg_dict,
+            aux=aux_dict,
+            ctx=ctx,
+            shape_dict=dict(shape_dict or {}),
+            type_dict=dict(type_dict or {}),
+            skip_infer=skip_infer,
+            options=backends.option_strings(kwargs),
+        )
+        for given, made, what in ((args, new_args, "args"), (aux, new_aux, "aux")):
+            if not made:
+                continue
+            if isinstance(given, dict):
+                given.update(made)
+            else:
+                warnings.warn(
+                    f"optimize_for({backend!r}) created new {what} {sorted(made)}; pass {what} as a dict to receive "
+                    "them",
+                    stacklevel=2,
+                )
+        return out
+
+    def get_backend_symbol(self, backend: str) -> Symbol:
+        """This symbol partitioned by ``backend`` without parameters (MXNet's ``get_backend_symbol``)."""
+        return self.optimize_for(backend)
 
     def get_internals(self) -> Symbol:
         """A group of every visible output of every node of the graph, depth-first."""

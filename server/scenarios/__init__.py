@@ -13,7 +13,15 @@ import importlib
 from .base import PANELS, REGISTRY, DirectContext, RunContext, Scenario, ScenarioParams, get, register
 from .tutorials import TUTORIALS, Tutorial
 
-SCENARIO_MODULES = ("engine_basics", "rw_hazards", "memory_planning", "train_mlp", "kvstore_parallel", "hybridize")
+SCENARIO_MODULES = (
+    "engine_basics",
+    "rw_hazards",
+    "memory_planning",
+    "train_mlp",
+    "kvstore_parallel",
+    "hybridize",
+    "extension_library",
+)
 
 for _module in SCENARIO_MODULES:
     importlib.import_module(f"{__name__}.{_module}")

@@ -41,7 +41,7 @@ TUTORIALS: tuple[Tutorial, ...] = (
         "08",
         "Custom operators: a C++ library and a Python CustomOp",
         "tutorials/08-cpp-operator-library.md",
-        ("engine_basics",),
+        ("engine_basics", "extension_library"),
     ),
     Tutorial("09", "KVStore and data-parallel training", "tutorials/09-kvstore.md", ("kvstore_parallel",)),
     Tutorial("10", "Data loading and RecordIO", "tutorials/10-data-loading-and-recordio.md", ("train_mlp",)),

@@ -17,6 +17,7 @@ from ...base import MXLabError
 from ...executor.cached_op import CachedOp
 from ...ndarray import io as nd_io
 from ...ndarray.ndarray import NDArray
+from ...symbol.backends import get_backend
 from ...symbol.symbol import Symbol
 from ..parameter import DeferredInitializationError, ParameterDict
 from .base import Block, BlockError
@@ -67,6 +68,7 @@ class HybridBlock(Block):
     def __init__(self, prefix: str | None = None, params: ParameterDict | None = None) -> None:
         super().__init__(prefix=prefix, params=params)
         self._cached_graph: tuple = ()
+        self._graph_optimized = False
         self._cached_op: CachedOp | None = None
         self._cached_op_args: list[tuple[bool, Any]] = []
         self._out_format: Any = None
@@ -75,6 +77,9 @@ class HybridBlock(Block):
         self._flags: list[tuple[str, Any]] = []
         self._callback: Any = None  # register_op_hook's callback, handed to the CachedOp at each call
         self._monitor_all = False
+        #: the optimize_for backend (a loaded library's pass or partitioner) and its options
+        self._backend: str | None = None
+        self._backend_opts: dict[str, Any] = {}
 
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
@@ -92,6 +97,7 @@ class HybridBlock(Block):
 
     def _clear_cached_op(self) -> None:
         self._cached_graph = ()
+        self._graph_optimized = False
         self._cached_op = None
         self._cached_op_args = []
 
@@ -102,7 +108,9 @@ class HybridBlock(Block):
         self,
         active: bool = True,
         backend: str | None = None,
+        backend_opts: dict[str, Any] | None = None,
         clear: bool = True,
+        partition_if_dynamic: bool = True,
         static_alloc: bool = False,
         static_shape: bool = False,
         inline_limit: int = 2,
@@ -114,14 +122,21 @@ class HybridBlock(Block):
 
         MXNet 1.9.1's signature: ``static_alloc``/``static_shape``/``inline_limit`` and the bulk
         sizes become the CachedOp's flags (see :mod:`framework.executor.cached_op`); ``clear``
-        drops the graph traced so far. ``backend`` and its options (``**kwargs``) partition
-        the graph for an accelerator library in MXNet; MXLab has none, so they must be absent.
+        drops the graph traced so far. ``backend`` names a graph pass or partitioner of a loaded
+        extension library (``mx.library.load``): the traced graph goes through
+        ``Symbol.optimize_for(backend, **backend_opts)`` before it is cached; other keyword
+        arguments are backend options too, as MXNet 1.9.1 still accepts them.
+        ``partition_if_dynamic`` is accepted for compatibility (MXLab's graphs have static shapes).
         """
-        if backend is not None or kwargs:
+        if backend is None and (backend_opts or kwargs):
             raise BlockError(
-                f"{self.name}: hybridize(backend={backend!r}, {sorted(kwargs)}): MXLab has no subgraph backends "
-                "(partitioning for TensorRT, oneDNN, ...); call hybridize() without a backend or its options"
+                f"{self.name}: hybridize: backend options {sorted({**(backend_opts or {}), **kwargs})} given without "
+                "a backend"
             )
+        if backend is not None:
+            get_backend(backend)  # an unknown name fails here, naming the registered backends
+        self._backend = backend
+        self._backend_opts = {**(backend_opts or {}), **kwargs}
         self._active = bool(active)
         if static_shape and not static_alloc:
             warnings.warn(f"{self.name}: static_shape=True is meant to be used with static_alloc=True", stacklevel=2)
@@ -233,9 +248,73 @@ class HybridBlock(Block):
             ) from err
 
     # ------------------------------------------------------------------ running
+    def optimize_for(
+        self,
+        x: Any,
+        *args: Any,
+        backend: str | None = None,
+        backend_opts: dict[str, Any] | None = None,
+        clear: bool = True,
+        partition_if_dynamic: bool = False,
+        static_alloc: bool = False,
+        static_shape: bool = False,
+        inline_limit: int = 2,
+        forward_bulk_size: int | None = None,
+        backward_bulk_size: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Hybridize with ``backend`` and partition the graph now, for inputs like ``x, *args``.
+
+        Nothing is computed: the block is traced, the graph goes through the backend (a loaded
+        library's graph pass or partitioner, see ``Symbol.optimize_for``) with the inputs' and
+        initialized parameters' shapes, and the result is cached (``export`` writes it).
+        """
+        if backend is None:
+            raise BlockError(f"{self.name}: optimize_for needs a backend (a loaded library's pass or partitioner)")
+        self.hybridize(
+            True,
+            backend,
+            backend_opts,
+            clear=clear,
+            partition_if_dynamic=partition_if_dynamic,
+            static_alloc=static_alloc,
+            static_shape=static_shape,
+            inline_limit=inline_limit,
+            forward_bulk_size=forward_bulk_size,
+            backward_bulk_size=backward_bulk_size,
+            **kwargs,
+        )
+        self._build_cache(x, *args)
+
+    def _optimized_graph(self, data: list[Symbol], out: Symbol, *args: Any) -> Symbol:
+        """``out`` through the hybridize backend, given the input arrays and the initialized parameters."""
+        flat = [a for a in flatten_args(list(args), "input")[0] if a is not None]
+        known: dict[str, Any] = {str(d.name): a for d, a in zip(data, flat, strict=True)}
+        ctx = flat[0].context
+        for name, param in self.collect_params().items():
+            try:
+                known[name] = param.data(ctx)
+            except DeferredInitializationError:
+                continue  # its shape follows from the others
+        wanted = set(out.list_inputs())
+        given = {k: v for k, v in known.items() if k in wanted}
+        arrays = dict(given)  # optimize_for adds the parameters a backend creates
+        optimized = out.optimize_for(self._backend, args=arrays, ctx=ctx, **self._backend_opts)
+        created = sorted(set(arrays) - set(given))
+        if created:
+            raise BlockError(
+                f"{self.name}: backend {self._backend!r} created parameters {created}; MXLab's Gluon blocks cannot "
+                "take new parameters from a backend (use Symbol.optimize_for with an args dict)"
+            )
+        return optimized
+
     def _build_cache(self, *args: Any) -> None:
         """The CachedOp of the traced graph, told which inputs are data and which parameters."""
         data, out = self._get_graph(*args)
+        if self._backend is not None and not self._graph_optimized:
+            out = self._optimized_graph(data, out, *args)
+            self._cached_graph = data, out  # export writes the optimized graph
+            self._graph_optimized = True
         data_names = {d.name: i for i, d in enumerate(data)}
         params = self.collect_params()
         input_names = out.list_inputs()
