@@ -89,12 +89,23 @@ def signature_params(obj: Any) -> list[Param] | None:
     return params
 
 
+#: The home directory of the machine that recorded MXNet's signatures: MXNet expands ``~`` in
+#: default paths (``root='~/.mxnet/models'``) when it is imported, so the data holds it expanded.
+RECORDING_HOME = "/root/"
+
+
 def _same_default(mxnet_repr: str, mxlab_repr: str) -> bool:
-    """Equal defaults; reprs that are not literals (objects, MXNet's ``_Null``) only need to exist."""
+    """Equal defaults; reprs that are not literals (objects, MXNet's ``_Null``) only need to exist.
+
+    A path MXNet recorded under the recording machine's home equals MXLab's ``~/`` spelling of it.
+    """
     try:
-        return ast.literal_eval(mxnet_repr) == ast.literal_eval(mxlab_repr)
+        theirs, ours = ast.literal_eval(mxnet_repr), ast.literal_eval(mxlab_repr)
     except (ValueError, SyntaxError):
         return True
+    if isinstance(theirs, str) and isinstance(ours, str) and theirs.startswith(RECORDING_HOME):
+        theirs = "~/" + theirs[len(RECORDING_HOME) :]
+    return theirs == ours
 
 
 def compare_signatures(mxnet: list[Param], mxlab: list[Param]) -> list[str]:

@@ -367,3 +367,18 @@ def test_plot_network_draws_subgraph_nodes_as_groups(libs):
     source = mx.viz.plot_network(part).source
     assert "subgraph cluster_custom_subgraph_op0" in source and "subgraph cluster_custom_subgraph_op1" in source
     assert '"custom_subgraph_op0/2" -> "custom_subgraph_op0/1"' in source  # exp reads log inside the group
+
+
+def test_optimize_for_without_clear_applies_a_backend_on_top_of_the_previous_one(libs):
+    net = _ExpLogNet()
+    net.initialize()
+    x = mx.nd.array(np.random.default_rng(4).random((2, 3)))
+    expected = net(x).asnumpy()
+    net.optimize_for(x, backend="foldExpLog")
+    net.optimize_for(x, backend="annotatePass")  # clear=False, MXNet's default: on top of the fold
+    nodes = _nodes(net._cached_graph[1])
+    assert "exp" not in [n["op"] for n in nodes]
+    assert {n.get("attrs", {}).get("__visited_by__") for n in nodes if n["op"] != "null"} == {"annotatePass"}
+    np.testing.assert_allclose(net(x).asnumpy(), expected, rtol=1e-5)
+    net.optimize_for(x, backend="annotatePass", clear=True)  # from the traced graph again: exp is back
+    assert "exp" in [n["op"] for n in _nodes(net._cached_graph[1])]

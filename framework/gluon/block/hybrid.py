@@ -122,7 +122,8 @@ class HybridBlock(Block):
 
         MXNet 1.9.1's signature: ``static_alloc``/``static_shape``/``inline_limit`` and the bulk
         sizes become the CachedOp's flags (see :mod:`framework.executor.cached_op`); ``clear``
-        drops the graph traced so far. ``backend`` names a graph pass or partitioner of a loaded
+        drops the graph traced (and optimized) so far; without it a new ``backend`` applies on top
+        of the graph the previous one optimized, as in MXNet. ``backend`` names a graph pass or partitioner of a loaded
         extension library (``mx.library.load``): the traced graph goes through
         ``Symbol.optimize_for(backend, **backend_opts)`` before it is cached; other keyword
         arguments are backend options too, as MXNet 1.9.1 still accepts them.
@@ -147,6 +148,9 @@ class HybridBlock(Block):
             self._flags.append(("backward_bulk_size", backward_bulk_size))
         if clear:
             self._clear_cached_op()
+        elif backend is not None:  # keep the graph optimized so far: the new backend applies on top of it
+            self._cached_op = None
+            self._graph_optimized = False
         options: dict[str, Any] = {"static_alloc": static_alloc, "static_shape": static_shape, "clear": clear}
         options.update(inline_limit=inline_limit, forward_bulk_size=forward_bulk_size)
         options.update(backward_bulk_size=backward_bulk_size)
@@ -254,8 +258,8 @@ class HybridBlock(Block):
         *args: Any,
         backend: str | None = None,
         backend_opts: dict[str, Any] | None = None,
-        clear: bool = True,
-        partition_if_dynamic: bool = False,
+        clear: bool = False,
+        partition_if_dynamic: bool = True,
         static_alloc: bool = False,
         static_shape: bool = False,
         inline_limit: int = 2,
@@ -264,6 +268,9 @@ class HybridBlock(Block):
         **kwargs: Any,
     ) -> None:
         """Hybridize with ``backend`` and partition the graph now, for inputs like ``x, *args``.
+
+        ``clear=False`` (MXNet's default here) applies ``backend`` on top of an earlier
+        ``optimize_for``'s result; ``clear=True`` starts again from the traced graph.
 
         Nothing is computed: the block is traced, the graph goes through the backend (a loaded
         library's graph pass or partitioner, see ``Symbol.optimize_for``) with the inputs' and

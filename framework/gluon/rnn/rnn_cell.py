@@ -345,6 +345,13 @@ class SequentialRNNCell(RecurrentCell):
 
     _is_container = True
 
+    def hybrid_forward(self, *args: Any, **kwargs: Any) -> Any:
+        """Not a graph of its own: a step calls each cell in turn (``__call__``), as in MXNet."""
+        raise NotImplementedError(
+            "SequentialRNNCell steps its cells in __call__ and has no hybrid_forward; "
+            "HybridSequentialRNNCell is the hybridizable stack"
+        )
+
     def add(self, cell: RecurrentCell) -> None:
         """Append a cell on top of the stack."""
         self.register_child(cell)
@@ -465,6 +472,10 @@ class ModifierCell(HybridRecurrentCell):
             return self.base_cell.begin_state(batch_size, func, **kwargs)
         finally:
             self.base_cell._modified = True
+
+    def hybrid_forward(self, F: Any, inputs: Any, states: Any) -> Any:
+        """One step of the modified cell: each modifier (dropout, zoneout, residual) defines its own."""
+        raise NotImplementedError(f"{type(self).__name__} must define hybrid_forward(F, inputs, states)")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.base_cell!r})"
