@@ -1,7 +1,14 @@
-"""``mx.gluon.contrib``: the parts of MXNet's contrib Gluon that MXLab has (``contrib.nn``)."""
+"""``mx.gluon.contrib``: MXNet 1.9.1's contributed Gluon layers, cells and training loop.
+
+* :mod:`.nn`: concurrent containers, pixel shuffles, SyncBatchNorm;
+* :mod:`.rnn`: convolutional recurrent cells, ``LSTMPCell``, ``VariationalDropoutCell``;
+* :mod:`.cnn`: deformable convolutions.
+
+See docs/gluon.md ("gluon.contrib") for what is absent and why.
+"""
 
 from __future__ import annotations
 
-from . import nn
+from . import cnn, nn, rnn
 
-__all__ = ["nn"]
+__all__ = ["cnn", "nn", "rnn"]
