@@ -1,0 +1,94 @@
+"""gluon.contrib against MXNet 1.9.1: the same blocks, parameters and inputs give the same outputs.
+
+The cases and the recorded arrays come from tests/data/mxnet_1_9_1/gluon_contrib/
+make_contrib_reference.py (run with real MXNet); its ``CASES`` are read from the script's source,
+so the code that built each block there builds it here. Every case runs imperatively and
+hybridized, and parameter names must be MXNet's (a ``.params`` file of MXNet's loads, too).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import framework as mx
+from framework.gluon import contrib  # also used by the CASES strings
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "mxnet_1_9_1" / "gluon_contrib"
+SCRIPT = DATA / "make_contrib_reference.py"
+
+
+def _cases() -> dict:
+    tree = ast.parse(SCRIPT.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "CASES":
+            return ast.literal_eval(node.value)
+    raise AssertionError(f"{SCRIPT} defines no CASES")
+
+
+CASES = _cases()
+REFERENCE = np.load(DATA / "reference.npz")
+
+
+def _run(block, x, how: str) -> list:
+    if how == "cell":
+        outputs, states = block.unroll(x.shape[1], x, layout="NTC", merge_outputs=True)
+        return [outputs, *states]
+    if how == "train":
+        with mx.autograd.record():
+            out = block(x)
+        return [out]
+    return [block(x)]
+
+
+def _build(case: str, hybridize: bool):
+    code, _shape, how = CASES[case]
+    block = eval(code)  # the fixed strings of the reference script
+    block.initialize()
+    x = mx.nd.array(REFERENCE[f"{case}/x"])
+    _run(block, x, "block" if how == "train" else how)  # settle deferred shapes, as the script does
+    params = block.collect_params()
+    expected_names = sorted(k.split("/param/", 1)[1] for k in REFERENCE.files if k.startswith(f"{case}/param/"))
+    assert sorted(params.keys()) == expected_names
+    for name in expected_names:
+        params[name].set_data(mx.nd.array(REFERENCE[f"{case}/param/{name}"]))
+    if hybridize:
+        block.hybridize()
+    return block, x, how
+
+
+@pytest.mark.parametrize("hybridize", [False, True], ids=["imperative", "hybridized"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_forward_matches_mxnet(case: str, hybridize: bool) -> None:
+    block, x, how = _build(case, hybridize)
+    if how == "train":
+        x.attach_grad()
+        with mx.autograd.record():
+            out = block(x)
+            loss = (out * mx.nd.array(REFERENCE[f"{case}/head"])).sum()
+        loss.backward()
+        np.testing.assert_allclose(x.grad.asnumpy(), REFERENCE[f"{case}/grad_x"], rtol=1e-4, atol=1e-5)
+        outputs = [out]
+        params = block.collect_params()
+        for key in REFERENCE.files:
+            if key.startswith(f"{case}/after/"):
+                name = key.split("/after/", 1)[1]
+                np.testing.assert_allclose(params[name].data().asnumpy(), REFERENCE[key], rtol=1e-4, atol=1e-6)
+    else:
+        outputs = _run(block, x, how)
+    expected = sorted(k for k in REFERENCE.files if k.startswith(f"{case}/out/"))
+    assert len(outputs) == len(expected)
+    for i, out in enumerate(outputs):
+        np.testing.assert_allclose(out.asnumpy(), REFERENCE[f"{case}/out/{i}"], rtol=1e-4, atol=1e-5)
+
+
+def test_mxnet_params_file_loads_into_deformable_convolution() -> None:
+    layer = contrib.cnn.DeformableConvolution(4, kernel_size=3, padding=1, in_channels=3)
+    layer.load_parameters(str(DATA / "deformable.params"))
+    weight = layer.deformable_conv_weight.data().asnumpy()
+    np.testing.assert_array_equal(weight, REFERENCE["deformable/param/dc_deformable_conv_weight"])
+    out = layer(mx.nd.array(REFERENCE["deformable/x"]))
+    np.testing.assert_allclose(out.asnumpy(), REFERENCE["deformable/out/0"], rtol=1e-4, atol=1e-5)
