@@ -2,13 +2,15 @@
 
 * :mod:`.nn`: concurrent containers, pixel shuffles, SyncBatchNorm;
 * :mod:`.rnn`: convolutional recurrent cells, ``LSTMPCell``, ``VariationalDropoutCell``;
-* :mod:`.cnn`: deformable convolutions.
+* :mod:`.cnn`: deformable convolutions;
+* :mod:`.data`: ``IntervalSampler``;
+* :mod:`.estimator`: the ``Estimator`` training loop and its event handlers.
 
 See docs/gluon.md ("gluon.contrib") for what is absent and why.
 """
 
 from __future__ import annotations
 
-from . import cnn, nn, rnn
+from . import cnn, data, estimator, nn, rnn
 
-__all__ = ["cnn", "nn", "rnn"]
+__all__ = ["cnn", "data", "estimator", "nn", "rnn"]
