@@ -1,7 +1,8 @@
 """The Estimator's event handlers: what happens at the begin/end of training, of an epoch, of a batch.
 
 A handler subclasses one mixin per event it handles (``TrainBegin``, ``EpochEnd``, ...) and gets
-the Estimator as argument; a ``batch_end`` or ``epoch_end`` that returns True stops training.
+the Estimator as argument. A ``batch_end`` that returns True ends the epoch, an ``epoch_end`` that
+returns True ends training (so a handler that stops, like StoppingHandler, returns True from both).
 The loop calls the handlers of one event in ``priority`` order (lower first), so the gradient
 update (-2000) runs before the metrics (-1000), validation (-1000) and logging (last).
 """
@@ -57,7 +58,7 @@ class EpochBegin(EventHandler):
 
 class EpochEnd(EventHandler):
     def epoch_end(self, estimator: Any, *args: Any, **kwargs: Any) -> bool:
-        """Called after each epoch; True stops training."""
+        """Called after each epoch; True ends training."""
         return False
 
 
@@ -68,7 +69,7 @@ class BatchBegin(EventHandler):
 
 class BatchEnd(EventHandler):
     def batch_end(self, estimator: Any, *args: Any, **kwargs: Any) -> bool:
-        """Called after each batch (``batch``, ``pred``, ``label``, ``loss``); True stops training."""
+        """Called after each batch (``batch``, ``pred``, ``label``, ``loss``); True ends the epoch."""
         return False
 
 
