@@ -6,7 +6,7 @@
 * :mod:`.data`: ``IntervalSampler``;
 * :mod:`.estimator`: the ``Estimator`` training loop and its event handlers.
 
-See docs/gluon.md ("gluon.contrib") for what is absent and why.
+See docs/gluon-contrib.md, which also says what is absent and why.
 """
 
 from __future__ import annotations
