@@ -9,10 +9,13 @@ hybridized, and parameter names must be MXNet's (a ``.params`` file of MXNet's l
 from __future__ import annotations
 
 import ast
+import inspect
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from api_coverage import class_report, load_reference, module_report
 
 import framework as mx
 from framework.gluon import contrib  # also used by the CASES strings
@@ -92,3 +95,38 @@ def test_mxnet_params_file_loads_into_deformable_convolution() -> None:
     np.testing.assert_array_equal(weight, REFERENCE["deformable/param/dc_deformable_conv_weight"])
     out = layer(mx.nd.array(REFERENCE["deformable/x"]))
     np.testing.assert_allclose(out.asnumpy(), REFERENCE["deformable/out/0"], rtol=1e-4, atol=1e-5)
+
+
+def _plain_signature(function) -> str:
+    """A signature as MXNet's (unannotated) source prints it."""
+    signature = inspect.signature(function)
+    params = [p.replace(annotation=inspect.Parameter.empty) for p in signature.parameters.values()]
+    return str(signature.replace(parameters=params, return_annotation=inspect.Signature.empty))
+
+
+def test_cnn_data_estimator_signatures_match_mxnet() -> None:
+    recorded = json.loads((DATA / "signatures.json").read_text(encoding="utf-8"))
+    problems = []
+    for path, members in recorded.items():
+        module_name, class_name = path.split(".")
+        cls = getattr(getattr(contrib, module_name), class_name, None)
+        if cls is None:
+            problems.append(f"{path} is missing")
+            continue
+        for member, theirs in members.items():
+            ours = _plain_signature(cls if member == "__init__" else getattr(cls, member, None) or (lambda: None))
+            if ours != theirs:
+                problems.append(f"{path}.{member}: {ours} != MXNet's {theirs}")
+    assert not problems, "\n".join(problems)
+
+
+def test_contrib_modules_lack_only_the_documented_names() -> None:
+    reference = load_reference()
+    absent = {"SparseEmbedding"}  # row-sparse gradients: docs/gluon-contrib.md
+    for path in ("gluon.contrib", "gluon.contrib.nn", "gluon.contrib.rnn"):
+        report = module_report(reference, mx, path)
+        assert not report.module_missing and set(report.missing) <= absent and not report.signatures, path
+    for key, cls in reference["classes"].items():
+        if key.startswith("mxnet.gluon.contrib.") and cls["path"].rsplit(".", 1)[1] not in absent:
+            report = class_report(reference, mx, key)
+            assert not report.class_missing and "__init__" not in report.signatures, (key, report.signatures)

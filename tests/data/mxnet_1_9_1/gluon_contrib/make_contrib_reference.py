@@ -12,19 +12,24 @@ points move by fractions of a pixel), and records, under ``<case>/...``:
 gives them), ``out/<i>`` for the forward outputs, and for ``train`` cases ``grad_x`` (the input's
 gradient for the head ``x``-independent weights ``head``) and the running statistics afterwards.
 Cells are unrolled over the input's axis 1 (layout NTC) with merged outputs; their outputs are
-``[outputs, *final_states]``. MXNet 1.9.1 computes ModulatedDeformableConvolution on
+``[outputs, *final_states]``.
+It also writes ``signatures.json``: the constructor and public method signatures of the classes
+of ``contrib.cnn``, ``contrib.data`` and ``contrib.estimator``, which the API listing of
+tests/data/mxnet_1_9_1/api does not cover. MXNet 1.9.1 computes ModulatedDeformableConvolution on
 GPU only, so it has no case here. tests/gluon/test_contrib_*.py read the file; they never import MXNet.
 """
 
 from __future__ import annotations
 
+import inspect
+import json
 import os
 
 os.environ.setdefault("MXNET_SUBGRAPH_BACKEND", "NONE")
 
 import mxnet as mx
 import numpy as np
-from mxnet.gluon import contrib  # noqa: F401 (the CASES strings use it)
+from mxnet.gluon import contrib  # also used by the CASES strings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -69,6 +74,26 @@ def run(block, x, how):
     return [block(x)]
 
 
+SIGNATURE_MODULES = ("cnn", "data", "estimator")
+
+
+def signatures():
+    """``{"<module>.<Class>": {"__init__": "(...)", "<method>": "(self, ...)"}}`` for the public classes."""
+    found = {}
+    for module_name in SIGNATURE_MODULES:
+        module = getattr(contrib, module_name)
+        for name in sorted(dir(module)):
+            cls = getattr(module, name)
+            if name.startswith("_") or not inspect.isclass(cls):
+                continue
+            entry = {"__init__": str(inspect.signature(cls))}
+            for member, value in vars(cls).items():
+                if not member.startswith("_") and inspect.isfunction(value):
+                    entry[member] = str(inspect.signature(value))
+            found[f"{module_name}.{name}"] = entry
+    return found
+
+
 def main():
     rng = np.random.RandomState(11)
     arrays = {}
@@ -106,6 +131,9 @@ def main():
         if case == "deformable":
             block.save_parameters(os.path.join(HERE, "deformable.params"))
     np.savez_compressed(os.path.join(HERE, "reference.npz"), **arrays)
+    with open(os.path.join(HERE, "signatures.json"), "w", encoding="utf-8") as handle:
+        json.dump(signatures(), handle, indent=1, sort_keys=True)
+        handle.write("\n")
     print(f"wrote {len(arrays)} arrays for {len(CASES)} cases")
 
 
