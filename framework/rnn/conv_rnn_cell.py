@@ -139,13 +139,15 @@ class BaseConvRNNCell(BaseRNNCell):
         return self._conv_layout.find("C")
 
 
-class ConvRNNCell(BaseConvRNNCell):
-    """Convolutional Elman step: ``h' = activation(conv_i(x) + conv_h(h))``."""
+def _cell_init(default_prefix: str) -> Any:
+    """The public constructor of a convolutional cell: MXNet's defaults, with the cell's own prefix.
 
-    _kind = RNN_GATES
+    The three cells take the same arguments and differ only in the default ``prefix``, so one
+    function body serves all three (the default is bound when ``__init__`` is defined).
+    """
 
     def __init__(
-        self,
+        self: BaseConvRNNCell,
         input_shape: Sequence[int],
         num_hidden: int,
         h2h_kernel: Sequence[int] = (3, 3),
@@ -159,113 +161,35 @@ class ConvRNNCell(BaseConvRNNCell):
         i2h_bias_initializer: Any = "zeros",
         h2h_bias_initializer: Any = "zeros",
         activation: Any = _LEAKY,
-        prefix: str = "ConvRNN_",
+        prefix: str = default_prefix,
         params: RNNParams | None = None,
         conv_layout: str = "NCHW",
     ) -> None:
-        super().__init__(
-            input_shape,
-            num_hidden,
-            h2h_kernel,
-            h2h_dilate,
-            i2h_kernel,
-            i2h_stride,
-            i2h_pad,
-            i2h_dilate,
-            i2h_weight_initializer,
-            h2h_weight_initializer,
-            i2h_bias_initializer,
-            h2h_bias_initializer,
-            activation,
-            prefix=prefix,
-            params=params,
-            conv_layout=conv_layout,
-        )
+        BaseConvRNNCell.__init__(
+            self, input_shape, num_hidden, h2h_kernel, h2h_dilate, i2h_kernel, i2h_stride, i2h_pad, i2h_dilate,
+            i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer, activation,
+            prefix=prefix, params=params, conv_layout=conv_layout,
+        )  # fmt: skip
+
+    return __init__
+
+
+class ConvRNNCell(BaseConvRNNCell):
+    """Convolutional Elman step: ``h' = activation(conv_i(x) + conv_h(h))``."""
+
+    _kind = RNN_GATES
+    __init__ = _cell_init("ConvRNN_")
 
 
 class ConvLSTMCell(BaseConvRNNCell):
     """Convolutional LSTM step (gates i, f, c, o along the channel axis); states ``[h, c]``."""
 
     _kind = LSTM_GATES
-
-    def __init__(
-        self,
-        input_shape: Sequence[int],
-        num_hidden: int,
-        h2h_kernel: Sequence[int] = (3, 3),
-        h2h_dilate: Sequence[int] = (1, 1),
-        i2h_kernel: Sequence[int] = (3, 3),
-        i2h_stride: Sequence[int] = (1, 1),
-        i2h_pad: Sequence[int] = (1, 1),
-        i2h_dilate: Sequence[int] = (1, 1),
-        i2h_weight_initializer: Any = None,
-        h2h_weight_initializer: Any = None,
-        i2h_bias_initializer: Any = "zeros",
-        h2h_bias_initializer: Any = "zeros",
-        activation: Any = _LEAKY,
-        prefix: str = "ConvLSTM_",
-        params: RNNParams | None = None,
-        conv_layout: str = "NCHW",
-    ) -> None:
-        super().__init__(
-            input_shape,
-            num_hidden,
-            h2h_kernel,
-            h2h_dilate,
-            i2h_kernel,
-            i2h_stride,
-            i2h_pad,
-            i2h_dilate,
-            i2h_weight_initializer,
-            h2h_weight_initializer,
-            i2h_bias_initializer,
-            h2h_bias_initializer,
-            activation,
-            prefix=prefix,
-            params=params,
-            conv_layout=conv_layout,
-        )
+    __init__ = _cell_init("ConvLSTM_")
 
 
 class ConvGRUCell(BaseConvRNNCell):
     """Convolutional GRU step (gates r, z, candidate along the channel axis)."""
 
     _kind = GRU_GATES
-
-    def __init__(
-        self,
-        input_shape: Sequence[int],
-        num_hidden: int,
-        h2h_kernel: Sequence[int] = (3, 3),
-        h2h_dilate: Sequence[int] = (1, 1),
-        i2h_kernel: Sequence[int] = (3, 3),
-        i2h_stride: Sequence[int] = (1, 1),
-        i2h_pad: Sequence[int] = (1, 1),
-        i2h_dilate: Sequence[int] = (1, 1),
-        i2h_weight_initializer: Any = None,
-        h2h_weight_initializer: Any = None,
-        i2h_bias_initializer: Any = "zeros",
-        h2h_bias_initializer: Any = "zeros",
-        activation: Any = _LEAKY,
-        prefix: str = "ConvGRU_",
-        params: RNNParams | None = None,
-        conv_layout: str = "NCHW",
-    ) -> None:
-        super().__init__(
-            input_shape,
-            num_hidden,
-            h2h_kernel,
-            h2h_dilate,
-            i2h_kernel,
-            i2h_stride,
-            i2h_pad,
-            i2h_dilate,
-            i2h_weight_initializer,
-            h2h_weight_initializer,
-            i2h_bias_initializer,
-            h2h_bias_initializer,
-            activation,
-            prefix=prefix,
-            params=params,
-            conv_layout=conv_layout,
-        )
+    __init__ = _cell_init("ConvGRU_")
