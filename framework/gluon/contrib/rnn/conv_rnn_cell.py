@@ -8,7 +8,8 @@ keeps its size. The gate arithmetic after the two convolutions is ``mx.rnn``'s
 
 ``input_shape`` is one step's input without the batch axis (``(C, H, W)`` for NCHW); from it the
 cell knows its parameter shapes and its state's spatial size before seeing data. The nine public
-classes differ only in the number of spatial axes (which sets the defaults) and the gate kind.
+classes differ only in the number of spatial axes (which sets the defaults: :func:`_dims_init`)
+and the gate kind.
 """
 
 from __future__ import annotations
@@ -146,134 +147,98 @@ class _BaseConvRNNCell(HybridRecurrentCell):
         return f"{type(self).__name__}({in_channels or None} -> {shape[0]}, {self._activation}, {self._conv_layout})"
 
 
-# One constructor per number of spatial axes: they differ only in their defaults.
-class _Conv1DCell(_BaseConvRNNCell):
+def _dims_init(dims: int, layout: str) -> Any:
+    """The public constructor for cells over ``dims`` spatial axes: MXNet's defaults for that many axes.
+
+    The nine cells differ in their defaults only by the number of axes (the padding and dilation
+    tuples, the layout), so one function body serves all (the defaults are bound here).
+    """
+
     def __init__(
-        self,
+        self: _BaseConvRNNCell,
         input_shape: Sequence[int],
         hidden_channels: int,
         i2h_kernel: Spec,
         h2h_kernel: Spec,
-        i2h_pad: Spec = (0,),
-        i2h_dilate: Spec = (1,),
-        h2h_dilate: Spec = (1,),
+        i2h_pad: Spec = (0,) * dims,
+        i2h_dilate: Spec = (1,) * dims,
+        h2h_dilate: Spec = (1,) * dims,
         i2h_weight_initializer: Any = None,
         h2h_weight_initializer: Any = None,
         i2h_bias_initializer: Any = "zeros",
         h2h_bias_initializer: Any = "zeros",
-        conv_layout: str = "NCW",
+        conv_layout: str = layout,
         activation: Any = "tanh",
         prefix: str | None = None,
         params: Any = None,
     ) -> None:
-        super().__init__(
-            input_shape, hidden_channels, i2h_kernel, h2h_kernel, i2h_pad, i2h_dilate, h2h_dilate,
+        _BaseConvRNNCell.__init__(
+            self, input_shape, hidden_channels, i2h_kernel, h2h_kernel, i2h_pad, i2h_dilate, h2h_dilate,
             i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer,
-            1, conv_layout, activation, prefix, params,
+            dims, conv_layout, activation, prefix, params,
         )  # fmt: skip
 
-
-class _Conv2DCell(_BaseConvRNNCell):
-    def __init__(
-        self,
-        input_shape: Sequence[int],
-        hidden_channels: int,
-        i2h_kernel: Spec,
-        h2h_kernel: Spec,
-        i2h_pad: Spec = (0, 0),
-        i2h_dilate: Spec = (1, 1),
-        h2h_dilate: Spec = (1, 1),
-        i2h_weight_initializer: Any = None,
-        h2h_weight_initializer: Any = None,
-        i2h_bias_initializer: Any = "zeros",
-        h2h_bias_initializer: Any = "zeros",
-        conv_layout: str = "NCHW",
-        activation: Any = "tanh",
-        prefix: str | None = None,
-        params: Any = None,
-    ) -> None:
-        super().__init__(
-            input_shape, hidden_channels, i2h_kernel, h2h_kernel, i2h_pad, i2h_dilate, h2h_dilate,
-            i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer,
-            2, conv_layout, activation, prefix, params,
-        )  # fmt: skip
+    return __init__
 
 
-class _Conv3DCell(_BaseConvRNNCell):
-    def __init__(
-        self,
-        input_shape: Sequence[int],
-        hidden_channels: int,
-        i2h_kernel: Spec,
-        h2h_kernel: Spec,
-        i2h_pad: Spec = (0, 0, 0),
-        i2h_dilate: Spec = (1, 1, 1),
-        h2h_dilate: Spec = (1, 1, 1),
-        i2h_weight_initializer: Any = None,
-        h2h_weight_initializer: Any = None,
-        i2h_bias_initializer: Any = "zeros",
-        h2h_bias_initializer: Any = "zeros",
-        conv_layout: str = "NCDHW",
-        activation: Any = "tanh",
-        prefix: str | None = None,
-        params: Any = None,
-    ) -> None:
-        super().__init__(
-            input_shape, hidden_channels, i2h_kernel, h2h_kernel, i2h_pad, i2h_dilate, h2h_dilate,
-            i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer,
-            3, conv_layout, activation, prefix, params,
-        )  # fmt: skip
-
-
-class Conv1DRNNCell(_Conv1DCell):
+class Conv1DRNNCell(_BaseConvRNNCell):
     """Elman step over ``(N, C, W)`` feature maps: ``h' = activation(conv_i(x) + conv_h(h))``."""
 
     _kind, _alias_name = RNN_GATES, "conv_rnn"
+    __init__ = _dims_init(1, "NCW")
 
 
-class Conv2DRNNCell(_Conv2DCell):
+class Conv2DRNNCell(_BaseConvRNNCell):
     """Elman step over ``(N, C, H, W)`` feature maps."""
 
     _kind, _alias_name = RNN_GATES, "conv_rnn"
+    __init__ = _dims_init(2, "NCHW")
 
 
-class Conv3DRNNCell(_Conv3DCell):
+class Conv3DRNNCell(_BaseConvRNNCell):
     """Elman step over ``(N, C, D, H, W)`` feature maps."""
 
     _kind, _alias_name = RNN_GATES, "conv_rnn"
+    __init__ = _dims_init(3, "NCDHW")
 
 
-class Conv1DLSTMCell(_Conv1DCell):
+class Conv1DLSTMCell(_BaseConvRNNCell):
     """Convolutional LSTM (Shi et al., 2015) over ``(N, C, W)``; states ``[h, c]``, gates i, f, c, o."""
 
     _kind, _alias_name = LSTM_GATES, "conv_lstm"
+    __init__ = _dims_init(1, "NCW")
 
 
-class Conv2DLSTMCell(_Conv2DCell):
+class Conv2DLSTMCell(_BaseConvRNNCell):
     """Convolutional LSTM over ``(N, C, H, W)``; states ``[h, c]``, gates i, f, c, o."""
 
     _kind, _alias_name = LSTM_GATES, "conv_lstm"
+    __init__ = _dims_init(2, "NCHW")
 
 
-class Conv3DLSTMCell(_Conv3DCell):
+class Conv3DLSTMCell(_BaseConvRNNCell):
     """Convolutional LSTM over ``(N, C, D, H, W)``; states ``[h, c]``, gates i, f, c, o."""
 
     _kind, _alias_name = LSTM_GATES, "conv_lstm"
+    __init__ = _dims_init(3, "NCDHW")
 
 
-class Conv1DGRUCell(_Conv1DCell):
+class Conv1DGRUCell(_BaseConvRNNCell):
     """Convolutional GRU over ``(N, C, W)``; gates r, z and the candidate."""
 
     _kind, _alias_name = GRU_GATES, "conv_gru"
+    __init__ = _dims_init(1, "NCW")
 
 
-class Conv2DGRUCell(_Conv2DCell):
+class Conv2DGRUCell(_BaseConvRNNCell):
     """Convolutional GRU over ``(N, C, H, W)``; gates r, z and the candidate."""
 
     _kind, _alias_name = GRU_GATES, "conv_gru"
+    __init__ = _dims_init(2, "NCHW")
 
 
-class Conv3DGRUCell(_Conv3DCell):
+class Conv3DGRUCell(_BaseConvRNNCell):
     """Convolutional GRU over ``(N, C, D, H, W)``; gates r, z and the candidate."""
 
     _kind, _alias_name = GRU_GATES, "conv_gru"
+    __init__ = _dims_init(3, "NCDHW")
