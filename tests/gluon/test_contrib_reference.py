@@ -3,7 +3,8 @@
 The cases and the recorded arrays come from tests/data/mxnet_1_9_1/gluon_contrib/
 make_contrib_reference.py (run with real MXNet); its ``CASES`` are read from the script's source,
 so the code that built each block there builds it here. Every case runs imperatively and
-hybridized, and parameter names must be MXNet's (a ``.params`` file of MXNet's loads, too).
+hybridized, and parameter names must be MXNet's (a ``.params`` file of MXNet's loads, too;
+with MXNET_PYTHON set, MXNet loads the ``.params`` files written here).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import ast
 import inspect
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -130,3 +133,51 @@ def test_contrib_modules_lack_only_the_documented_names() -> None:
         if key.startswith("mxnet.gluon.contrib.") and cls["path"].rsplit(".", 1)[1] not in absent:
             report = class_report(reference, mx, key)
             assert not report.class_missing and "__init__" not in report.signatures, (key, report.signatures)
+
+
+MXNET_PYTHON = os.environ.get("MXNET_PYTHON")
+
+_MXNET_LOADS = """
+import importlib.util, os, sys
+os.environ.setdefault("MXNET_SUBGRAPH_BACKEND", "NONE")
+import mxnet as mx
+import numpy as np
+spec = importlib.util.spec_from_file_location("reference", sys.argv[1])
+m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+folder = sys.argv[2]
+inputs = np.load(os.path.join(folder, "inputs.npz"))
+outputs = {}
+for case in inputs.files:
+    code, shape, how = m.CASES[case]
+    block = eval(code, vars(m))
+    block.initialize()
+    x = mx.nd.array(inputs[case])
+    how = "block" if how == "train" else how
+    m.run(block, x, how)
+    block.load_parameters(os.path.join(folder, case + ".params"))
+    for i, out in enumerate(m.run(block, x, how)):
+        outputs[case + "/" + str(i)] = out.asnumpy()
+np.savez(os.path.join(folder, "outputs.npz"), **outputs)
+"""
+
+
+@pytest.mark.skipif(not MXNET_PYTHON, reason="set MXNET_PYTHON to an interpreter with mxnet 1.9.1 to run MXNet")
+def test_mxnet_loads_parameters_saved_here(tmp_path) -> None:
+    expected, inputs = {}, {}
+    for case in sorted(CASES):
+        block, x, how = _build(case, hybridize=False)
+        for param in block.collect_params().values():  # values MXNet's own run did not produce
+            param.set_data(param.data() * 1.5)
+        block.save_parameters(str(tmp_path / f"{case}.params"))
+        inputs[case] = x.asnumpy()
+        for i, out in enumerate(_run(block, x, "block" if how == "train" else how)):
+            expected[f"{case}/{i}"] = out.asnumpy()
+    np.savez(tmp_path / "inputs.npz", **inputs)
+    result = subprocess.run(
+        [MXNET_PYTHON, "-c", _MXNET_LOADS, str(SCRIPT), str(tmp_path)], capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    theirs = np.load(tmp_path / "outputs.npz")
+    assert sorted(theirs.files) == sorted(expected)
+    for key, value in expected.items():
+        np.testing.assert_allclose(theirs[key], value, rtol=1e-4, atol=1e-5, err_msg=key)
