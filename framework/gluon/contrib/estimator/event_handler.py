@@ -189,7 +189,7 @@ class LoggingHandler(TrainBegin, TrainEnd, EpochBegin, EpochEnd, BatchBegin, Bat
         self.batch_index = 0
         self.current_epoch = 0
         self.processed_samples = 0
-        self.train_start = self.epoch_start = 0.0
+        self.train_start = self.epoch_start = self.batch_start = self.interval_time = 0.0
 
     def _metric_text(self) -> str:
         return ", ".join(f"{name}: {value:.4f}" for m in self.metrics for name, value in _name_values(m))
@@ -218,6 +218,7 @@ class LoggingHandler(TrainBegin, TrainEnd, EpochBegin, EpochEnd, BatchBegin, Bat
     def epoch_begin(self, estimator: Any, *args: Any, **kwargs: Any) -> None:
         self.epoch_start = time.time()
         self.processed_samples = 0
+        self.interval_time = 0.0
         if self.log_interval != "epoch":
             estimator.logger.info(
                 "[Epoch %d] Begin, current learning rate: %.4f", self.current_epoch, estimator.trainer.learning_rate
@@ -238,11 +239,14 @@ class LoggingHandler(TrainBegin, TrainEnd, EpochBegin, EpochEnd, BatchBegin, Bat
         if self.log_interval != "epoch":
             batch = kwargs["batch"]
             self.processed_samples += batch[0].shape[0]
+            self.interval_time += time.time() - self.batch_start  # the batches' own time, handlers' included
             if self.batch_index % self.log_interval == 0:
                 estimator.logger.info(
-                    "[Epoch %d][Batch %d][Samples %d] %s",
-                    self.current_epoch, self.batch_index, self.processed_samples, self._metric_text(),
+                    "[Epoch %d][Batch %d][Samples %d] time/interval: %.3fs %s",
+                    self.current_epoch, self.batch_index, self.processed_samples, self.interval_time,
+                    self._metric_text(),
                 )  # fmt: skip
+                self.interval_time = 0.0
         self.batch_index += 1
         return False
 
