@@ -4,7 +4,8 @@ For sequences of images (video frames, radar maps) the state is itself an image:
 height, width)``. The input-to-hidden transform is a convolution with the given kernel/stride/pad, and the
 hidden-to-hidden one a convolution with an odd kernel padded to keep the state's size, so the state can
 be fed back step after step. The state's spatial size is found once, by shape inference on the i2h
-convolution for ``input_shape``. Gates are split along the channel axis of ``conv_layout``.
+convolution for ``input_shape``. Gates are split along the channel axis of ``conv_layout``; the gate
+arithmetic itself lives in :mod:`.conv_gates`, shared with ``mx.gluon.contrib.rnn``'s cells.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from .. import symbol
 from ..symbol import Symbol
+from .conv_gates import GRU_GATES, LSTM_GATES, RNN_GATES, GateKind
 from .rnn_cell import BaseRNNCell, RNNCellError, RNNParams
 
 # MXNet's default activation for the convolutional cells
@@ -84,12 +86,26 @@ class BaseConvRNNCell(BaseRNNCell):
         self._iB = self.params.get("i2h_bias", init=i2h_bias_initializer)
         self._hB = self.params.get("h2h_bias", init=h2h_bias_initializer)
 
-    # how many states the cell carries (two, h and c, unless a subclass says otherwise)
-    _num_states = 2
+    # which cell this is: its gate names, state count and step (set by each subclass)
+    _kind: GateKind
+
+    @property
+    def _gate_names(self) -> tuple[str, ...]:
+        return self._kind.gate_names
 
     @property
     def state_info(self) -> list[dict[str, Any]]:
-        return [{"shape": self._state_shape, "__layout__": self._conv_layout} for _ in range(self._num_states)]
+        return [{"shape": self._state_shape, "__layout__": self._conv_layout} for _ in range(self._kind.num_states)]
+
+    def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
+        self._counter += 1
+        name = f"{self._prefix}t{self._counter}_"
+        i2h, h2h = self._conv_forward(inputs, states, name)
+
+        def activate(x: Symbol, node_name: str) -> Symbol:
+            return self._get_activation(x, self._activation, name=node_name)
+
+        return self._kind.step(symbol, i2h, h2h, states, activate, self._channel_axis(), name)
 
     def _conv_forward(self, inputs: Symbol, states: list[Symbol], name: str) -> tuple[Symbol, Symbol]:
         filters = self._num_hidden * self._gate_count
@@ -123,14 +139,15 @@ class BaseConvRNNCell(BaseRNNCell):
         return self._conv_layout.find("C")
 
 
-class ConvRNNCell(BaseConvRNNCell):
-    """Convolutional Elman step: ``h' = activation(conv_i(x) + conv_h(h))``."""
+def _cell_init(default_prefix: str) -> Any:
+    """The public constructor of a convolutional cell: MXNet's defaults, with the cell's own prefix.
 
-    _gate_names = ("",)
-    _num_states = 1
+    The three cells take the same arguments and differ only in the default ``prefix``, so one
+    function body serves all three (the default is bound when ``__init__`` is defined).
+    """
 
     def __init__(
-        self,
+        self: BaseConvRNNCell,
         input_shape: Sequence[int],
         num_hidden: int,
         h2h_kernel: Sequence[int] = (3, 3),
@@ -144,148 +161,35 @@ class ConvRNNCell(BaseConvRNNCell):
         i2h_bias_initializer: Any = "zeros",
         h2h_bias_initializer: Any = "zeros",
         activation: Any = _LEAKY,
-        prefix: str = "ConvRNN_",
+        prefix: str = default_prefix,
         params: RNNParams | None = None,
         conv_layout: str = "NCHW",
     ) -> None:
-        super().__init__(
-            input_shape,
-            num_hidden,
-            h2h_kernel,
-            h2h_dilate,
-            i2h_kernel,
-            i2h_stride,
-            i2h_pad,
-            i2h_dilate,
-            i2h_weight_initializer,
-            h2h_weight_initializer,
-            i2h_bias_initializer,
-            h2h_bias_initializer,
-            activation,
-            prefix=prefix,
-            params=params,
-            conv_layout=conv_layout,
-        )
+        BaseConvRNNCell.__init__(
+            self, input_shape, num_hidden, h2h_kernel, h2h_dilate, i2h_kernel, i2h_stride, i2h_pad, i2h_dilate,
+            i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer, activation,
+            prefix=prefix, params=params, conv_layout=conv_layout,
+        )  # fmt: skip
 
-    def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
-        self._counter += 1
-        name = f"{self._prefix}t{self._counter}_"
-        i2h, h2h = self._conv_forward(inputs, states, name)
-        output = self._get_activation(i2h + h2h, self._activation, name=f"{name}out")
-        return output, [output]
+    return __init__
+
+
+class ConvRNNCell(BaseConvRNNCell):
+    """Convolutional Elman step: ``h' = activation(conv_i(x) + conv_h(h))``."""
+
+    _kind = RNN_GATES
+    __init__ = _cell_init("ConvRNN_")
 
 
 class ConvLSTMCell(BaseConvRNNCell):
     """Convolutional LSTM step (gates i, f, c, o along the channel axis); states ``[h, c]``."""
 
-    _gate_names = ("_i", "_f", "_c", "_o")
-    _num_states = 2
-
-    def __init__(
-        self,
-        input_shape: Sequence[int],
-        num_hidden: int,
-        h2h_kernel: Sequence[int] = (3, 3),
-        h2h_dilate: Sequence[int] = (1, 1),
-        i2h_kernel: Sequence[int] = (3, 3),
-        i2h_stride: Sequence[int] = (1, 1),
-        i2h_pad: Sequence[int] = (1, 1),
-        i2h_dilate: Sequence[int] = (1, 1),
-        i2h_weight_initializer: Any = None,
-        h2h_weight_initializer: Any = None,
-        i2h_bias_initializer: Any = "zeros",
-        h2h_bias_initializer: Any = "zeros",
-        activation: Any = _LEAKY,
-        prefix: str = "ConvLSTM_",
-        params: RNNParams | None = None,
-        conv_layout: str = "NCHW",
-    ) -> None:
-        super().__init__(
-            input_shape,
-            num_hidden,
-            h2h_kernel,
-            h2h_dilate,
-            i2h_kernel,
-            i2h_stride,
-            i2h_pad,
-            i2h_dilate,
-            i2h_weight_initializer,
-            h2h_weight_initializer,
-            i2h_bias_initializer,
-            h2h_bias_initializer,
-            activation,
-            prefix=prefix,
-            params=params,
-            conv_layout=conv_layout,
-        )
-
-    def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
-        self._counter += 1
-        name = f"{self._prefix}t{self._counter}_"
-        i2h, h2h = self._conv_forward(inputs, states, name)
-        gates = symbol.SliceChannel(i2h + h2h, num_outputs=4, axis=self._channel_axis(), name=f"{name}slice")
-        in_gate = symbol.Activation(gates[0], act_type="sigmoid", name=f"{name}i")
-        forget_gate = symbol.Activation(gates[1], act_type="sigmoid", name=f"{name}f")
-        in_transform = self._get_activation(gates[2], self._activation, name=f"{name}c")
-        out_gate = symbol.Activation(gates[3], act_type="sigmoid", name=f"{name}o")
-        next_c = symbol._internal._plus(forget_gate * states[1], in_gate * in_transform, name=f"{name}state")
-        next_h = symbol._internal._mul(out_gate, self._get_activation(next_c, self._activation), name=f"{name}out")
-        return next_h, [next_h, next_c]
+    _kind = LSTM_GATES
+    __init__ = _cell_init("ConvLSTM_")
 
 
 class ConvGRUCell(BaseConvRNNCell):
     """Convolutional GRU step (gates r, z, candidate along the channel axis)."""
 
-    _gate_names = ("_r", "_z", "_o")
-    _num_states = 1
-
-    def __init__(
-        self,
-        input_shape: Sequence[int],
-        num_hidden: int,
-        h2h_kernel: Sequence[int] = (3, 3),
-        h2h_dilate: Sequence[int] = (1, 1),
-        i2h_kernel: Sequence[int] = (3, 3),
-        i2h_stride: Sequence[int] = (1, 1),
-        i2h_pad: Sequence[int] = (1, 1),
-        i2h_dilate: Sequence[int] = (1, 1),
-        i2h_weight_initializer: Any = None,
-        h2h_weight_initializer: Any = None,
-        i2h_bias_initializer: Any = "zeros",
-        h2h_bias_initializer: Any = "zeros",
-        activation: Any = _LEAKY,
-        prefix: str = "ConvGRU_",
-        params: RNNParams | None = None,
-        conv_layout: str = "NCHW",
-    ) -> None:
-        super().__init__(
-            input_shape,
-            num_hidden,
-            h2h_kernel,
-            h2h_dilate,
-            i2h_kernel,
-            i2h_stride,
-            i2h_pad,
-            i2h_dilate,
-            i2h_weight_initializer,
-            h2h_weight_initializer,
-            i2h_bias_initializer,
-            h2h_bias_initializer,
-            activation,
-            prefix=prefix,
-            params=params,
-            conv_layout=conv_layout,
-        )
-
-    def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
-        self._counter += 1
-        name = f"{self._prefix}t{self._counter}_"
-        i2h, h2h = self._conv_forward(inputs, states, name)
-        axis = self._channel_axis()
-        i2h_r, i2h_z, i2h_n = symbol.SliceChannel(i2h, num_outputs=3, axis=axis, name=f"{name}_i2h_slice")
-        h2h_r, h2h_z, h2h_n = symbol.SliceChannel(h2h, num_outputs=3, axis=axis, name=f"{name}_h2h_slice")
-        reset_gate = symbol.Activation(i2h_r + h2h_r, act_type="sigmoid", name=f"{name}_r_act")
-        update_gate = symbol.Activation(i2h_z + h2h_z, act_type="sigmoid", name=f"{name}_z_act")
-        candidate = self._get_activation(i2h_n + reset_gate * h2h_n, self._activation, name=f"{name}_h_act")
-        next_h = symbol._internal._plus((1.0 - update_gate) * candidate, update_gate * states[0], name=f"{name}out")
-        return next_h, [next_h]
+    _kind = GRU_GATES
+    __init__ = _cell_init("ConvGRU_")

@@ -1,7 +1,16 @@
-"""``mx.gluon.contrib``: the parts of MXNet's contrib Gluon that MXLab has (``contrib.nn``)."""
+"""``mx.gluon.contrib``: MXNet 1.9.1's contributed Gluon layers, cells and training loop.
+
+* :mod:`.nn`: concurrent containers, pixel shuffles, SyncBatchNorm;
+* :mod:`.rnn`: convolutional recurrent cells, ``LSTMPCell``, ``VariationalDropoutCell``;
+* :mod:`.cnn`: deformable convolutions;
+* :mod:`.data`: ``IntervalSampler``;
+* :mod:`.estimator`: the ``Estimator`` training loop and its event handlers.
+
+See docs/gluon-contrib.md, which also says what is absent and why.
+"""
 
 from __future__ import annotations
 
-from . import nn
+from . import cnn, data, estimator, nn, rnn
 
-__all__ = ["nn"]
+__all__ = ["cnn", "data", "estimator", "nn", "rnn"]
