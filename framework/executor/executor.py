@@ -179,10 +179,8 @@ class Executor:
 
         # 4. the memory plan
         self._grad_eids = {i: graph.entry_id(g) for i, g in self._grad_entry_of.items()}
-        head_eids = [graph.entry_id(e) for e in self._heads]
-        self.plan = planners.plan(
-            graph, shapes, types, external=self._grad_eids.values(), keep=head_eids, options=self._plan_options
-        )
+        self._head_eids = head_eids = [graph.entry_id(e) for e in self._heads]
+        self.plan = self.plan_with(self._plan_options)
         self._publish_plan()
 
         # 5. arrays, steps, segments
@@ -654,6 +652,20 @@ class Executor:
         )
 
     # ------------------------------------------------------------------ reports
+    def plan_with(self, options: planner.PlanOptions) -> planner.MemoryPlan:
+        """The plan ``options`` (another strategy, other switches) give this executor's graph.
+
+        Nothing is allocated: this answers "how much would the other planner use here?".
+        """
+        return planners.plan(
+            self._graph,
+            self._shapes,
+            self._types,
+            external=self._grad_eids.values(),
+            keep=self._head_eids,
+            options=options,
+        )
+
     def debug_str(self) -> str:
         """The graph with each entry's storage and size, then planned versus naive memory."""
         graph, plan = self._graph, self.plan

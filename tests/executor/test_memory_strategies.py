@@ -22,7 +22,7 @@ from framework.executor import IndexedGraph, PlanOptions, infer_shapes, infer_ty
 from framework.executor.greedy_by_size import plan_greedy_by_size
 from framework.executor.liveness import END, liveness
 from framework.executor.plan_memory import EXTERNAL_STORAGE_ID, PlanError, plan_memory, size_entries
-from framework.executor.planners import PLANNERS, plan
+from framework.executor.planners import PLANNERS
 from server.scenarios.memory_planning import lenet
 
 STRATEGIES = ("mxnet", "greedy_by_size")
@@ -269,14 +269,8 @@ def test_no_two_live_entries_share_memory_on_random_graphs(net, strategy, inplac
     p, graph = exe.plan, exe.graph
     assert_valid(p, graph.entry_nodes)
     assert all(p.storage[e] == EXTERNAL_STORAGE_ID for e in exe._grad_eids.values())
-    other = plan(  # the other strategy on the same graph: one liveness, so one bound
-        graph,
-        exe._shapes,
-        exe._types,
-        external=exe._grad_eids.values(),
-        keep=[graph.entry_id(e) for e in exe._heads],
-        options=dataclasses.replace(options, strategy="mxnet" if strategy == "greedy_by_size" else "greedy_by_size"),
-    )
+    # the other strategy on the same graph: one liveness, so one bound
+    other = exe.plan_with(dataclasses.replace(options, strategy=STRATEGIES[1 - STRATEGIES.index(strategy)]))
     assert_valid(other, graph.entry_nodes)
     assert other.bytes_lower_bound == p.bytes_lower_bound
 
