@@ -305,3 +305,17 @@ def test_the_docs_table_holds_the_measured_numbers():
         ]
         documented = [int(cell.strip().replace(",", "")) for cell in numbers.split("|")]
         assert documented == measured, f"docs/scenarios.md row {network} {mode} {inplace} {sharing} {mirror}"
+
+
+@pytest.mark.slow  # plans every network of the table
+def test_the_docs_planner_table_holds_the_measured_numbers():
+    """The two-planner table in docs/scenarios.md is what the scenario's ``strategies`` report today."""
+    row = re.compile(r"^\| (mlp|lenet|rnn) \| (training|inference) \|([\d, |]+)\|$", re.M)
+    rows = row.findall(DOCS.read_text())
+    assert len(rows) == 6
+    for network, mode, numbers in rows:
+        result, _, _ = run(network=network, mode=mode)
+        strategies = result["strategies"]
+        measured = [strategies["mxnet"], strategies["greedy_by_size"], strategies["lower_bound"], result["bytes_naive"]]
+        documented = [int(cell.strip().replace(",", "")) for cell in numbers.split("|")]
+        assert documented == measured, f"docs/scenarios.md planner row {network} {mode}"
