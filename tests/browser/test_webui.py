@@ -148,7 +148,6 @@ def test_memory_planning_draws_graph_memory_chart_and_plan(page, server_url):
     assert not page.problems
 
 
-
 def test_memory_view_shows_the_chosen_planner_beside_the_lower_bound(page, server_url):
     """The scenario's planner select (generated from its parameters) switches the strategy the view reports."""
     open_ui(page, server_url, "?scenario=memory_planning")
@@ -163,6 +162,8 @@ def test_memory_view_shows_the_chosen_planner_beside_the_lower_bound(page, serve
     bound = int(page.get_attribute("[data-bytes-lower-bound]", "data-bytes-lower-bound"))
     assert bound == result["bytes_lower_bound"] == result["strategies"]["lower_bound"]
     assert 0 < bound <= result["bytes_planned"]
+    assert not page.problems
+
 
 def test_training_curves_appear_for_train_mlp(page, server_url):
     open_ui(page, server_url)
