@@ -5,7 +5,7 @@ Usage::
 
     python benchmarks/executor_memory.py            # everything (about a minute)
     python benchmarks/executor_memory.py --quick    # smaller sizes and fewer repetitions
-    python benchmarks/executor_memory.py --only memory,mirror,parallel
+    python benchmarks/executor_memory.py --only memory,planners,mirror,parallel
 
 1. ``memory``: the three networks of the W4 anchor (``/work/shared/anchors/w4_memory.py``):
    ``mlp8`` (data (128, 784), 8 x [FullyConnected(1024) + relu], FullyConnected(10),
@@ -16,13 +16,18 @@ Usage::
    gradients or auxiliary states) against MXNet 1.9.1's on the same networks, at the
    anchor's batch size and at 16 times it (MXNet prints whole MB, so the 16x figure reads
    its planner at a finer resolution). Target: at most MXNet's, every network and mode.
-2. ``mirror``: ``mlp20`` at batch 1024 (the W4 definition, larger batch), training
+2. ``planners``: the same three networks and ResNet-18 v1 (the model zoo's, data (32, 3, 224,
+   224); ``--quick``: (4, 3, 64, 64)), train and infer: the bytes planned by MXNet's strategy
+   (``MXLAB_MEMORY_PLANNER=mxnet``), by greedy by size (``greedy_by_size``) and the lower
+   bound they share (the peak of the bytes alive at once in the schedule), on one bound
+   graph (``Executor.plan_with``). Figures only: plans are exact, so one run is enough.
+3. ``mirror``: ``mlp20`` at batch 1024 (the W4 definition, larger batch), training
    memory and time per step (forward + backward) with segment checkpointing versus the
    unmirrored plan, alternating configurations rep by rep, BLAS on one thread. Target:
    at least 40% less memory for at most 35% more time. MXNet's per-node rule
    (``MXNET_BACKWARD_DO_MIRROR=1``) is shown too: on this MLP it saves nothing (MXNet's own
    figure is worse than unmirrored, 5 MB against 2 MB).
-3. ``parallel``: two independent towers (4 x FullyConnected(1024) + relu each, batch 256)
+4. ``parallel``: two independent towers (4 x FullyConnected(1024) + relu each, batch 256)
    joined by an add and a loss; one training step through ThreadedEnginePerDevice with 2
    workers versus 1, BLAS on one thread. Target: at least 1.6x.
 """
@@ -30,6 +35,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import statistics
@@ -49,6 +55,8 @@ import framework as mx
 from framework import symbol as sym
 from framework.engine import create
 from framework.executor import simple_bind
+from framework.executor.plan_memory import STRATEGIES
+from framework.gluon.model_zoo import vision
 from server.scenarios.memory_planning import lenet  # the memory scenario's LeNet: one definition
 
 MB = 1 << 20
@@ -140,6 +148,7 @@ def bench_memory(quick: bool) -> None:
                     "planned_MB": round(planned / MB, 4),
                     "reported_MB": planned >> 20,
                     "naive_MB": round(naive / MB, 4),
+                    "lower_bound_MB": round(exe.plan.bytes_lower_bound / MB, 4),
                     "ratio_planned_over_naive": round(planned / naive, 4),
                     "blocks": exe.plan.num_blocks,
                     "inplace_pairs": len(exe.plan.inplace),
@@ -154,7 +163,45 @@ def bench_memory(quick: bool) -> None:
             del exe, big
 
 
-# ---------------------------------------------------------------------------- 2. mirror
+# ---------------------------------------------------------------------------- 2. planners
+def resnet18() -> sym.Symbol:
+    """ResNet-18 v1 of the model zoo as a symbol, ending in a softmax loss for training."""
+    return sym.SoftmaxOutput(vision.resnet18_v1()(sym.Variable("data")), name="softmax")
+
+
+def bench_planners(quick: bool) -> None:
+    nets = [*NETS, ("resnet18", resnet18, (4, 3, 64, 64) if quick else (32, 3, 224, 224))]
+    for name, build, shape in nets:
+        net = build()
+        for mode in ("train", "infer"):
+            exe = simple_bind(net, mx.cpu(), grad_req="write" if mode == "train" else "null", data=shape)
+            plans = {s: exe.plan_with(dataclasses.replace(exe.plan.options, strategy=s)) for s in STRATEGIES}
+            bound = exe.plan.bytes_lower_bound
+            least = min(p.bytes_planned for p in plans.values())
+            emit(
+                {
+                    "workload": "planners",
+                    "net": name,
+                    "mode": mode,
+                    "data": list(shape),
+                    "unit": "MB",
+                    "mxnet_MB": round(plans["mxnet"].bytes_planned / MB, 3),
+                    "greedy_by_size_MB": round(plans["greedy_by_size"].bytes_planned / MB, 3),
+                    "lower_bound_MB": round(bound / MB, 3),
+                    "naive_MB": round(exe.plan.bytes_naive / MB, 3),
+                    "blocks": {s: p.num_blocks for s, p in plans.items()},
+                    "bytes": {
+                        **{s: p.bytes_planned for s, p in plans.items()},
+                        "lower_bound": bound,
+                        "naive": exe.plan.bytes_naive,
+                    },
+                    "least": [s for s, p in plans.items() if p.bytes_planned == least],
+                }
+            )
+            del exe
+
+
+# ---------------------------------------------------------------------------- 3. mirror
 def bench_mirror(quick: bool) -> None:
     batch = 256 if quick else 1024
     reps = 3 if quick else 7
@@ -205,7 +252,7 @@ def bench_mirror(quick: bool) -> None:
     )
 
 
-# ---------------------------------------------------------------------------- 3. parallel branches
+# ---------------------------------------------------------------------------- 4. parallel branches
 def towers(depth: int, width: int) -> sym.Symbol:
     x = sym.Variable("data")
     outs = []
@@ -306,10 +353,10 @@ def bench_parallel(quick: bool) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer repetitions")
-    parser.add_argument("--only", default="memory,mirror,parallel", help="comma-separated workloads")
+    parser.add_argument("--only", default="memory,planners,mirror,parallel", help="comma-separated workloads")
     args = parser.parse_args()
     chosen = [w.strip() for w in args.only.split(",") if w.strip()]
-    known = {"memory": bench_memory, "mirror": bench_mirror, "parallel": bench_parallel}
+    known = {"memory": bench_memory, "planners": bench_planners, "mirror": bench_mirror, "parallel": bench_parallel}
     unknown = sorted(set(chosen) - known.keys())
     if unknown:
         parser.error(f"unknown workload(s) {unknown}; choose from {sorted(known)}")

@@ -320,6 +320,12 @@ SETTINGS: dict[str, Setting] = {
             "the memory planner reuses a free block for sizes within this factor",
             mxnet="NNVM_EXEC_MATCH_RANGE",
         ),
+        Setting(
+            "MXLAB_MEMORY_PLANNER",
+            Choice(("mxnet", "greedy_by_size")),
+            "mxnet",
+            "the executor's memory planner: MXNet's free-list walk (`mxnet`) or greedy by size over lifetimes",
+        ),
         # ------------------------------------------------------------------ custom operators
         Setting(
             "MXLAB_CUSTOM_OP_NUM_THREADS",

@@ -1,6 +1,7 @@
 """Graph passes and the graph executor.
 
-Bottom up: the passes (``graph``, ``infer``, ``mirror``, ``plan_memory``; the gradient pass they
+Bottom up: the passes (``graph``, ``infer``, ``mirror``, ``liveness``, the two memory planners
+``plan_memory`` and ``greedy_by_size`` and ``planners``, which picks one; the gradient pass they
 share with autograd is :mod:`framework.operator.gradient_pass`, re-exported here),
 then ``arguments`` and ``segments``, the ``Executor`` (``executor``), ``binding``
 (``bind`` / ``simple_bind``), the ``CachedOp`` (``cached_op``) and the runner of control-flow

@@ -10,7 +10,9 @@ in five steps, each a pass over an explicit graph:
    recompute cheap activations instead of keeping them.
 3. **Indexing**: forward and backward nodes become one :class:`IndexedGraph`; its order is
    the schedule (the forward nodes first).
-4. **Memory planning** (:mod:`~framework.executor.plan_memory`): a storage id per entry.
+4. **Memory planning** (:mod:`~framework.executor.plan_memory`, or
+   :mod:`~framework.executor.greedy_by_size` with ``MXLAB_MEMORY_PLANNER=greedy_by_size``
+   or ``PlanOptions(strategy=...)``): a storage id per entry.
 5. **Allocation and steps**: one NDArray per storage block, a view of it per entry, and
    per node a prepared call of the operator's compute function with the right ``req``
    per output (``write``, ``inplace``, ``add`` for ``grad_req='add'``, ``null`` for
@@ -30,7 +32,8 @@ Executor from user arguments, are in :mod:`.binding`, above this one.
 
 Settings: ``MXLAB_BACKWARD_DO_MIRROR`` (0; 1 = MXNet's per-node rule, ``segment`` =
 checkpointing), ``MXLAB_EXEC_BULK_EXEC_MAX_NODE_TRAIN`` (15 nodes per bulk segment; 0 or 1
-turns bulking off), ``MXLAB_EXEC_ENABLE_INPLACE`` (1) and ``MXLAB_EXEC_MATCH_RANGE`` (16).
+turns bulking off), ``MXLAB_EXEC_ENABLE_INPLACE`` (1), ``MXLAB_EXEC_MATCH_RANGE`` (16) and
+``MXLAB_MEMORY_PLANNER`` (``mxnet``; ``greedy_by_size``).
 
 Where MXLab differs from MXNet 1.x: outputs nobody reads get no memory at all (MXNet
 allocates and frees them at once); sharing never makes independent branches wait for
@@ -61,6 +64,7 @@ from ..operator.node import Entry, Node, NodeAttrs, topo_sort, variable
 from ..resource import ResourceManager
 from . import mirror as mirror_pass
 from . import plan_memory as planner
+from . import planners
 from .arguments import (
     ExecutorError,
     Shape,
@@ -175,10 +179,8 @@ class Executor:
 
         # 4. the memory plan
         self._grad_eids = {i: graph.entry_id(g) for i, g in self._grad_entry_of.items()}
-        head_eids = [graph.entry_id(e) for e in self._heads]
-        self.plan = planner.plan_memory(
-            graph, shapes, types, external=self._grad_eids.values(), keep=head_eids, options=self._plan_options
-        )
+        self._head_eids = head_eids = [graph.entry_id(e) for e in self._heads]
+        self.plan = self.plan_with(self._plan_options)
         self._publish_plan()
 
         # 5. arrays, steps, segments
@@ -404,6 +406,8 @@ class Executor:
             inplace=[list(p) for p in plan.inplace],
             bytes_planned=plan.bytes_planned,
             bytes_naive=plan.bytes_naive,
+            bytes_lower_bound=plan.bytes_lower_bound,
+            strategy=plan.options.strategy,
             entries=entries,
             blocks=list(plan.block_bytes),
             mirror=self._mirror,
@@ -648,6 +652,20 @@ class Executor:
         )
 
     # ------------------------------------------------------------------ reports
+    def plan_with(self, options: planner.PlanOptions) -> planner.MemoryPlan:
+        """The plan ``options`` (another strategy, other switches) give this executor's graph.
+
+        Nothing is allocated: this answers "how much would the other planner use here?".
+        """
+        return planners.plan(
+            self._graph,
+            self._shapes,
+            self._types,
+            external=self._grad_eids.values(),
+            keep=self._head_eids,
+            options=options,
+        )
+
     def debug_str(self) -> str:
         """The graph with each entry's storage and size, then planned versus naive memory."""
         graph, plan = self._graph, self.plan
@@ -686,8 +704,12 @@ class Executor:
                     if eid in inplace_of:
                         where += f" (in place of {graph.entry_name(inplace_of[eid])})"
                 lines.append(f"\t{graph.entry_name(eid)}: {where}, {size}")
-        planned, naive = plan.bytes_planned, plan.bytes_naive
-        lines.append(f"Total {planned >> 20} MB allocated ({planned} bytes in {plan.num_blocks} blocks)")
+        planned, naive, bound = plan.bytes_planned, plan.bytes_naive, plan.bytes_lower_bound
+        lines.append(
+            f"Total {planned >> 20} MB allocated ({planned} bytes in {plan.num_blocks} blocks, "
+            f"planner {plan.options.strategy})"
+        )
+        lines.append(f"Lower bound {bound >> 20} MB ({bound} bytes alive at once at the peak)")
         lines.append(f"Naive {naive >> 20} MB ({naive} bytes)")
         return "\n".join(lines) + "\n"
 

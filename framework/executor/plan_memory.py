@@ -36,6 +36,10 @@ they are on an independent branch, it would serialize branches that could run in
 parallel. So a block is reused only by a node that already depends on everything that
 touched it. On a chain (an MLP) every earlier node is an ancestor, so nothing changes.
 
+Who reads what and when (reference counts, in-place candidates) comes from
+:mod:`.liveness`, which :mod:`.greedy_by_size` (the other strategy, ``MXLAB_MEMORY_PLANNER``)
+and the lower bound (``MemoryPlan.bytes_lower_bound``: no plan can use less) read too.
+
 ``plan_memory(graph, shapes, dtypes, ...)`` returns a :class:`MemoryPlan`; in-place,
 sharing and the parallel-safety rule can be switched off one by one to see what each
 contributes (``PlanOptions``; ``MXLAB_EXEC_ENABLE_INPLACE=0`` and ``MXLAB_EXEC_MATCH_RANGE``
@@ -57,6 +61,7 @@ import numpy as np
 from .. import config
 from ..base import MXLabError
 from .graph import IndexedGraph
+from .liveness import liveness
 
 # Storage ids below zero are markers, with MXNet's (NNVM's) values and meanings; block ids are >= 0.
 #: MXNet's ``kBadStorageID``: no storage. While planning, an entry not assigned yet; in the
@@ -67,6 +72,10 @@ BAD_STORAGE_ID = -1
 EXTERNAL_STORAGE_ID = -2
 #: MXNet's ``NNVM_EXEC_MATCH_RANGE``: a free block is reused for sizes within this factor.
 MATCH_RANGE = config.setting("MXLAB_EXEC_MATCH_RANGE").default
+_PLANNER_KIND = config.setting("MXLAB_MEMORY_PLANNER").kind
+assert isinstance(_PLANNER_KIND, config.Choice)
+#: The planning strategies by name, as ``MXLAB_MEMORY_PLANNER`` accepts them.
+STRATEGIES: tuple[str, ...] = _PLANNER_KIND.values
 
 
 class PlanError(MXLabError, ValueError):
@@ -81,13 +90,21 @@ class PlanOptions:
     sharing: bool = True
     parallel_safe: bool = True
     match_range: int = MATCH_RANGE
+    #: Which planner runs: ``mxnet`` (this module) or ``greedy_by_size`` (:mod:`.greedy_by_size`).
+    strategy: str = "mxnet"
+
+    def __post_init__(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise PlanError(f"PlanOptions: unknown strategy {self.strategy!r}; choose one of {', '.join(STRATEGIES)}")
 
     @classmethod
     def from_env(cls) -> PlanOptions:
-        """The defaults, as ``MXLAB_EXEC_ENABLE_INPLACE`` (1) and ``MXLAB_EXEC_MATCH_RANGE`` (16) set them."""
+        """The defaults, as ``MXLAB_EXEC_ENABLE_INPLACE`` (1), ``MXLAB_EXEC_MATCH_RANGE`` (16) and
+        ``MXLAB_MEMORY_PLANNER`` (mxnet) set them."""
         return cls(
             inplace=config.get("MXLAB_EXEC_ENABLE_INPLACE"),
             match_range=config.get("MXLAB_EXEC_MATCH_RANGE"),
+            strategy=config.get("MXLAB_MEMORY_PLANNER"),
         )
 
 
@@ -109,6 +126,8 @@ class MemoryPlan:
     last_reader: list[int | None]
     #: Bytes if every internal entry had its own block.
     bytes_naive: int
+    #: The least any plan can use: the peak of the bytes alive at once (:meth:`.Liveness.lower_bound`).
+    bytes_lower_bound: int
     options: PlanOptions = field(default_factory=PlanOptions)
 
     @property
@@ -175,6 +194,36 @@ class _FreeList:
         return len(self._keys)
 
 
+def size_entries(
+    graph: IndexedGraph,
+    shapes: Sequence[Sequence[int] | None],
+    dtypes: Sequence[str | None],
+    external: Iterable[int] = (),
+) -> tuple[set[int], list[int]]:
+    """The external entry ids (variables and ``external``) and every entry's size in bytes.
+
+    Planned entries must have known shapes and dtypes; external ones are sized when possible (for reports).
+    """
+    n_entries = graph.num_entries
+    if len(shapes) != n_entries or len(dtypes) != n_entries:
+        raise PlanError(f"plan_memory: {n_entries} entries but {len(shapes)} shapes and {len(dtypes)} dtypes")
+    external_set = set(external)
+    for nid in graph.input_nodes:
+        external_set.update(graph.output_entries(nid))
+    sizes = [0] * n_entries
+    for eid in range(n_entries):
+        try:
+            sizes[eid] = entry_nbytes(shapes[eid], dtypes[eid])
+        except PlanError:
+            if eid in external_set:
+                continue
+            raise PlanError(
+                f"plan_memory: entry {graph.entry_name(eid)!r} has shape {shapes[eid]} and dtype {dtypes[eid]}; "
+                "run shape and type inference first"
+            ) from None
+    return external_set, sizes
+
+
 def plan_memory(
     graph: IndexedGraph,
     shapes: Sequence[Sequence[int] | None],
@@ -198,37 +247,16 @@ def plan_memory(
     """
     options = options or PlanOptions()
     n_entries = graph.num_entries
-    if len(shapes) != n_entries or len(dtypes) != n_entries:
-        raise PlanError(f"plan_memory: {n_entries} entries but {len(shapes)} shapes and {len(dtypes)} dtypes")
     storage = [BAD_STORAGE_ID] * n_entries
-    external_set = set(external)
-    for nid in graph.input_nodes:
-        external_set.update(graph.output_entries(nid))
+    external_set, sizes = size_entries(graph, shapes, dtypes, external)
     for eid in external_set:
         storage[eid] = EXTERNAL_STORAGE_ID
-
-    sizes = [0] * n_entries
-    for eid in range(n_entries):
-        if eid in external_set:  # not planned; sized when possible, for reports
-            try:
-                sizes[eid] = entry_nbytes(shapes[eid], dtypes[eid])
-            except PlanError:
-                pass
-            continue
-        try:
-            sizes[eid] = entry_nbytes(shapes[eid], dtypes[eid])
-        except PlanError:
-            raise PlanError(
-                f"plan_memory: entry {graph.entry_name(eid)!r} has shape {shapes[eid]} and dtype {dtypes[eid]}; "
-                "run shape and type inference first"
-            ) from None
+    keep = list(graph.outputs if keep is None else keep)
+    live = liveness(graph, sizes, dtypes, external_set, keep, inplace=options.inplace)
 
     # Rule 1: reference counts (+1 for entries that must stay alive to the end).
-    ref_count = [0] * n_entries
-    for inputs in graph.input_entries:
-        for eid in inputs:
-            ref_count[eid] += 1
-    for eid in graph.outputs if keep is None else keep:
+    ref_count = [len(readers) for readers in live.readers]
+    for eid in keep:
         ref_count[eid] += 1
 
     ancestors = graph.ancestors() if options.parallel_safe else None
@@ -252,29 +280,21 @@ def plan_memory(
         inputs = graph.input_entries[nid]
         outs = list(graph.output_entries(nid))  # each not external is still BAD_STORAGE_ID here
 
-        # Rule 2: in place.
-        if options.inplace:
-            mutated = set(node.op.mutate_inputs(node.attrs))
-            taken: set[int] = set()
-            for i, o in node.op.inplace_option(node.attrs):
-                if i >= len(inputs) or o >= len(outs) or i in taken or i in mutated:
-                    continue
-                e_in, e_out = inputs[i], outs[o]
-                sid = storage[e_in]
-                if (
-                    storage[e_out] == BAD_STORAGE_ID
-                    and sid >= 0
-                    and block_refs[sid] == 1
-                    and ref_count[e_out] > 0
-                    and np.dtype(dtypes[e_in]).itemsize == np.dtype(dtypes[e_out]).itemsize
-                    and sizes[e_in] == sizes[e_out]  # same width, so the same element count
-                    and safe_for(sid, nid)
-                ):
-                    taken.add(i)
-                    storage[e_out] = sid
-                    block_refs[sid] += ref_count[e_out]
-                    block_bytes[sid] = max(block_bytes[sid], sizes[e_out])
-                    inplace.append((e_in, e_out))
+        # Rule 2: in place, for the candidates liveness found (see :mod:`.liveness`).
+        taken: set[int] = set()
+        for e_in, e_out in live.inplace_candidates[nid]:
+            sid = storage[e_in]
+            if (
+                e_in not in taken
+                and storage[e_out] == BAD_STORAGE_ID
+                and block_refs[sid] == 1  # no other entry of the block is still to be read
+                and safe_for(sid, nid)
+            ):
+                taken.add(e_in)
+                storage[e_out] = sid
+                block_refs[sid] += ref_count[e_out]
+                block_bytes[sid] = max(block_bytes[sid], sizes[e_out])
+                inplace.append((e_in, e_out))
 
         # Rule 3: every other referenced output takes a dead block or a new one, largest first.
         for eid in sorted((e for e in outs if storage[e] == BAD_STORAGE_ID), key=lambda e: -sizes[e]):
@@ -319,6 +339,7 @@ def plan_memory(
         released_after=released_after,
         last_reader=last_reader,
         bytes_naive=naive,
+        bytes_lower_bound=live.lower_bound(),
         options=options,
     )
 

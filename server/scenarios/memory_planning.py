@@ -9,6 +9,11 @@ order, with when each was produced and when it was read for the last time.
 
 What the switches do (all measured on the networks below, see ``docs/scenarios.md``):
 
+* ``planner``: ``mxnet`` (MXNet's walk over the schedule) or ``greedy_by_size`` (largest
+  arrays first over known lifetimes, ``framework/executor/greedy_by_size.py``). Either way
+  the result also reports both totals and the lower bound (``strategies``): the peak of the
+  bytes alive at once, which no plan can beat;
+
 * ``sharing`` off: no block is ever reused, so the plan costs exactly the naive total
   minus what in-place reuse saved (``bytes_planned == bytes_naive - bytes_inplace``);
   with in-place off as well, ``bytes_planned == bytes_naive``, one block per entry;
@@ -23,6 +28,7 @@ What the switches do (all measured on the networks below, see ``docs/scenarios.m
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import time
 from typing import Any, Literal
@@ -33,7 +39,7 @@ from pydantic import Field
 import framework as mx
 from framework import symbol as sym
 from framework.executor import Executor, simple_bind
-from framework.executor.plan_memory import BAD_STORAGE_ID, EXTERNAL_STORAGE_ID, PlanOptions
+from framework.executor.plan_memory import BAD_STORAGE_ID, EXTERNAL_STORAGE_ID, STRATEGIES, PlanOptions
 
 from .base import RunContext, Scenario, ScenarioParams, register
 
@@ -62,6 +68,12 @@ class MemoryPlanningParams(ScenarioParams):
         True, description="let an operator (relu, tanh) overwrite its input when it is that input's last reader"
     )
     sharing: bool = Field(True, description="reuse the block of a dead entry for a new one of similar size")
+    planner: Literal["mxnet", "greedy_by_size"] = Field(
+        "mxnet",
+        description="mxnet: MXNet's planner, walking the schedule and reusing blocks freed so far; "
+        "greedy_by_size: knowing every lifetime first, place the largest arrays first, each into the first "
+        "block free for its whole lifetime (MXLAB_MEMORY_PLANNER)",
+    )
     mirror: bool = Field(
         False,
         description="training only: checkpoint about sqrt(N) activations and recompute the others in backward "
@@ -193,7 +205,9 @@ def plan_report(exe: Executor, net: sym.Symbol) -> dict[str, Any]:
         plan.entry_bytes[eid] for eid in range(graph.num_entries) if plan.storage[eid] == EXTERNAL_STORAGE_ID
     )
     return {
+        "planner": plan.options.strategy,
         "bytes_planned": plan.bytes_planned,
+        "bytes_lower_bound": plan.bytes_lower_bound,
         "bytes_naive": plan.bytes_naive,
         "bytes_saved": plan.bytes_naive - plan.bytes_planned,
         "bytes_inplace": sum(pair["bytes"] for pair in inplace),
@@ -207,6 +221,13 @@ def plan_report(exe: Executor, net: sym.Symbol) -> dict[str, Any]:
     }
 
 
+def compare_strategies(exe: Executor) -> dict[str, int]:
+    """Planned bytes of this graph under each strategy (same switches), and the lower bound they share."""
+    options = exe.plan.options
+    totals = {name: exe.plan_with(dataclasses.replace(options, strategy=name)).bytes_planned for name in STRATEGIES}
+    return {**totals, "lower_bound": exe.plan.bytes_lower_bound}
+
+
 def run(params: MemoryPlanningParams, ctx: RunContext) -> dict[str, Any]:
     """Bind, run one step, report the plan, then free the executor's memory."""
     build, item_shape = NETWORKS[params.network]
@@ -218,14 +239,14 @@ def run(params: MemoryPlanningParams, ctx: RunContext) -> dict[str, Any]:
     mirror_mode = "segment" if params.mirror and training else "none"
     ctx.log(
         f"binding {params.network} ({params.mode}, batch {params.batch_size}): inplace={params.inplace}, "
-        f"sharing={params.sharing}, mirror={mirror_mode}"
+        f"sharing={params.sharing}, planner={params.planner}, mirror={mirror_mode}"
     )
     exe = simple_bind(
         net,
         mx.cpu(),
         grad_req=grad_req,
         mirror=mirror_mode,
-        plan_options=PlanOptions(inplace=params.inplace, sharing=params.sharing),
+        plan_options=PlanOptions(inplace=params.inplace, sharing=params.sharing, strategy=params.planner),
         # One engine operation per graph node (no bulk segments): the timeline then shows the
         # executor's pass node by node. Bulking changes how work is pushed, not the plan.
         bulk_size=1,
@@ -245,8 +266,14 @@ def run(params: MemoryPlanningParams, ctx: RunContext) -> dict[str, Any]:
         "network": params.network,
         "mode": params.mode,
         "data_shape": list(data_shape),
-        "options": {"inplace": params.inplace, "sharing": params.sharing, "mirror": params.mirror},
+        "options": {
+            "inplace": params.inplace,
+            "sharing": params.sharing,
+            "planner": params.planner,
+            "mirror": params.mirror,
+        },
         **report,
+        "strategies": compare_strategies(exe),
         "saved_fraction": round(report["bytes_saved"] / report["bytes_naive"], 4) if report["bytes_naive"] else 0.0,
         "mirror_mode": mirror_mode,
         "mirror_nodes": exe.num_mirror_nodes,
@@ -254,8 +281,9 @@ def run(params: MemoryPlanningParams, ctx: RunContext) -> dict[str, Any]:
         "debug_str": exe.debug_str(),
     }
     ctx.log(
-        f"planned {report['bytes_planned']} bytes in {report['num_blocks']} blocks "
-        f"(naive {report['bytes_naive']}); {len(report['inplace'])} in-place pairs, "
+        f"planned {report['bytes_planned']} bytes in {report['num_blocks']} blocks by {params.planner} "
+        f"(lower bound {report['bytes_lower_bound']}, naive {report['bytes_naive']}); "
+        f"{len(report['inplace'])} in-place pairs, "
         f"{exe.num_mirror_nodes} mirrored nodes"
     )
     # Free the executor's blocks now, so their storage.free events belong to this run.

@@ -148,6 +148,23 @@ def test_memory_planning_draws_graph_memory_chart_and_plan(page, server_url):
     assert not page.problems
 
 
+def test_memory_view_shows_the_chosen_planner_beside_the_lower_bound(page, server_url):
+    """The scenario's planner select (generated from its parameters) switches the strategy the view reports."""
+    open_ui(page, server_url, "?scenario=memory_planning")
+    page.click('[data-tab="memory"]')
+    run_id = start(page, "memory_planning", network="lenet", planner="greedy_by_size")
+    assert wait_finished(page) == "done"
+    result = summary(server_url, run_id)["result"]
+    assert result["planner"] == "greedy_by_size"
+    page.wait_for_selector("#plan .segment")
+    assert page.get_attribute("[data-strategy]", "data-strategy") == "greedy_by_size"
+    assert int(page.get_attribute("[data-bytes-planned]", "data-bytes-planned")) == result["bytes_planned"]
+    bound = int(page.get_attribute("[data-bytes-lower-bound]", "data-bytes-lower-bound"))
+    assert bound == result["bytes_lower_bound"] == result["strategies"]["lower_bound"]
+    assert 0 < bound <= result["bytes_planned"]
+    assert not page.problems
+
+
 def test_training_curves_appear_for_train_mlp(page, server_url):
     open_ui(page, server_url)
     page.click('[data-tab="training"]')

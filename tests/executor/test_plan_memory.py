@@ -284,6 +284,29 @@ def test_benchmark_plans_at_most_mxnets_memory_for_the_w4_networks():
         assert r["reported_MB"] <= r["mxnet_reported_MB"] and r["planned_MB"] < r["naive_MB"]
 
 
+@pytest.mark.slow  # plans every benchmark network, ResNet-18 included
+def test_benchmark_reports_both_planners_and_the_lower_bound():
+    """benchmarks/executor_memory.py's planners workload: MLP-8, LeNet, MLP-20, ResNet-18, train and infer."""
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, str(root / "benchmarks" / "executor_memory.py"), "--quick", "--only", "planners"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=root,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    records = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    assert {(r["net"], r["mode"]) for r in records} == {
+        (n, m) for n in ("mlp8", "lenet", "mlp20", "resnet18") for m in ("train", "infer")
+    }
+    for r in records:
+        sizes = r["bytes"]
+        assert 0 < sizes["lower_bound"] <= min(sizes["mxnet"], sizes["greedy_by_size"]) < sizes["naive"], r
+        assert r["least"] and all(sizes[s] == min(sizes["mxnet"], sizes["greedy_by_size"]) for s in r["least"])
+
+
 def test_planner_defaults_follow_the_environment(monkeypatch):
     monkeypatch.setenv("MXLAB_EXEC_ENABLE_INPLACE", "0")
     monkeypatch.setenv("MXLAB_EXEC_MATCH_RANGE", "4")

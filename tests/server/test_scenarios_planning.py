@@ -23,7 +23,9 @@ RESULT_KEYS = {
     "mode",
     "data_shape",
     "options",
+    "planner",
     "bytes_planned",
+    "bytes_lower_bound",
     "bytes_naive",
     "bytes_saved",
     "bytes_inplace",
@@ -35,6 +37,7 @@ RESULT_KEYS = {
     "inplace",
     "not_stored",
     "schedule",
+    "strategies",
     "mirror_mode",
     "mirror_nodes",
     "step_seconds",
@@ -85,7 +88,10 @@ def test_entries_of_a_block_never_live_at_the_same_time(default_run):
     An entry written in place starts at the very node that reads its predecessor for the
     last time; a shared block is taken only after the node that released it.
     """
-    result, _, _ = default_run
+    assert_blocks_hold_disjoint_lifetimes(default_run[0])
+
+
+def assert_blocks_hold_disjoint_lifetimes(result: dict[str, Any]) -> None:
     for block in result["blocks"]:
         entries = block["entries"]
         assert entries, f"block {block['block']} holds no entry"
@@ -131,6 +137,27 @@ def test_a_run_is_deterministic(default_run):
 
 
 # ----------------------------------------------------------------------------- the switches
+@pytest.mark.parametrize("network", ["mlp", "lenet"])
+@pytest.mark.parametrize("mode", ["training", "inference"])
+def test_the_planner_switch_runs_either_strategy_beside_the_lower_bound(network, mode):
+    mxnet, _, _ = run(network=network, mode=mode)
+    greedy, _, recorder = run(network=network, mode=mode, planner="greedy_by_size")
+    assert mxnet["planner"] == mxnet["options"]["planner"] == "mxnet"
+    assert greedy["planner"] == greedy["options"]["planner"] == "greedy_by_size"
+    # each run reports both totals (the same numbers) and the lower bound both planners share
+    assert mxnet["strategies"] == greedy["strategies"]
+    strategies = greedy["strategies"]
+    assert set(strategies) == {"mxnet", "greedy_by_size", "lower_bound"}
+    assert strategies["mxnet"] == mxnet["bytes_planned"] and strategies["greedy_by_size"] == greedy["bytes_planned"]
+    bound = strategies["lower_bound"]
+    assert bound == mxnet["bytes_lower_bound"] == greedy["bytes_lower_bound"]
+    assert 0 < bound <= min(mxnet["bytes_planned"], greedy["bytes_planned"])
+    assert_blocks_hold_disjoint_lifetimes(greedy)
+    (event,) = recorder.of_kind("executor.plan")
+    assert event["strategy"] == "greedy_by_size" and event["bytes_lower_bound"] == bound
+    assert f"Lower bound {bound >> 20} MB ({bound} bytes" in greedy["debug_str"]
+
+
 @pytest.mark.parametrize("network", ["mlp", "lenet"])
 @pytest.mark.parametrize("mode", ["training", "inference"])
 def test_sharing_off_costs_the_naive_bytes_minus_inplace_and_unstored(network, mode):
@@ -211,12 +238,14 @@ def test_defaults_and_schema_describe_every_parameter():
         "batch_size": 32,
         "inplace": True,
         "sharing": True,
+        "planner": "mxnet",
         "mirror": False,
     }
     properties = described["schema"]["properties"]
     assert all(field.get("description") for field in properties.values())
     assert properties["batch_size"]["minimum"] == 1 and properties["batch_size"]["maximum"] == 512
     assert properties["network"]["enum"] == ["mlp", "lenet", "rnn"]
+    assert properties["planner"]["enum"] == ["mxnet", "greedy_by_size"]
     assert described["tutorial"] == "tutorials/05-executor-memory.md"
 
 
@@ -233,6 +262,7 @@ def test_defaults_and_schema_describe_every_parameter():
         ({"mirror": None}, "mirror", "bool_type"),
         ({"network": "resnet"}, "network", "literal_error"),
         ({"mode": "train"}, "mode", "literal_error"),
+        ({"planner": "tflite"}, "planner", "literal_error"),
         ({"workers": 2}, "workers", "extra_forbidden"),
     ],
 )
@@ -275,3 +305,17 @@ def test_the_docs_table_holds_the_measured_numbers():
         ]
         documented = [int(cell.strip().replace(",", "")) for cell in numbers.split("|")]
         assert documented == measured, f"docs/scenarios.md row {network} {mode} {inplace} {sharing} {mirror}"
+
+
+@pytest.mark.slow  # plans every network of the table
+def test_the_docs_planner_table_holds_the_measured_numbers():
+    """The two-planner table in docs/scenarios.md is what the scenario's ``strategies`` report today."""
+    row = re.compile(r"^\| (mlp|lenet|rnn) \| (training|inference) \|([\d, |]+)\|$", re.M)
+    rows = row.findall(DOCS.read_text())
+    assert len(rows) == 6
+    for network, mode, numbers in rows:
+        result, _, _ = run(network=network, mode=mode)
+        strategies = result["strategies"]
+        measured = [strategies["mxnet"], strategies["greedy_by_size"], strategies["lower_bound"], result["bytes_naive"]]
+        documented = [int(cell.strip().replace(",", "")) for cell in numbers.split("|")]
+        assert documented == measured, f"docs/scenarios.md planner row {network} {mode}"

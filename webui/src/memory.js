@@ -115,18 +115,34 @@ function stat(label, value) {
 function drawPlanBytes(host, plan) {
   const planned = Number(plan.bytes_planned) || 0;
   const naive = Number(plan.bytes_naive) || 0;
+  // Older traces have no lower bound (executor.plan gained it with the greedy planner): no row then.
+  const bound = plan.bytes_lower_bound === undefined ? null : Number(plan.bytes_lower_bound) || 0;
+  const strategy = String(plan.strategy ?? "mxnet");
   const scale = Math.max(planned, naive, 1);
   const saved = naive > 0 ? Math.round((100 * (naive - planned)) / naive) : 0;
+  const above = bound > 0 ? Math.round((100 * (planned - bound)) / bound) : 0;
+  const boundRow =
+    bound === null
+      ? ""
+      : `<div class="bytes-row"><span class="bytes-label">lower bound</span>
+      <span class="bytes-bar bound" style="width:${(100 * bound) / scale}%"></span>
+      <span class="bytes-value" data-bytes-lower-bound="${bound}">${formatBytes(bound)}</span></div>`;
+  const boundText =
+    bound === null
+      ? ""
+      : ` The lower bound is the peak of the bytes alive at once in this schedule: no plan can use less; this one
+      is ${above}% above it.`;
   host.innerHTML = `
-    <div class="bytes-row"><span class="bytes-label">planned</span>
+    <div class="bytes-row"><span class="bytes-label" data-strategy="${escapeHtml(strategy)}">planned (${escapeHtml(strategy)})</span>
       <span class="bytes-bar planned" style="width:${(100 * planned) / scale}%"></span>
-      <span class="bytes-value" data-bytes-planned="${planned}">${formatBytes(planned)}</span></div>
+      <span class="bytes-value" data-bytes-planned="${planned}">${formatBytes(planned)}</span></div>${boundRow}
     <div class="bytes-row"><span class="bytes-label">naive</span>
       <span class="bytes-bar naive" style="width:${(100 * naive) / scale}%"></span>
       <span class="bytes-value" data-bytes-naive="${naive}">${formatBytes(naive)}</span></div>
     <p class="muted">Sharing and in-place reuse save ${saved}% of the intermediate memory
       (${escapeHtml(String(plan.blocks?.length ?? 0))} blocks instead of one buffer per tensor; arguments and their
-      gradients live in arrays you bound, so neither number counts them). Mirror: ${escapeHtml(String(plan.mirror ?? "none"))}.</p>`;
+      gradients live in arrays you bound, so no number counts them).${boundText} Planner: ${escapeHtml(strategy)}
+      (the memory_planning scenario's <code>planner</code> switches it). Mirror: ${escapeHtml(String(plan.mirror ?? "none"))}.</p>`;
 }
 
 /** The lifetimes of planned entries: [{entry, block, first, last, inplaceOf}] in schedule steps. */
