@@ -191,3 +191,24 @@ def test_a_stat_func_that_returns_no_ndarray_fails_before_publishing():
         with pytest.raises(mx.base.MXLabError, match="stat_func must return an NDArray"):
             mon.toc()
     assert rec.events == []
+
+
+def test_a_reshaped_executor_keeps_the_monitor_so_fit_reports_outputs_after_validation():
+    data = reference_script.values((12, 5), 0)
+    label = np.array([0, 1] * 6, dtype=np.float32)
+    train = mx.io.NDArrayIter(data, label, batch_size=3)
+    val = mx.io.NDArrayIter(data[:4], label[:4], batch_size=4)  # another batch size: the module reshapes
+    mod = mx.mod.Module(reference_script.network(mx), context=mx.cpu())
+    mon = mx.mon.Monitor(2, pattern=".*_output")
+    with mx.events.record(["monitor.stat"]) as rec:
+        mod.fit(train, eval_data=val, num_epoch=2, monitor=mon, optimizer="sgd")
+    batches = {}
+    for event in rec.events:
+        batches.setdefault(event["batch"], []).append(event["name"])
+    outputs = ["fc1_output", "relu1_output", "fc2_output", "softmax_output"]
+    assert batches == {1: outputs, 3: outputs, 5: outputs, 7: outputs}  # epoch 2 (batches 5-8) too
+    exe = mod._exec_group.execs[0]
+    seen = []
+    exe.set_monitor_callback(lambda name, array: seen.append(name))
+    exe.reshape(data=(2, 5), softmax_label=(2,)).forward()
+    assert seen == outputs

@@ -134,6 +134,8 @@ def test_train_mlp_monitors_every_layer_at_its_interval(mlp_run):
     outputs = ["fc1_output", "relu1_output", "fc2_output", "softmax_output"]
     arguments = ["data", "fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias", "softmax_label"]
     assert first == outputs + arguments  # forward order, then the arguments (sort off)
+    # ... in every recorded batch, also after each validation pass reshaped the module to 360 images
+    assert all([e["name"] for e in stats if e["batch"] == b] == first for b in range(1, steps + 1, 5))
     assert {e["role"] for e in stats if e["name"] in outputs} == {"output"}
     assert {e["role"] for e in stats if e["name"] in arguments} == {"argument"}
     assert {e["stat"] for e in stats} == {"rms"}
