@@ -77,7 +77,7 @@ def test_monitor_stats_fold_nan_and_infinity_strings(page, server_url):
           for (let i = 0; i < MAX_ROWS + 3; i++) ev(99, `extra${i}`, 1);
           const host = document.createElement('div');
           const note = document.createElement('p');
-          new MonitorTable({ host, note }).render(stats, true);
+          new MonitorTable({ host, note }).render(stats, '');
           const rows = [...host.querySelectorAll('tbody tr')];
           return {
             size: stats.size,
@@ -107,3 +107,15 @@ def test_monitor_stats_fold_nan_and_infinity_strings(page, server_url):
     assert result["texts"] == ["[\u2212\u221e, 2.000, NaN, 4.000, \u2026]", "NaN"]  # minus infinity, ..., ellipsis
     assert result["batch"] == "99" and "7 records of further arrays are not shown" in result["note"]
     assert not page.problems
+
+
+def test_a_run_without_a_monitor_says_so(page, server_url):
+    open_ui(page, server_url)
+    page.click('[data-tab="training"]')
+    start(page, "engine_basics", chain_length=1, op_ms=0)
+    assert wait_finished(page, 60_000) == "done"
+    page.wait_for_function(
+        "() => document.querySelector('#monitor-note').textContent.includes('installed no')", timeout=10_000
+    )
+    assert page.get_attribute("#monitor-table", "data-rows") == "0"
+    assert page.locator("#monitor-table table").count() == 0

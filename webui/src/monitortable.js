@@ -1,7 +1,6 @@
 // The Monitor table of the Training panel: one row per array mx.mon.Monitor watches (rows of a
 // MonitorStats), with the latest statistic, its min and max over recent records and a sparkline.
 // A NaN or infinite statistic (a diverged layer) is shown as such and the row is marked.
-import { suggestion } from "./catalogue.js";
 import { escapeHtml, formatStat } from "./format.js";
 import { RECENT, recentRange } from "./monitorstats.js";
 
@@ -44,16 +43,15 @@ export class MonitorTable {
     this.drawn = null; // (stats, updates) last drawn, to skip identical redraws
   }
 
-  render(stats, finished) {
+  /** Draw `stats` (a MonitorStats, or null); `emptyHtml` is what the note says when it has no row. */
+  render(stats, emptyHtml) {
     const rows = stats ? stats.order : [];
     this.host.dataset.rows = String(rows.length);
     this.host.dataset.batch = stats?.latestBatch == null ? "" : String(stats.latestBatch);
     if (!rows.length) {
       this.drawn = null;
       this.host.replaceChildren();
-      this.note.innerHTML = finished
-        ? "This run installed no <code>mx.mon.Monitor</code>."
-        : `No monitor statistics yet. ${suggestion("training", "to train with a monitor")}`;
+      this.note.innerHTML = emptyHtml;
       return;
     }
     const stamp = `${stats.updates}`;

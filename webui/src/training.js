@@ -41,7 +41,14 @@ export class TrainingView {
         : model.finished
           ? `This run reported no training metrics. ${suggestion("training", "to train a network")}`
           : "No metric reported yet…";
-    this.monitorTable.render(model?.monitor ?? null, Boolean(model?.finished));
+    // Without a run, or with its history evicted, the empty state above already says why.
+    const monitorEmpty =
+      !model || isEvicted(model.summary)
+        ? ""
+        : model.finished
+          ? "This run installed no <code>mx.mon.Monitor</code>."
+          : "No monitor statistics yet: they appear when the run's <code>mx.mon.Monitor</code> records a batch.";
+    this.monitorTable.render(model?.monitor ?? null, monitorEmpty);
     // One colour per metric name across both charts (train and validation never share one).
     this.colors = colorsFor(series.map((s) => s.name));
     const [lossGroup, otherGroup] = this.groups;
