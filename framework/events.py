@@ -42,6 +42,10 @@ KINDS: dict[str, tuple[str, ...]] = {
     "kvstore.push": ("key", "nbytes", "ctx"),
     "kvstore.pull": ("key", "nbytes", "ctx"),
     "train.metric": ("epoch", "batch", "name", "value"),
+    # One row of mx.mon.Monitor.toc: ``value`` is a float, or a list of at most 16 floats when
+    # the statistic has several elements; ``role`` says where the array came from
+    # ("output", "input", "argument", "auxiliary"), ``stat`` names the statistic function.
+    "monitor.stat": ("batch", "name", "role", "stat", "value"),
     # The user instrumentation of mx.profiler (Task, Frame, Event, Counter, Marker): ``range``
     # ties a begin to its end, ``thread`` is the publishing thread's name.
     "profiler.task_begin": ("domain", "name", "range", "thread"),

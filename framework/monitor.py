@@ -11,6 +11,11 @@ The default statistic is ``norm(x) / sqrt(x.size)``, the root mean square of the
 layer whose value drifts towards 0 or explodes shows it at a glance, whatever its size.
 The statistic is computed with NDArray operators, pushed right after the array's node, so it
 reads the value that node wrote even if a later node reuses the memory.
+
+While someone subscribes to the event bus (the server, a ``Recorder``), ``toc()`` also
+publishes each line as a ``monitor.stat`` event -- its batch, name, role, the statistic's
+name and its value as plain floats -- which the web UI folds into a live table per layer.
+Nobody listening costs one attribute check per ``toc``.
 """
 
 from __future__ import annotations
@@ -21,11 +26,18 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
+from . import events
 from . import ndarray as nd
 from .base import MXLabError
 from .ndarray.ndarray import NDArray
 
 StatFunc = Callable[[NDArray], Any]
+
+#: A ``monitor.stat`` event carries at most this many values of a statistic with several
+#: elements (the first ones, flattened): enough for a per-channel glance, never a whole tensor.
+MAX_EVENT_VALUES = 16
 
 
 def rms(x: NDArray) -> NDArray:
@@ -55,16 +67,27 @@ class Monitor:
         self.queue: list[tuple[int, str, Any]] = []
         self.step = 0
         self.exes: list[Any] = []
+        # The role of each queued entry, in step with ``queue`` (only the events use it).
+        self._roles: list[str] = []
+        # Names the executors call node outputs (``fc1_output``) and their variables (``fc1_weight``):
+        # a name the callback reports is an output if it is the first and not the second.
+        self._node_outputs: set[str] = set()
+        self._variables: set[str] = set()
 
     def stat_helper(self, name: str, array: NDArray) -> None:
         """The executor's callback: record ``stat_func(array)`` when this batch is monitored."""
         if self.activated and self.re_prog.match(name):
             self.queue.append((self.step, name, self.stat_func(array)))
+            is_output = name in self._node_outputs and name not in self._variables
+            self._roles.append("output" if is_output else "input")
 
     def install(self, exe: Any) -> None:
         """Watch executor ``exe`` (its forward outputs, and at ``toc`` its arguments and states)."""
         exe.set_monitor_callback(self.stat_helper, self.monitor_all)
         self.exes.append(exe)
+        symbol = exe._symbol
+        self._variables.update(symbol.list_arguments(), symbol.list_auxiliary_states())
+        self._node_outputs.update(symbol.get_internals().list_outputs())
 
     def _wait_for_parameters(self) -> None:
         for exe in self.exes:
@@ -76,6 +99,7 @@ class Monitor:
         if self.step % self.interval == 0:
             self._wait_for_parameters()
             self.queue = []
+            self._roles = []
             self.activated = True
         self.step += 1
 
@@ -87,22 +111,45 @@ class Monitor:
         self._wait_for_parameters()
         for exe in self.exes:
             symbol = exe._symbol
-            named = [
-                *zip(symbol.list_arguments(), exe.arg_arrays, strict=True),
-                *zip(symbol.list_auxiliary_states(), exe.aux_arrays, strict=True),
-            ]
-            for name, array in named:
+            named = [(n, a, "argument") for n, a in zip(symbol.list_arguments(), exe.arg_arrays, strict=True)]
+            named += [(n, a, "auxiliary") for n, a in zip(symbol.list_auxiliary_states(), exe.aux_arrays, strict=True)]
+            for name, array, role in named:
                 if self.re_prog.match(name):
                     self.queue.append((self.step, name, self.stat_func(array)))
+                    self._roles.append(role)
         self.activated = False
-        queue = sorted(self.queue, key=lambda item: item[1]) if self.sort else self.queue
+        entries = list(zip(self.queue, self._roles, strict=True))
+        if self.sort:
+            entries.sort(key=lambda entry: entry[0][1])
         self.queue = []
-        return [(step, name, _as_text(value)) for step, name, value in queue]
+        self._roles = []
+        lines = [(step, name, _as_text(value)) for (step, name, value), _ in entries]
+        if events.enabled:
+            self._publish(entries)
+        return lines
+
+    def _publish(self, entries: list[tuple[tuple[int, str, Any], str]]) -> None:
+        """One ``monitor.stat`` event per line, in the order ``toc`` returns them."""
+        stat = getattr(self.stat_func, "__name__", type(self.stat_func).__name__)
+        for (step, name, value), role in entries:
+            events.publish("monitor.stat", batch=step, name=name, role=role, stat=stat, value=_as_numbers(value))
 
     def toc_print(self) -> None:
         """:meth:`toc`, logged one line per array (``logging.info``) as MXNet prints it."""
         for step, name, text in self.toc():
             logging.info("Batch: %7d %30s %s", step, name, text)
+
+
+def _as_numbers(value: Any) -> float | list[float]:
+    """A statistic as plain floats for an event: one float, or the first :data:`MAX_EVENT_VALUES`
+    values of all its arrays flattened (NaN and infinities stay floats; the server's JSON
+    encoder writes them as the strings ``"nan"``, ``"inf"``, ``"-inf"``)."""
+    values = value if isinstance(value, list | tuple) else [value]
+    arrays = [np.asarray(v.asnumpy(), dtype=np.float64).ravel() for v in values]
+    flat = np.concatenate(arrays) if arrays else np.empty(0)
+    if flat.size == 1:
+        return float(flat[0])
+    return [float(x) for x in flat[:MAX_EVENT_VALUES]]
 
 
 def _as_text(value: Any) -> str:

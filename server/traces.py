@@ -53,6 +53,27 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
 
 
+_NON_FINITE = ("nan", "inf", "-inf")  # how a trace (strict JSON) spells a NaN or infinite statistic
+_MAX_STAT_VALUES = 16  # as many values as a monitor.stat event carries
+
+
+def _monitor_fields(args: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a ``monitor.stat`` event from a monitor instant's ``args``; what is not of the
+    event's types (a number, ``"nan"``/``"inf"``/``"-inf"``, a short list of those) becomes None."""
+
+    def stat(v: Any) -> Any:
+        return v if _is_number(v) or (isinstance(v, str) and v in _NON_FINITE) else None
+
+    value = args.get("value")
+    return {
+        "batch": args.get("batch") if _is_number(args.get("batch")) else None,
+        "name": args["name"],
+        "role": args.get("role") if isinstance(args.get("role"), str) else "",
+        "stat": args.get("stat") if isinstance(args.get("stat"), str) else "",
+        "value": [stat(v) for v in value[:_MAX_STAT_VALUES]] if isinstance(value, list) else stat(value),
+    }
+
+
 def _is_time(value: Any) -> bool:
     """A number of microseconds that is finite and within +-MAX_TIME_US (so nanoseconds fit int64)."""
     return _is_number(value) and -MAX_TIME_US <= value <= MAX_TIME_US
@@ -275,6 +296,8 @@ class _Replay:
             elif ph == "C" and str(event.get("name", "")).startswith("metric ") and _is_number(args.get("value")):
                 metric = {"epoch": None, "batch": None, "name": event["name"][len("metric ") :]}
                 self.emit(_ns(event["ts"]), {"kind": "train.metric", **metric, "value": args["value"]})
+            elif ph in ("i", "I") and cat == "monitor" and isinstance(args.get("name"), str):
+                self.emit(_ns(event["ts"]), {"kind": "monitor.stat", **_monitor_fields(args)})
             elif ph in ("i", "I") and event.get("name") in ("kvstore.push", "kvstore.pull"):
                 fields = {k: args.get(k) for k in ("key", "nbytes", "ctx")}
                 self.emit(_ns(event["ts"]), {"kind": event["name"], **fields})

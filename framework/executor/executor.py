@@ -609,7 +609,7 @@ class Executor:
                 dst[:] = source
 
     def reshape(self, partial_shaping: bool = False, allow_up_sizing: bool = False, **kwargs: Any) -> Executor:
-        """A new executor for new input shapes, sharing arrays and memory with this one."""
+        """A new executor for new input shapes, sharing arrays and memory (and a monitor callback) with this one."""
         for name in kwargs:
             if name not in self._arg_names:
                 raise ExecutorError(f"reshape: {name!r} is not an argument ({self._arg_names})")
@@ -638,7 +638,7 @@ class Executor:
         args = [fit(n, a, arg_shapes[n], "arg") for n, a in self.arg_dict.items()]
         grads = [None if g is None else fit(n, g, arg_shapes[n], "grad") for n, g in self.grad_dict.items()]
         aux = [fit(n, a, aux_shapes[n], "aux") for n, a in self.aux_dict.items()]
-        return Executor(
+        reshaped = Executor(
             self._symbol,
             self._ctx,
             args,
@@ -650,6 +650,11 @@ class Executor:
             shared_exec=self,
             bulk_size=self._bulk_size,
         )
+        # A monitored executor stays monitored: a Module reshapes for a validation batch of
+        # another size and back, and its Monitor should go on seeing the layer outputs.
+        if self._monitor_callback is not None:
+            reshaped.set_monitor_callback(self._monitor_callback, self._monitor_all)
+        return reshaped
 
     # ------------------------------------------------------------------ reports
     def plan_with(self, options: planner.PlanOptions) -> planner.MemoryPlan:

@@ -1,8 +1,8 @@
 """View 1: the recording as Chrome trace JSON, for https://ui.perfetto.dev and ``chrome://tracing``.
 
 One process per device, one thread per engine worker, each operation a begin/end pair;
-storage bytes in use as counters; waits, kvstore traffic, executor plans and training
-metrics in an extra ``host`` process; the user's tasks, frames, events, counters and
+storage bytes in use as counters; waits, kvstore traffic, executor plans, training
+metrics and mx.mon.Monitor statistics in an extra ``host`` process; the user's tasks, frames, events, counters and
 markers (mx.profiler.Domain and friends) in processes of their own. A pure function of a list of event dicts, so the
 server can serve the trace of any run (``GET /api/runs/{id}/trace``) without the
 profiler having recorded it.
@@ -10,6 +10,7 @@ profiler having recorded it.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Iterable
 from typing import Any
@@ -35,7 +36,9 @@ def chrome_trace(events: Iterable[Event]) -> dict[str, Any]:
       while recording; frees of blocks allocated before the recording are ignored);
     * an extra ``host`` process: waits (``wait_for_var``/``wait_for_all``) as ``X``
       slices on a ``waits`` thread, kvstore push/pull and executor plans as instant
-      events, training metrics as counters;
+      events, training metrics as counters, ``monitor.stat`` records as instants on a
+      ``monitor`` thread (``args``: batch, name, role, stat, value; NaN and infinities as
+      the strings ``"nan"``, ``"inf"``, ``"-inf"``, so the file stays strict JSON);
     * the user instrumentation (:mod:`.instrumentation`), in processes named as MXNet names
       them: ``<domain>`` (tasks as async ``b``/``e`` ranges, counters as ``C``),
       ``<domain>,frame``, ``<domain>,instant_marker`` (``i`` instants with the marker's
@@ -144,8 +147,8 @@ def _storage_counters(events: list[Event], pid: dict[str, int], us: Any) -> list
 def _host_events(
     events: list[Event], host_pid: int, t_last: int, us: Any
 ) -> tuple[list[dict[str, Any]], list[tuple[int, int, dict[str, Any]]]]:
-    """The ``host`` process: waits as X slices, kvstore/executor instants, metric counters."""
-    threads = {"waits": 1, "kvstore": 2, "executor": 3}
+    """The ``host`` process: waits as X slices, kvstore/executor/monitor instants, metric counters."""
+    threads = {"waits": 1, "kvstore": 2, "executor": 3, "monitor": 4}
     var_names = {e["var"]: e.get("name") for e in events if e["kind"] == "engine.var_new"}
     used: set[str] = set()
     timed: list[tuple[int, int, dict[str, Any]]] = []
@@ -175,6 +178,11 @@ def _host_events(
             counter = {"ph": "C", "name": f"metric {event.get('name')}", "cat": "train", "ts": us(t_ns)}
             timed.append((t_ns, seq, {**counter, "pid": host_pid, "tid": 0, "args": {"value": event.get("value")}}))
             used.add("metrics")
+        elif kind == "monitor.stat":
+            args = {k: _finite_or_text(event.get(k)) for k in ("batch", "name", "role", "stat", "value")}
+            instant = {"ph": "i", "s": "t", "name": f"monitor {event.get('name')}", "cat": "monitor", "ts": us(t_ns)}
+            timed.append((t_ns, seq, {**instant, "pid": host_pid, "tid": threads["monitor"], "args": args}))
+            used.add("monitor")
     for var, pending in open_waits.items():
         for begin_ns, begin_seq in pending:  # still waiting at the last event
             wait = _wait_slice(var, var_names.get(var), begin_ns, t_last)
@@ -187,6 +195,15 @@ def _host_events(
     for name in sorted(used & threads.keys(), key=threads.__getitem__):
         meta.append({"ph": "M", "name": "thread_name", "pid": host_pid, "tid": threads[name], "args": {"name": name}})
     return meta, timed
+
+
+def _finite_or_text(value: Any) -> Any:
+    """``value`` with NaN and infinities (also inside a list) as their ``str``: JSON has no NaN."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, list | tuple):
+        return [_finite_or_text(v) for v in value]
+    return value
 
 
 def _wait_slice(var: Any, var_name: str | None, begin_ns: int, end_ns: int) -> dict[str, Any]:

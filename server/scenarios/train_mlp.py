@@ -13,6 +13,11 @@ every validation metric; the scenario asks for two metrics, accuracy and cross-e
   every epoch, over the 360 validation images (scored as one batch, so that no padded
   image is counted twice).
 
+With ``monitor_interval`` > 0 (the default) ``fit`` also runs an ``mx.mon.Monitor``: every
+``monitor_interval``-th batch it records the root mean square of every layer output and
+argument whose name matches ``monitor_pattern``, and publishes each as a ``monitor.stat``
+event, which the UI's Training panel shows as a live table per layer.
+
 :func:`train_digits` is shared with the data-parallel scenario (:mod:`.kvstore_parallel`).
 """
 
@@ -20,12 +25,13 @@ from __future__ import annotations
 
 import gc
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, field_validator
 
 import framework as mx
 from framework import symbol as sym
@@ -50,6 +56,29 @@ class TrainMLPParams(ScenarioParams):
         "sgd", description="sgd (with momentum 0.9) or adam; adam wants a smaller learning rate, e.g. 0.01"
     )
     seed: int = Field(0, ge=0, le=2**31 - 1, description="seeds the initial weights and the batch order")
+    monitor_interval: int = Field(
+        5,
+        ge=0,
+        le=1000,
+        description="mx.mon.Monitor records each layer's statistic every this many batches, for the Monitor "
+        "table (0: no monitor)",
+    )
+    monitor_pattern: str = Field(
+        ".*",
+        min_length=1,
+        max_length=200,
+        description="regular expression: the arrays the monitor records (e.g. .*_output or fc1_.*)",
+    )
+    monitor_sort: bool = Field(False, description="Monitor's sort: rows by name instead of forward order")
+
+    @field_validator("monitor_pattern")
+    @classmethod
+    def _pattern_compiles(cls, pattern: str) -> str:
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            raise ValueError(f"not a regular expression: {error}") from None
+        return pattern
 
 
 def mlp_symbol(hidden: int) -> sym.Symbol:
@@ -86,8 +115,10 @@ def train_digits(
     context: list[mx.Context],
     kvstore: str | None = "local",
     ctx: RunContext | None = None,
+    monitor: mx.mon.Monitor | None = None,
 ) -> TrainingOutcome:
-    """Train :func:`mlp_symbol` on the digits with ``Module.fit`` and collect the metrics per epoch."""
+    """Train :func:`mlp_symbol` on the digits with ``Module.fit`` and collect the metrics per epoch
+    (``monitor``, if given, is installed by ``fit`` and publishes its statistics as events)."""
     data = digits.load()
     mx.random.seed(seed)
     np.random.seed(seed)  # NDArrayIter shuffles with NumPy's global generator (as MXNet does)
@@ -138,6 +169,7 @@ def train_digits(
         initializer=mx.init.Xavier(),
         num_epoch=epochs,
         progress_bar=False,
+        monitor=monitor,
     )
     mx.nd.waitall()
     outcome.seconds = time.perf_counter() - start
@@ -149,6 +181,9 @@ def run(params: TrainMLPParams, ctx: RunContext) -> dict[str, Any]:
     net = mlp_symbol(params.hidden)
     shape = {"data": (params.batch_size, digits.NUM_FEATURES)}
     ctx.set_graph(mx.viz.plot_network(net, title="mlp", shape=shape).source)
+    monitor = None
+    if params.monitor_interval > 0:
+        monitor = mx.mon.Monitor(params.monitor_interval, pattern=params.monitor_pattern, sort=params.monitor_sort)
     outcome = train_digits(
         hidden=params.hidden,
         epochs=params.epochs,
@@ -159,6 +194,7 @@ def run(params: TrainMLPParams, ctx: RunContext) -> dict[str, Any]:
         context=[mx.cpu(0)],
         kvstore=None,
         ctx=ctx,
+        monitor=monitor,
     )
     last = outcome.history[-1]
     num_parameters = sum(array.size for array in outcome.module.get_params()[0].values())
@@ -175,8 +211,9 @@ def run(params: TrainMLPParams, ctx: RunContext) -> dict[str, Any]:
         "history": outcome.history,
         "seconds": round(outcome.seconds, 4),
     }
-    # Free the module's arrays now, so their storage.free events belong to this run.
-    del outcome
+    # Free the module's arrays now, so their storage.free events belong to this run (the monitor
+    # holds the module's executors too).
+    del outcome, monitor
     gc.collect()
     mx.nd.waitall()
     return result

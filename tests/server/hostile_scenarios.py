@@ -12,6 +12,7 @@ import os
 import time
 from typing import Any
 
+import numpy as np
 from pydantic import Field
 
 import framework as mx
@@ -70,6 +71,24 @@ def flood(params: FloodParams, ctx: RunContext) -> dict[str, Any]:
     return {"published": params.events, "nan": float("nan"), "tuple": (1, 2), "context": mx.cpu(0)}
 
 
+def monitor_nan(params: NoParams, ctx: RunContext) -> dict[str, Any]:
+    """An ``mx.mon.Monitor`` over a diverged layer: its statistics are NaN, +inf and -inf."""
+
+    def diverged(x: mx.nd.NDArray) -> mx.nd.NDArray:
+        # one NaN for the two-element arrays (fc_output, fc_bias), three values for the others
+        return mx.nd.array([np.nan]) if x.size == 2 else mx.nd.array([np.nan, np.inf, -np.inf])
+
+    exe = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2, name="fc").simple_bind(mx.cpu(), data=(1, 3))
+    monitor = mx.mon.Monitor(1, stat_func=diverged)
+    monitor.install(exe)
+    lines = []
+    for _ in range(2):
+        monitor.tic()
+        exe.forward()
+        lines += monitor.toc()
+    return {"lines": len(lines)}
+
+
 def _scenario(name: str, run: Any, params: type[ScenarioParams] = NoParams) -> Scenario:
     return Scenario(name=name, title=name, description=f"test scenario {name}", params=params, run=run)
 
@@ -83,5 +102,6 @@ HOSTILE = {
         _scenario("not_a_dict", not_a_dict),
         _scenario("hang", hang, SleepParams),
         _scenario("flood", flood, FloodParams),
+        _scenario("monitor_nan", monitor_nan),
     )
 }

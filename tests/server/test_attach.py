@@ -56,6 +56,33 @@ def test_attach_streams_this_processs_events_and_stops():
         httpx.get(f"{base}/api/health", timeout=2)
 
 
+def test_attach_shows_the_scripts_own_monitor():
+    """What docs/server.md promises: a script's mx.mon.Monitor reaches the live run, no change needed."""
+    handle = server.attach(port=0)
+    try:
+        ws_url = handle.url.split("/?")[0].replace("http://", "ws://") + "/api/runs/live/events"
+        with connect(ws_url, max_size=None) as ws:
+            assert json.loads(ws.recv(timeout=10))["type"] == "hello"
+            exe = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2, name="fc").simple_bind(mx.cpu(), data=(2, 3))
+            mon = mx.mon.Monitor(1, pattern="fc_")
+            mon.install(exe)
+            for _ in range(3):
+                mon.tic()
+                exe.forward()
+                mon.toc()
+            stats: list[dict] = []
+            deadline = time.monotonic() + 10
+            while len(stats) < 9 and time.monotonic() < deadline:
+                message = json.loads(ws.recv(timeout=10))
+                if message["type"] == "events":
+                    stats += [e for e in message["events"] if e["kind"] == "monitor.stat"]
+        names = ["fc_output", "fc_weight", "fc_bias"]
+        assert [(e["batch"], e["name"]) for e in stats] == [(b, n) for b in (1, 2, 3) for n in names]
+        assert {e["stat"] for e in stats} == {"rms"} and all(isinstance(e["value"], float) for e in stats)
+    finally:
+        handle.stop()
+
+
 def test_attach_refuses_bad_arguments():
     with pytest.raises(ValueError, match="pass token"):
         server.attach(port=0, host="0.0.0.0")

@@ -124,6 +124,41 @@ def test_train_mlp_with_a_learning_rate_too_large_fails_to_learn(mlp_run):
     assert result["train_loss"] > 1.2 > 2 * good["train_loss"]
 
 
+def test_train_mlp_monitors_every_layer_at_its_interval(mlp_run):
+    result, _, recorder = mlp_run
+    stats = recorder.of_kind("monitor.stat")
+    steps = 5 * result["batches_per_epoch"]
+    # Monitor counts batches across epochs from 1; the default records every 5th: 1, 6, 11, ...
+    assert sorted({e["batch"] for e in stats}) == list(range(1, steps + 1, 5))
+    first = [e["name"] for e in stats if e["batch"] == 1]
+    outputs = ["fc1_output", "relu1_output", "fc2_output", "softmax_output"]
+    arguments = ["data", "fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias", "softmax_label"]
+    assert first == outputs + arguments  # forward order, then the arguments (sort off)
+    # ... in every recorded batch, also after each validation pass reshaped the module to 360 images
+    assert all([e["name"] for e in stats if e["batch"] == b] == first for b in range(1, steps + 1, 5))
+    assert {e["role"] for e in stats if e["name"] in outputs} == {"output"}
+    assert {e["role"] for e in stats if e["name"] in arguments} == {"argument"}
+    assert {e["stat"] for e in stats} == {"rms"}
+    assert all(type(e["value"]) is float and math.isfinite(e["value"]) and e["value"] >= 0 for e in stats)
+    weights = [e["value"] for e in stats if e["name"] == "fc1_weight"]
+    assert weights[-1] != weights[0]  # the table moves as the weights learn
+
+
+def test_train_mlp_monitor_options():
+    _, _, recorder = run(TRAIN, epochs=1, monitor_interval=0)
+    assert recorder.of_kind("monitor.stat") == []
+    _, _, recorder = run(TRAIN, epochs=1, monitor_interval=20, monitor_pattern=".*_weight", monitor_sort=True)
+    stats = recorder.of_kind("monitor.stat")
+    assert [(e["batch"], e["name"]) for e in stats] == [
+        (b, n) for b in (1, 21, 41) for n in ("fc1_weight", "fc2_weight")
+    ]
+    for bad, message in [("(", "not a regular expression"), ("", "at least 1 character")]:
+        with pytest.raises(ValidationError, match=message):
+            TRAIN.validate({"monitor_pattern": bad})
+    with pytest.raises(ValidationError, match="monitor_interval"):
+        TRAIN.validate({"monitor_interval": -1})
+
+
 # ----------------------------------------------------------------------------- kvstore_parallel
 def test_parallel_training_learns_and_counts_its_traffic(parallel_run):
     result, ctx, recorder = parallel_run
@@ -183,6 +218,9 @@ def test_defaults_and_schemas():
         "learning_rate": 0.1,
         "optimizer": "sgd",
         "seed": 0,
+        "monitor_interval": 5,
+        "monitor_pattern": ".*",
+        "monitor_sort": False,
     }
     assert PARALLEL.describe()["defaults"] == {"kvstore": "local", "epochs": 2, "batch_size": 32, "seed": 0}
     for scenario in (TRAIN, PARALLEL):

@@ -7,6 +7,7 @@ import threading
 import time
 
 import httpx
+import numpy as np
 import pytest
 from server_helpers import TEST_HOSTS, read_stream, stream_events, wait_for
 from starlette.testclient import TestClient
@@ -80,6 +81,52 @@ def test_storage_counters_waits_and_metrics_survive_the_round_trip(client):
         ]
 
     assert view(replayed) == view(original)
+
+
+def test_monitor_statistics_survive_the_round_trip_as_strict_json(client):
+    exe = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2, name="fc").simple_bind(mx.cpu(), data=(1, 3))
+    exe.arg_dict["fc_weight"][:] = 0.5
+
+    def spread(x):
+        return mx.nd.concat(mx.nd.max(x), mx.nd.array([np.nan, -np.inf]), dim=0) if x.size == 6 else mx.nd.max(x)
+
+    mon = mx.mon.Monitor(1, stat_func=spread, pattern="fc_")
+    mon.install(exe)
+    with events.record(["monitor.stat"]) as recorder:
+        for _ in range(2):
+            mon.tic()
+            exe.forward()
+            mon.toc()
+    trace = profiler.chrome_trace(recorder.events)
+    text = json.dumps(trace, allow_nan=False)  # no NaN token: any strict parser reads it
+    instants = [e for e in trace["traceEvents"] if e.get("cat") == "monitor"]
+    assert [e["name"] for e in instants] == ["monitor fc_output", "monitor fc_weight", "monitor fc_bias"] * 2
+    replay = client.post("/api/traces", content=text, headers={"content-type": "application/json"}).json()
+    messages, _ = read_stream(client, replay["id"])
+    got = [e for e in stream_events(messages) if e["kind"] == "monitor.stat"]
+    fields = ("batch", "name", "role", "stat", "value")
+    want = [{k: e[k] for k in fields} for e in recorder.events]
+    for row in want:
+        if row["name"] == "fc_weight":
+            row["value"] = [0.5, "nan", "-inf"]  # as the strict JSON of the stream spells them
+    assert [{k: e[k] for k in fields} for e in got] == want
+
+
+def test_odd_monitor_instants_replay_with_none_for_what_does_not_fit(client):
+    odd = {"batch": "7", "name": "x", "role": 3, "stat": None, "value": {"a": 1}}
+    listed = {"batch": 2, "name": "y", "role": "output", "stat": "rms", "value": [1, "NaN", "inf", True] + [0] * 20}
+    trace = [
+        {"ph": "i", "cat": "monitor", "name": "monitor x", "ts": 1, "args": odd},
+        {"ph": "i", "cat": "monitor", "name": "monitor y", "ts": 2, "args": listed},
+        {"ph": "i", "cat": "monitor", "name": "no name in args", "ts": 3, "args": {"value": 1}},
+    ]
+    replay = client.post("/api/traces", json=trace).json()
+    messages, _ = read_stream(client, replay["id"])
+    got = [e for e in stream_events(messages) if e["kind"] == "monitor.stat"]
+    assert [{k: v for k, v in e.items() if k not in ("kind", "t_ns")} for e in got] == [
+        {"batch": None, "name": "x", "role": "", "stat": "", "value": None},
+        {"batch": 2, "name": "y", "role": "output", "stat": "rms", "value": [1, None, "inf", None] + [0] * 12},
+    ]
 
 
 def test_a_bare_list_from_another_tool_becomes_operations(client):

@@ -1,4 +1,4 @@
-// Number formatting shared by every panel: bytes with binary units, durations in ms/µs/s.
+// Number formatting shared by every panel: bytes with binary units, durations in ms/µs/s, statistics.
 
 const BYTE_UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
 
@@ -33,4 +33,14 @@ export function escapeHtml(text) {
 /** Escape text for a double-quoted Graphviz DOT string. */
 export function escapeDot(text) {
   return String(text).replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+}
+
+/** A monitored statistic: 4 significant digits, exponent for very small or large, NaN and ±∞ spelled out. */
+export function formatStat(value) {
+  if (Number.isNaN(value)) return "NaN";
+  if (value === Infinity) return "+∞";
+  if (value === -Infinity) return "−∞";
+  if (value === 0) return "0";
+  const abs = Math.abs(value);
+  return abs >= 1e4 || abs < 1e-3 ? value.toExponential(2) : value.toPrecision(4);
 }

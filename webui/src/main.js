@@ -38,7 +38,13 @@ const views = {
     planPickerLabel: $("plan-picker-label"),
   }),
   graph: new GraphView({ host: $("graph"), legend: $("graph-legend"), detail: $("graph-detail") }),
-  training: new TrainingView({ lossHost: $("training-loss"), accuracyHost: $("training-accuracy"), stats: $("training-stats") }),
+  training: new TrainingView({
+    lossHost: $("training-loss"),
+    accuracyHost: $("training-accuracy"),
+    stats: $("training-stats"),
+    monitorHost: $("monitor-table"),
+    monitorNote: $("monitor-note"),
+  }),
 };
 
 // ---------------------------------------------------------------- rendering

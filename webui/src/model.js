@@ -2,6 +2,7 @@
 // Panels read from a RunModel; they never look at raw events. Times are milliseconds since the
 // run's first event (the worker's perf_counter_ns clock).
 import { DependencyTracker } from "./dependencies.js";
+import { MonitorStats } from "./monitorstats.js";
 import { UserTracks } from "./usertracks.js";
 
 export const FINAL_STATUSES = new Set(["done", "failed", "cancelled", "timeout"]);
@@ -27,6 +28,7 @@ export class RunModel {
     this.lastTrainKey = null;
     this.kvstore = { push: 0, pull: 0, bytes: 0 };
     this.userTracks = new UserTracks(); // mx.profiler's Task/Frame/Event/Counter/Marker
+    this.monitor = new MonitorStats(); // mx.mon.Monitor's statistics, one row per array
   }
 
   get status() {
@@ -91,6 +93,9 @@ export class RunModel {
         break;
       case "train.metric":
         this.onMetric(event);
+        break;
+      case "monitor.stat":
+        this.monitor.add(event);
         break;
       case "kvstore.push":
       case "kvstore.pull":

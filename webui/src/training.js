@@ -1,10 +1,12 @@
 // Training curves: train.metric events grouped by metric name into a loss chart and an
-// accuracy (and other metrics) chart, both with training batches on the x axis.
+// accuracy (and other metrics) chart, both with training batches on the x axis; below them the
+// Monitor table of mx.mon.Monitor's statistics (monitortable.js).
 import { LineChart } from "./charts.js";
 import { colorsFor } from "./colors.js";
 import { escapeHtml } from "./format.js";
 import { noRunText, suggestion } from "./catalogue.js";
 import { EVICTED_PANEL_TEXT, isEvicted } from "./eviction.js";
+import { MonitorTable } from "./monitortable.js";
 
 const LOSS = /loss|entropy|ce$|mse|mae|nll|perplexity/i;
 
@@ -13,8 +15,9 @@ function chart(host, title, yLabel) {
 }
 
 export class TrainingView {
-  constructor({ lossHost, accuracyHost, stats }) {
+  constructor({ lossHost, accuracyHost, stats, monitorHost, monitorNote }) {
     this.stats = stats;
+    this.monitorTable = new MonitorTable({ host: monitorHost, note: monitorNote });
     this.groups = [chart(lossHost, "Loss", "loss"), chart(accuracyHost, "Accuracy and other metrics", "value")];
     this.empty = document.createElement("div");
     this.empty.className = "empty-state";
@@ -30,7 +33,7 @@ export class TrainingView {
   render() {
     const model = this.model;
     const series = model ? [...model.metrics.values()] : [];
-    this.empty.style.display = series.length ? "none" : "";
+    this.empty.style.display = series.length || model?.monitor.size ? "none" : "";
     this.empty.innerHTML = !model
       ? noRunText("training", "to watch loss and accuracy")
       : isEvicted(model.summary)
@@ -38,6 +41,14 @@ export class TrainingView {
         : model.finished
           ? `This run reported no training metrics. ${suggestion("training", "to train a network")}`
           : "No metric reported yet…";
+    // Without a run, or with its history evicted, the empty state above already says why.
+    const monitorEmpty =
+      !model || isEvicted(model.summary)
+        ? ""
+        : model.finished
+          ? "This run installed no <code>mx.mon.Monitor</code>."
+          : "No monitor statistics yet: they appear when the run's <code>mx.mon.Monitor</code> records a batch.";
+    this.monitorTable.render(model?.monitor ?? null, monitorEmpty);
     // One colour per metric name across both charts (train and validation never share one).
     this.colors = colorsFor(series.map((s) => s.name));
     const [lossGroup, otherGroup] = this.groups;
