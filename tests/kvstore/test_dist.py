@@ -24,7 +24,9 @@ import framework as mx
 from framework import events
 from framework.kvstore.cluster import DistConfig, local_ray_options, start_servers, stop_servers
 from framework.kvstore.dist import DistKVStore
+from framework.kvstore.sharding import server_of
 from framework.module import Module
+from framework.module.aggregation import layer_of
 
 pytestmark = pytest.mark.dist
 
@@ -266,6 +268,55 @@ def module_fit(x: np.ndarray, y: np.ndarray, batch: int, epochs: int):
     return {k: v.asnumpy() for k, v in args.items()}
 
 
+def batches_and_priorities():
+    """Runs on each worker: one message per server per batch; sums of overlapping pushes with priorities."""
+    kv = mx.kv.create("dist_sync")
+    rank = kv.rank
+    keys = ["a", "b", "c", "d", "big"]
+    shapes = [(2,), (3,), (2, 2), (1,), (4, 5)]  # 'big' (20 elements, bound 10) is split over both servers
+    kv.init(keys, [mx.nd.ones(s) for s in shapes])
+
+    def add(key, merged, stored):
+        stored += merged
+
+    kv.set_updater(add)
+    found = {}
+    with events.record(["kvstore.step"]) as rec:
+        kv.begin_step()
+        before = kv.ray_calls
+        kv.push(keys, [mx.nd.full(s, rank + 1.0) for s in shapes])
+        outs = [mx.nd.zeros(s) for s in shapes]
+        kv.pull(keys, out=outs)
+        split = kv.end_step()
+    found["calls"] = kv.ray_calls - before
+    found["split"] = split
+    found["events"] = rec.events
+    found["after_one"] = [o.asnumpy() for o in outs]
+    # overlapping pushes: 'b' is in both batches, with different priorities, before any pull
+    kv.push(["a", "b"], [mx.nd.full((2,), 1.0), mx.nd.full((3,), 10.0 * (rank + 1))], priority=-3)
+    kv.push(["b", "c"], [mx.nd.full((3,), 100.0), mx.nd.full((2, 2), rank + 0.5)], priority=5)
+    kv.push("big", mx.nd.arange(20).reshape((4, 5)), priority=-1)
+    kv.pull(keys, out=outs, priority=2)
+    found["after_three"] = [o.asnumpy() for o in outs]
+    return found
+
+
+def module_step_calls():
+    """Runs on each worker: the messages of one Module update (a push and a pull per layer and server)."""
+    kv = mx.kv.create("dist_sync")
+    mod = Module(mlp(), context=[mx.cpu(0)])
+    mod.bind(data_shapes=[("data", (4, 5))], label_shapes=[("softmax_label", (4,))])
+    mod.init_params(mx.init.Xavier())
+    mod.init_optimizer(kvstore=kv, optimizer="sgd", optimizer_params={"learning_rate": 0.1})
+    batch = mx.io.DataBatch([mx.nd.ones((4, 5))], [mx.nd.zeros((4,))])
+    mod.forward_backward(batch)
+    mx.nd.waitall()
+    before = kv.ray_calls
+    mod.update()
+    mx.nd.waitall()
+    return kv.ray_calls - before, list(mod._exec_group.param_names)
+
+
 def mlp():
     data = mx.sym.Variable("data")
     h = mx.sym.Activation(mx.sym.FullyConnected(data, num_hidden=8, name="fc1"), act_type="relu")
@@ -416,6 +467,42 @@ def test_workers_must_agree_and_servers_must_exist(job, cluster):
     mismatch = r"worker \d created a dist_a?sync store but worker \d created dist_a?sync"
     assert all(re.search(mismatch, e) for e in errors)
     assert time.perf_counter() - start < 45.0  # well before the 90 s timeout, however slow the machine
+
+
+def test_one_message_per_server_per_batch_and_sums_with_priorities(job):
+    r0, r1 = job(bigarray_bound=10).run(batches_and_priorities)
+    ones = {"a": np.ones(2), "b": np.ones(3), "c": np.ones((2, 2)), "d": np.ones(1), "big": np.ones((4, 5))}
+    for r in (r0, r1):
+        # 5 keys on 2 servers: one push message and one pull message per server
+        assert r["calls"] == 4
+        assert r["split"].ray_calls == 4
+        # the updater adds each round's sum (1 + 2 from the two workers) to the initial ones
+        for got, want in zip(r["after_one"], ones.values(), strict=True):
+            np.testing.assert_allclose(got, want + 3.0)
+        a, b, c, d, big = r["after_three"]
+        np.testing.assert_allclose(a, np.full(2, 4.0 + 2.0))
+        np.testing.assert_allclose(b, np.full(3, 4.0 + 30.0 + 200.0))  # both rounds of 'b', in order
+        np.testing.assert_allclose(c, np.full((2, 2), 4.0 + 2.0))
+        np.testing.assert_allclose(d, np.full(1, 4.0))  # not pushed again
+        np.testing.assert_allclose(big, 4.0 + 2.0 * np.arange(20).reshape(4, 5))
+        split = r["split"]
+        assert split.compute_s + split.comm_s + split.wait_s == pytest.approx(split.wall_s, rel=1e-6)
+        assert split.comm_s + split.wait_s > 0
+        (event,) = r["events"]
+        assert set(event) == {"kind", "t_ns", *events.KINDS["kvstore.step"]}
+        assert (event["step"], event["calls"]) == (0, 4)
+        assert event["wait_ms"] == pytest.approx(split.wait_s * 1e3)
+    assert (r0["events"][0]["rank"], r1["events"][0]["rank"]) == (0, 1)
+
+
+def test_a_module_update_sends_a_push_and_a_pull_per_layer_and_server(job):
+    (calls, names), (calls1, _) = job().run(module_step_calls)
+    layers: dict[str, set[int]] = {}
+    for name in names:
+        layers.setdefault(layer_of(name), set()).add(server_of(name, NUM_SERVERS))
+    expected = 2 * sum(len(servers) for servers in layers.values())
+    assert calls == calls1 == expected
+    assert expected < 2 * len(names)  # fewer messages than one push and one pull per parameter
 
 
 # ----------------------------------------------------------------------------- the launcher
