@@ -149,37 +149,63 @@ class DistKVStore(KVStore):
 
     def push(self, key: Key | Sequence[Key], value: Any, priority: int = 0) -> None:
         """Sum this worker's values per key, then send the sums: one message per server (engine ops)."""
+        bufs = self._reduce(key, value, priority, "push")
+        for server, shards in self._by_server(bufs).items():
+            self._send(server, shards, bufs, priority, pull_back=False)
+
+    def pull(self, key: Key | Sequence[Key], out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> None:
+        """Fetch the keys' values into their buffers (one message per server), then copy them to the outputs."""
+        if out is None:
+            raise KVStoreError(f"pull({key!r}): out= (the array or arrays to fill) is required")
+        pairs = self._targets(key, out, "pull")
+        bufs = {k: self._bufs[k] for k, _ in pairs}
+        for server, shards in self._by_server(bufs).items():
+            self._receive(server, shards, bufs, priority)
+        self._broadcast(pairs, priority)
+
+    def pushpull(self, key: Key | Sequence[Key], value: Any, out: Any = None, priority: int = 0) -> None:
+        """``push`` then ``pull`` in one message per server: the push's answer carries the new values.
+
+        In ``dist_sync`` a pull after a push waits for the push's answer anyway; fusing them
+        saves a round trip and a message per server.
+        """
+        pairs = self._targets(key, value if out is None else out, "pushpull")
+        bufs = self._reduce(key, value, priority, "pushpull")
+        for server, shards in self._by_server(bufs).items():
+            self._send(server, shards, bufs, priority, pull_back=True)
+        self._broadcast(pairs, priority)
+
+    def _reduce(self, key: Key | Sequence[Key], value: Any, priority: int, what: str) -> dict[Key, NDArray]:
+        """``KVStoreReduce``: sum each key's values on this worker into its buffer; the buffers by key."""
         grouped: dict[Key, list[NDArray]] = {}
-        for k, values in _key_values(key, value, "push"):
+        for k, values in _key_values(key, value, what):
             grouped.setdefault(k, []).extend(values)
         bufs: dict[Key, NDArray] = {}
         for k, values in grouped.items():
-            buf = self._buffer(k, "push")
+            buf = self._buffer(k, what)
             for array in values:
-                LocalKVStore._check_like(array, buf, k, "push", "pushed")
+                LocalKVStore._check_like(array, buf, k, what, "pushed")
             buf = self._place(k, values)
             for array in values:
                 if events.enabled:
                     events.publish("kvstore.push", key=k, nbytes=_nbytes(array), ctx=str(array.context))
             LocalKVStore._reduce(k, values, buf, priority)
             bufs[k] = buf
-        for server, shards in self._by_server(bufs).items():
-            self._send(server, shards, bufs, priority)
+        return bufs
 
-    def pull(self, key: Key | Sequence[Key], out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> None:
-        """Fetch the keys' values into their buffers (one message per server), then copy them to the outputs."""
-        if out is None:
-            raise KVStoreError(f"pull({key!r}): out= (the array or arrays to fill) is required")
-        pairs = _key_values(key, out, "pull")
-        bufs: dict[Key, NDArray] = {}
+    def _targets(self, key: Key | Sequence[Key], out: Any, what: str) -> list[tuple[Key, list[NDArray]]]:
+        """The outputs of each key, checked against its buffer."""
+        pairs = _key_values(key, out, what)
         for k, targets in pairs:
-            buf = bufs[k] = self._buffer(k, "pull")
+            buf = self._buffer(k, what)
             for target in targets:
-                LocalKVStore._check_like(target, buf, k, "pull", "output")
-        for server, shards in self._by_server(bufs).items():
-            self._receive(server, shards, bufs, priority)
+                LocalKVStore._check_like(target, buf, k, what, "output")
+        return pairs
+
+    def _broadcast(self, pairs: list[tuple[Key, list[NDArray]]], priority: int) -> None:
+        """``KVStoreBroadcast``: copy each key's buffer to its outputs."""
         for k, targets in pairs:
-            buf = bufs[k]
+            buf = self._bufs[k]
             for target in targets:
                 if target._chunk.var is not buf._chunk.var:
                     LocalKVStore._copy(k, buf, target, priority)
@@ -301,37 +327,40 @@ class DistKVStore(KVStore):
                 groups.setdefault(shard.server, []).append(shard)
         return groups
 
-    def _send(self, server: int, shards: list[Shard], bufs: dict[Key, NDArray], priority: int) -> None:
+    def _send(self, server: int, shards: list[Shard], bufs: dict[Key, NDArray], priority: int, pull_back: bool) -> None:
         """``KVStoreDistPush``: one message with every shard this server holds; done when it answers.
 
         The operation writes the buffers' variables, so a later pull of any of these keys waits
-        for the answer (which, in ``dist_sync``, comes once the round's update is applied).
+        for the answer (which, in ``dist_sync``, comes once the round's update is applied). With
+        ``pull_back`` (``KVStoreDistPushPull``) the answer also carries the updated values,
+        written into the buffers.
         """
         actor, rank, calls = self._servers[server], self.rank, self._calls
         keys = list(dict.fromkeys(s.key for s in shards))
         sources = {k: (bufs[k]._data, bufs[k].context) for k in keys}
         ctx = bufs[keys[0]].context
+        verb = "pushpull" if pull_back else "push"
+        write = self._writer(shards, bufs) if pull_back else None
 
         def send(run_ctx: Any, on_complete: Callable[..., None]) -> None:
             flats = {k: np.asarray(_fetch(data, c, cpu(0))).reshape(-1) for k, (data, c) in sources.items()}
             # views of the buffers: Ray serialises them into its object store during .remote(),
             # so the buffers may change as soon as it returns
             items = [(s.name, flats[s.key][s.start : s.stop]) for s in shards]
-            nbytes = sum(part.nbytes for _, part in items)
+            nbytes = sum(part.nbytes for _, part in items) * (2 if pull_back else 1)
             sent = time.perf_counter()
-            ref = actor.push.remote(rank, items)
+            ref = (actor.pushpull if pull_back else actor.push).remote(rank, items)
             calls.sent()
-            self._answers.submit(self._complete, "push", server, ref, sent, nbytes, keys, on_complete, None)
+            self._answers.submit(self._complete, verb, server, ref, sent, nbytes, keys, on_complete, write)
 
         vars_ = list(dict.fromkeys(bufs[k]._chunk.var for k in keys))
-        self._engine(bufs).push_async(send, ctx, [], vars_, priority=priority, name=f"KVStoreDistPush({_names(keys)})")
+        name = f"KVStoreDist{'PushPull' if pull_back else 'Push'}({_names(keys)})"
+        self._engine(bufs).push_async(send, ctx, [], vars_, priority=priority, name=name)
 
-    def _receive(self, server: int, shards: list[Shard], bufs: dict[Key, NDArray], priority: int) -> None:
-        """``KVStoreDistPull``: one message fetching every shard this server holds into the buffers."""
-        actor, calls = self._servers[server], self._calls
-        keys = list(dict.fromkeys(s.key for s in shards))
-        targets = {k: (bufs[k]._data, bufs[k].context) for k in keys}
-        ctx = bufs[keys[0]].context
+    @staticmethod
+    def _writer(shards: list[Shard], bufs: dict[Key, NDArray]) -> Callable[[list[np.ndarray]], None]:
+        """A function writing a server's answer (one array per shard) into the buffers."""
+        targets = {s.key: (bufs[s.key]._data, bufs[s.key].context) for s in shards}
 
         def write(parts: list[np.ndarray]) -> None:
             # the parts are read-only views of Ray's object store: copy each once, into its buffer
@@ -339,6 +368,15 @@ class DistKVStore(KVStore):
                 data, c = targets[shard.key]
                 with backend.device(c):
                     data.reshape(-1)[shard.start : shard.stop] = backend.array_module(c).asarray(part)
+
+        return write
+
+    def _receive(self, server: int, shards: list[Shard], bufs: dict[Key, NDArray], priority: int) -> None:
+        """``KVStoreDistPull``: one message fetching every shard this server holds into the buffers."""
+        actor, calls = self._servers[server], self._calls
+        keys = list(dict.fromkeys(s.key for s in shards))
+        ctx = bufs[keys[0]].context
+        write = self._writer(shards, bufs)
 
         def receive(run_ctx: Any, on_complete: Callable[..., None]) -> None:
             sent = time.perf_counter()
@@ -371,9 +409,11 @@ class DistKVStore(KVStore):
         try:
             (answer,) = self._wait([(server, ref)], f"{verb}({_names(keys)})")
             answered = time.perf_counter()
+            # a push answers the seconds it was held, a pull the values, a pushpull both
+            waited, values = {"push": (answer, None), "pull": (0.0, answer), "pushpull": answer}[verb]
             if deliver is not None:
-                deliver(answer)
-            waited = float(answer) if verb == "push" and answer is not None else 0.0
+                deliver(values)
+            waited = float(waited)
             self._calls.answered(CallRecord(verb, server, sent, answered, waited, nbytes))
         except BaseException as err:
             on_complete(err)

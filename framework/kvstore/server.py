@@ -7,10 +7,10 @@ state. What a push does depends on the mode the workers created the store in:
 
 * ``dist_sync``: the server keeps each worker's pushed shard and *does not answer* until all
   ``num_workers`` workers have pushed it. Then it sums them with one vectorised NumPy operation
-  per shard (:func:`sum_pushes`), applies the update once (``updater(key, merged, stored)``, or
-  ``stored = merged`` without an updater) and answers every waiting push together. A worker
-  pulls only after its push was answered, so its pull sees the update: this is how synchronous
-  SGD is made out of asynchronous messages.
+  per shard, straight into an array it owns (:func:`sum_into`), applies the update once
+  (``updater(key, merged, stored)``, or ``stored = merged`` without an updater) and answers
+  every waiting push together. A worker pulls only after its push was answered, so its pull
+  sees the update: this is how synchronous SGD is made out of asynchronous messages.
 * ``dist_async``: every push is applied at once (an updater is required), so workers never
   wait for each other and each pull sees whatever has been applied so far.
 
@@ -50,18 +50,19 @@ from .base import KVStoreError
 ShardName = tuple[Any, int]  # (key, part)
 
 
-def sum_pushes(values: list[np.ndarray]) -> np.ndarray:
-    """The sum of the workers' pushes of one shard, in a new array (the received ones are read-only).
+def sum_into(values: list[np.ndarray], out: np.ndarray) -> None:
+    """Write the sum of the workers' pushes of one shard into ``out``, the server's own array.
 
-    One worker: its array as it is. Two workers (the common case): one ``np.add``. More: one
-    ``np.add`` into a new array, then in-place adds, so no worker's array is copied first.
+    The received arrays are read-only views of Ray's object store, so the sum goes straight
+    into an array the server owns: one worker's push is copied in, two (the common case) take
+    one ``np.add``, each further worker one in-place add. No intermediate array is made.
     """
     if len(values) == 1:
-        return values[0]
-    merged = np.add(values[0], values[1])
+        np.copyto(out, values[0])
+        return
+    np.add(values[0], values[1], out=out)
     for value in values[2:]:
-        np.add(merged, value, out=merged)
-    return merged
+        np.add(out, value, out=out)
 
 
 class _Round:
@@ -87,6 +88,7 @@ class KVServer:
         self.num_workers = num_workers
         self.timeout = float(timeout)
         self._store: dict[ShardName, NDArray] = {}
+        self._merged: dict[ShardName, NDArray] = {}  # per shard, the sum of a round's pushes
         self._rounds: dict[ShardName, _Round] = {}
         self._barrier: _Round | None = None
         self._barrier_count = 0
@@ -169,7 +171,7 @@ class KVServer:
                     f"push({keys[0]!r}): a dist_async store applies every push with an updater; "
                     "call set_optimizer (or set_updater) first"
                 )
-            self._apply([(shard, value) for shard, value in items])
+            self._apply([(shard, [value]) for shard, value in items])
             return 0.0
         arrived = time.perf_counter()
         waiting, complete = [], []
@@ -196,8 +198,8 @@ class KVServer:
         """The stored values of several shards (workers order their pulls after their pushes).
 
         In ``dist_sync`` the arrays go out as they are: Ray copies them into its object store as
-        this call returns, and no push can change them before (a round needs this worker's next
-        push, which its engine orders after this pull's answer; a round replaces the arrays anyway).
+        this call returns, and no round can overwrite them before, since a round needs this
+        worker's next push of the key, which its engine orders after this pull's answer.
         """
         self._check_alive()
         values = []
@@ -207,6 +209,11 @@ class KVServer:
             # dist_async updates stored values in place while other calls run: send a copy then
             values.append(stored._data if self._mode == "sync" else stored.asnumpy())
         return values
+
+    async def pushpull(self, rank: int, items: list[tuple[ShardName, np.ndarray]]) -> tuple[float, list[np.ndarray]]:
+        """:meth:`push`, then answer with the shards' new values: a push and a pull in one message."""
+        waited = await self.push(rank, items)
+        return waited, await self.pull([shard for shard, _ in items])
 
     async def barrier(self, rank: int) -> int:
         """Return when all workers have called ``barrier`` (server 0 only); returns the barrier count."""
@@ -265,7 +272,7 @@ class KVServer:
     def _complete(self, rounds: list[tuple[ShardName, _Round]]) -> None:
         """Every worker pushed these shards: sum, update, and wake the waiting pushes (or fail them)."""
         try:
-            self._apply([(shard, sum_pushes(round_.values)) for shard, round_ in rounds])
+            self._apply([(shard, round_.values) for shard, round_ in rounds])
         except Exception as err:  # every waiting worker gets the updater's error
             for _, round_ in rounds:
                 round_.done.set_exception(err)
@@ -273,16 +280,26 @@ class KVServer:
         for _, round_ in rounds:
             round_.done.set_result(None)
 
-    def _apply(self, merged: list[tuple[ShardName, np.ndarray]]) -> None:
-        """Update the stored values from the merged pushes: the updater's rule, or replace."""
-        if self._updater is None:
-            for shard, value in merged:
-                self._store[shard] = nd.array(value, dtype=value.dtype)
-            return
+    def _apply(self, pushes: list[tuple[ShardName, list[np.ndarray]]]) -> None:
+        """Update the stored values from the workers' pushes: the updater's rule on their sum, or replace.
+
+        Without an updater the sum is written over the stored value in place. With one, it goes
+        into the shard's merge buffer (allocated once), which the updater reads; every update
+        has finished when this returns, so the next round may overwrite the buffer.
+        """
         updated = []
-        for shard, value in merged:
+        for shard, values in pushes:
             stored = self._store[shard]
-            self._updater(shard[0], nd.array(value, dtype=value.dtype), stored)
+            if self._updater is None:
+                stored.wait_to_read()
+                sum_into(values, stored._data)
+                continue
+            merged = self._merged.get(shard)
+            if merged is None:
+                merged = self._merged[shard] = nd.empty(stored.shape, stored.context, stored.dtype)
+            merged.wait_to_read()
+            sum_into(values, merged._data)
+            self._updater(shard[0], merged, stored)
             updated.append(stored)
         for stored in updated:  # the updates ran in parallel on the engine; an updater error surfaces here
             stored.wait_to_read()
@@ -308,4 +325,4 @@ class KVServer:
             raise KVStoreError(reason) from None
 
 
-__all__ = ["KVServer", "sum_pushes"]
+__all__ = ["KVServer", "sum_into"]

@@ -127,15 +127,16 @@ def update_params_on_kvstore(
 
     Priorities are MXNet's, ``-index``: when several transfers are ready, the first layers' go
     first, because the next forward pass needs those weights first. A store that sends one
-    message per server per call (``prefers_batches``, the distributed store) gets one ``push``
-    and one ``pull`` per *layer*, last layer first, rather than one per parameter: still early
-    enough to travel while the backward pass computes the layers below, with fewer messages.
+    message per server per call (``prefers_batches``, the distributed store) gets one
+    ``pushpull`` per *layer*, last layer first, rather than a push and a pull per parameter:
+    each layer's gradients leave as soon as the backward pass has computed them, while it
+    computes the layers below, and the new weights come back in the same message.
     """
     if getattr(kvstore, "prefers_batches", False):
         for batch in layer_batches(param_names, grad_arrays):
             names = [param_names[i] for i in batch]
-            kvstore.push(names, [list(grad_arrays[i]) for i in batch], priority=-batch[0])
-            kvstore.pull(names, [list(param_arrays[i]) for i in batch], priority=-batch[0])
+            grads, weights = [list(grad_arrays[i]) for i in batch], [list(param_arrays[i]) for i in batch]
+            kvstore.pushpull(names, grads, out=weights, priority=-batch[0])
         return
     for index, (weights, grads) in enumerate(zip(param_arrays, grad_arrays, strict=True)):
         if grads[0] is None:
@@ -162,8 +163,7 @@ def update_params(
     if kvstore is not None and getattr(kvstore, "prefers_batches", False):
         for batch in layer_batches(param_names, grad_arrays):  # as in update_params_on_kvstore
             names = [param_names[i] for i in batch]
-            kvstore.push(names, [list(grad_arrays[i]) for i in batch], priority=-batch[0])
-            kvstore.pull(names, [list(grad_arrays[i]) for i in batch], priority=-batch[0])
+            kvstore.pushpull(names, [list(grad_arrays[i]) for i in batch], priority=-batch[0])
         kvstore = None  # summed: the loop below only updates
     for index, (weights, grads) in enumerate(zip(param_arrays, grad_arrays, strict=True)):
         if grads[0] is None:
