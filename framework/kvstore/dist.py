@@ -1,18 +1,22 @@
 """The worker side of the distributed store: ``mx.kv.create('dist_sync' | 'dist_async' | 'dist_device_sync')``.
 
 Each worker process keeps, per key, one **communication buffer** (MXNet's ``comm_buf_``) and
-turns every verb into engine operations on that buffer's variable:
+turns every verb into engine operations on the buffers' variables:
 
-``push(key, [g0, g1])``
-    ``KVStoreReduce`` sums the worker's own devices into the buffer (as the local store does);
-    then ``KVStoreDistPush`` sends the buffer, shard by shard, to the servers that own the key
-    (:mod:`.sharding`) and completes when every server has answered. In ``dist_sync`` a server
-    answers only once *all* workers have pushed and the update has been applied (:mod:`.server`).
-``pull(key, out=[w0, w1])``
-    ``KVStoreDistPull`` fetches every shard into the buffer, then ``KVStoreBroadcast`` copies
-    the buffer to each output.
+``push(keys, [[g0, g1], ...])``
+    ``KVStoreReduce`` sums the worker's own devices into each key's buffer (as the local store
+    does); then one ``KVStoreDistPush`` *per server* sends every shard of these keys that the
+    server holds (:mod:`.sharding`) in one message, and completes when it answers. In
+    ``dist_sync`` a server answers only once *all* workers have pushed and the update has
+    been applied (:mod:`.server`).
+``pull(keys, out=[[w0, w1], ...])``
+    one ``KVStoreDistPull`` per server fetches the shards into the buffers, then
+    ``KVStoreBroadcast`` copies each buffer to its outputs.
+``pushpull(keys, grads, out=weights)``
+    a push whose answer brings the updated values back (``KVStoreDistPushPull``): one message
+    and one round trip per server instead of two. A Module sends one per layer.
 
-Both network operations *write* the buffer's variable, so the engine runs them in program
+The network operations *write* the buffers' variables, so the engine runs them in program
 order: a pull issued after a push starts only when the push has been answered, hence sees the
 update. And because they are engine operations, ``push`` and ``pull`` return at once; the
 gradient of the last layer travels while the backward pass is still computing the earlier ones.

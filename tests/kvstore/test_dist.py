@@ -263,9 +263,11 @@ def module_fit(x: np.ndarray, y: np.ndarray, batch: int, epochs: int):
     mod = Module(mlp(), context=[mx.cpu(0), mx.cpu(1)])
     mx.random.seed(kv.rank + 5)  # different initial weights: rank 0's must win
     it = mx.io.NDArrayIter(parts, labels, batch_size=batch)
+    before = kv.ray_calls
     mod.fit(it, num_epoch=epochs, kvstore=kv, optimizer="sgd", optimizer_params={"learning_rate": 0.5})
+    mx.nd.waitall()
     args, _ = mod.get_params()
-    return {k: v.asnumpy() for k, v in args.items()}
+    return {k: v.asnumpy() for k, v in args.items()}, kv.ray_calls - before
 
 
 def batches_and_priorities():
@@ -306,22 +308,6 @@ def batches_and_priorities():
     mx.nd.waitall()
     found["pushpull_calls"] = kv.ray_calls - before
     return found
-
-
-def module_step_calls():
-    """Runs on each worker: the messages of one Module update (a pushpull per layer and server)."""
-    kv = mx.kv.create("dist_sync")
-    mod = Module(mlp(), context=[mx.cpu(0)])
-    mod.bind(data_shapes=[("data", (4, 5))], label_shapes=[("softmax_label", (4,))])
-    mod.init_params(mx.init.Xavier())
-    mod.init_optimizer(kvstore=kv, optimizer="sgd", optimizer_params={"learning_rate": 0.1})
-    batch = mx.io.DataBatch([mx.nd.ones((4, 5))], [mx.nd.zeros((4,))])
-    mod.forward_backward(batch)
-    mx.nd.waitall()
-    before = kv.ray_calls
-    mod.update()
-    mx.nd.waitall()
-    return kv.ray_calls - before, list(mod._exec_group.param_names)
 
 
 def mlp():
@@ -408,7 +394,8 @@ def test_module_trains_on_two_workers_like_one_process_on_the_whole_batch(job):
     x = rng.standard_normal((64, 5)).astype(np.float32)
     y = (x[:, 0] + x[:, 1] > 0).astype(np.float32)
 
-    trained = job().run(module_fit, x, y, batch, epochs)
+    results = job().run(module_fit, x, y, batch, epochs)
+    trained = [params for params, _ in results]
     # one process, one device, batches of 2 * batch, started from rank 0's initial weights
     mx.random.seed(5)
     single = Module(mlp(), context=[mx.cpu(0)])
@@ -424,6 +411,14 @@ def test_module_trains_on_two_workers_like_one_process_on_the_whole_batch(job):
         assert set(params) == set(expected)
         for name, value in expected.items():
             np.testing.assert_allclose(params[name], value, rtol=1e-4, atol=1e-5, err_msg=name)
+    # messages: one initial pull per parameter, then per step one pushpull per layer and server it uses
+    layers: dict[str, set[int]] = {}
+    for name in expected:
+        layers.setdefault(layer_of(name), set()).add(server_of(name, NUM_SERVERS))
+    per_step = sum(len(servers) for servers in layers.values())
+    assert per_step < len(expected)  # fewer than parameters (MXNet sends a push and a pull for each)
+    steps = epochs * len(x) // (2 * batch)
+    assert [calls for _, calls in results] == [len(expected) + steps * per_step] * 2
 
 
 def test_a_killed_worker_yields_an_error_not_a_hang(job, cluster):
@@ -503,16 +498,6 @@ def test_one_message_per_server_per_batch_and_sums_with_priorities(job):
         assert (event["step"], event["calls"]) == (0, 4)
         assert event["wait_ms"] == pytest.approx(split.wait_s * 1e3)
     assert (r0["events"][0]["rank"], r1["events"][0]["rank"]) == (0, 1)
-
-
-def test_a_module_update_sends_one_message_per_layer_and_server(job):
-    (calls, names), (calls1, _) = job().run(module_step_calls)
-    layers: dict[str, set[int]] = {}
-    for name in names:
-        layers.setdefault(layer_of(name), set()).add(server_of(name, NUM_SERVERS))
-    expected = sum(len(servers) for servers in layers.values())
-    assert calls == calls1 == expected
-    assert expected < len(names)  # fewer messages than parameters (MXNet sends a push and a pull for each)
 
 
 # ----------------------------------------------------------------------------- the launcher
