@@ -41,6 +41,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     "executor.plan": ("graph", "storage", "inplace", "bytes_planned", "bytes_naive"),
     "kvstore.push": ("key", "nbytes", "ctx"),
     "kvstore.pull": ("key", "nbytes", "ctx"),
+    # One training step of a distributed worker, split by :mod:`framework.kvstore.timing`:
+    # milliseconds of compute, communication and waiting (they add up to the step), messages, bytes.
+    "kvstore.step": ("rank", "step", "compute_ms", "comm_ms", "wait_ms", "calls", "nbytes"),
     "train.metric": ("epoch", "batch", "name", "value"),
     # One row of mx.mon.Monitor.toc: ``value`` is a float, or a list of at most 16 floats when
     # the statistic has several elements; ``role`` says where the array came from

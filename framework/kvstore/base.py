@@ -45,6 +45,9 @@ class KVStore(ABC):
     #: Store classes added with :meth:`register`, by lower-case class name: ``mx.kv.create(name)``
     #: looks here before the built-in types (how MXNet plugs in Horovod or BytePS stores).
     kv_registry: ClassVar[dict[str, type[KVStore]]] = {}
+    #: Whether one call with several keys is cheaper than one call per key (a distributed store
+    #: sends one message per server per call): a Module then pushes and pulls a layer at a time.
+    prefers_batches: ClassVar[bool] = False
 
     @staticmethod
     def register(klass: type[KVStore]) -> type[KVStore]:

@@ -1,18 +1,22 @@
 """The worker side of the distributed store: ``mx.kv.create('dist_sync' | 'dist_async' | 'dist_device_sync')``.
 
 Each worker process keeps, per key, one **communication buffer** (MXNet's ``comm_buf_``) and
-turns every verb into engine operations on that buffer's variable:
+turns every verb into engine operations on the buffers' variables:
 
-``push(key, [g0, g1])``
-    ``KVStoreReduce`` sums the worker's own devices into the buffer (as the local store does);
-    then ``KVStoreDistPush`` sends the buffer, shard by shard, to the servers that own the key
-    (:mod:`.sharding`) and completes when every server has answered. In ``dist_sync`` a server
-    answers only once *all* workers have pushed and the update has been applied (:mod:`.server`).
-``pull(key, out=[w0, w1])``
-    ``KVStoreDistPull`` fetches every shard into the buffer, then ``KVStoreBroadcast`` copies
-    the buffer to each output.
+``push(keys, [[g0, g1], ...])``
+    ``KVStoreReduce`` sums the worker's own devices into each key's buffer (as the local store
+    does); then one ``KVStoreDistPush`` *per server* sends every shard of these keys that the
+    server holds (:mod:`.sharding`) in one message, and completes when it answers. In
+    ``dist_sync`` a server answers only once *all* workers have pushed and the update has
+    been applied (:mod:`.server`).
+``pull(keys, out=[[w0, w1], ...])``
+    one ``KVStoreDistPull`` per server fetches the shards into the buffers, then
+    ``KVStoreBroadcast`` copies each buffer to its outputs.
+``pushpull(keys, grads, out=weights)``
+    a push whose answer brings the updated values back (``KVStoreDistPushPull``): one message
+    and one round trip per server instead of two. A Module sends one per layer.
 
-Both network operations *write* the buffer's variable, so the engine runs them in program
+The network operations *write* the buffers' variables, so the engine runs them in program
 order: a pull issued after a push starts only when the push has been answered, hence sees the
 update. And because they are engine operations, ``push`` and ``pull`` return at once; the
 gradient of the last layer travels while the backward pass is still computing the earlier ones.
@@ -45,6 +49,7 @@ from .base import Key, KVStore, KVStoreError, Updater
 from .cluster import DistConfig, find_servers, import_ray, server_name
 from .local import LocalKVStore, _fetch, _key_values, _nbytes
 from .sharding import Shard, layout
+from .timing import CallLog, CallRecord, StepSplit, split_step
 
 #: Distributed type -> (synchronous?, sum a worker's devices on a device?). MXNet treats any
 #: ``dist*`` name without ``_async`` as synchronous; ``dist`` alone is ``dist_sync``.
@@ -76,6 +81,8 @@ class DistKVStore(KVStore):
     job has created its store (a barrier), like MXNet's ps-lite start-up.
     """
 
+    prefers_batches = True
+
     def __init__(self, name: str = "dist_sync", config: DistConfig | None = None) -> None:
         if name not in DIST_MODES:
             raise KVStoreError(f"DistKVStore: type must be one of {sorted(DIST_MODES)}, got {name!r}")
@@ -88,6 +95,10 @@ class DistKVStore(KVStore):
         self._layouts: dict[Key, list[Shard]] = {}
         self._placed: set[Key] = set()  # dist_device_sync: keys whose buffer moved to the pushing device
         self._answers = ThreadPoolExecutor(ANSWER_THREADS, thread_name_prefix=f"kvstore-rank{self.rank}")
+        self._calls = CallLog()
+        self._step = 0
+        self._step_start: float | None = None
+        self._step_stop = time.perf_counter()
         rank, workers = self._config.rank, self._config.num_workers
         try:
             self._wait(self._to_all(lambda s: s.configure.remote(rank, workers, self._sync)), "create")
@@ -141,35 +152,104 @@ class DistKVStore(KVStore):
         self.barrier()
 
     def push(self, key: Key | Sequence[Key], value: Any, priority: int = 0) -> None:
-        """Sum this worker's values per key, then send the sum to the key's servers (engine ops)."""
+        """Sum this worker's values per key, then send the sums: one message per server (engine ops)."""
+        bufs = self._reduce(key, value, priority, "push")
+        for server, shards in self._by_server(bufs).items():
+            self._send(server, shards, bufs, priority, pull_back=False)
+
+    def pull(self, key: Key | Sequence[Key], out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> None:
+        """Fetch the keys' values into their buffers (one message per server), then copy them to the outputs."""
+        if out is None:
+            raise KVStoreError(f"pull({key!r}): out= (the array or arrays to fill) is required")
+        pairs = self._targets(key, out, "pull")
+        bufs = {k: self._bufs[k] for k, _ in pairs}
+        for server, shards in self._by_server(bufs).items():
+            self._receive(server, shards, bufs, priority)
+        self._broadcast(pairs, priority)
+
+    def pushpull(self, key: Key | Sequence[Key], value: Any, out: Any = None, priority: int = 0) -> None:
+        """``push`` then ``pull`` in one message per server: the push's answer carries the new values.
+
+        In ``dist_sync`` a pull after a push waits for the push's answer anyway; fusing them
+        saves a round trip and a message per server.
+        """
+        pairs = self._targets(key, value if out is None else out, "pushpull")
+        bufs = self._reduce(key, value, priority, "pushpull")
+        for server, shards in self._by_server(bufs).items():
+            self._send(server, shards, bufs, priority, pull_back=True)
+        self._broadcast(pairs, priority)
+
+    def _reduce(self, key: Key | Sequence[Key], value: Any, priority: int, what: str) -> dict[Key, NDArray]:
+        """``KVStoreReduce``: sum each key's values on this worker into its buffer; the buffers by key."""
         grouped: dict[Key, list[NDArray]] = {}
-        for k, values in _key_values(key, value, "push"):
+        for k, values in _key_values(key, value, what):
             grouped.setdefault(k, []).extend(values)
+        bufs: dict[Key, NDArray] = {}
         for k, values in grouped.items():
-            buf = self._buffer(k, "push")
+            buf = self._buffer(k, what)
             for array in values:
-                LocalKVStore._check_like(array, buf, k, "push", "pushed")
+                LocalKVStore._check_like(array, buf, k, what, "pushed")
             buf = self._place(k, values)
             for array in values:
                 if events.enabled:
                     events.publish("kvstore.push", key=k, nbytes=_nbytes(array), ctx=str(array.context))
             LocalKVStore._reduce(k, values, buf, priority)
-            self._send(k, buf, priority)
+            bufs[k] = buf
+        return bufs
 
-    def pull(self, key: Key | Sequence[Key], out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> None:
-        """Fetch each key's value from its servers into the buffer, then copy it to every output."""
-        if out is None:
-            raise KVStoreError(f"pull({key!r}): out= (the array or arrays to fill) is required")
-        for k, targets in _key_values(key, out, "pull"):
-            buf = self._buffer(k, "pull")
+    def _targets(self, key: Key | Sequence[Key], out: Any, what: str) -> list[tuple[Key, list[NDArray]]]:
+        """The outputs of each key, checked against its buffer."""
+        pairs = _key_values(key, out, what)
+        for k, targets in pairs:
+            buf = self._buffer(k, what)
             for target in targets:
-                LocalKVStore._check_like(target, buf, k, "pull", "output")
-            self._receive(k, buf, priority)
+                LocalKVStore._check_like(target, buf, k, what, "output")
+        return pairs
+
+    def _broadcast(self, pairs: list[tuple[Key, list[NDArray]]], priority: int) -> None:
+        """``KVStoreBroadcast``: copy each key's buffer to its outputs."""
+        for k, targets in pairs:
+            buf = self._bufs[k]
             for target in targets:
                 if target._chunk.var is not buf._chunk.var:
                     LocalKVStore._copy(k, buf, target, priority)
                 if events.enabled:
                     events.publish("kvstore.pull", key=k, nbytes=_nbytes(target), ctx=str(target.context))
+
+    # ------------------------------------------------------------------ steps: counters and the time split
+    @property
+    def ray_calls(self) -> int:
+        """How many push and pull messages this worker has sent to the servers (one per server per batch)."""
+        return self._calls.count
+
+    def begin_step(self) -> None:
+        """Mark the start of a training step for :meth:`end_step`."""
+        self._step_start = time.perf_counter()
+
+    def end_step(self) -> StepSplit:
+        """Wait for the step's work, then split its time into compute, communication and waiting.
+
+        Publishes the split as a ``kvstore.step`` event (what the web UI's KVStore view draws)
+        and returns it. Without a :meth:`begin_step`, the step starts where the last one ended.
+        """
+        nd.waitall()
+        stop = time.perf_counter()
+        start = self._step_start if self._step_start is not None else self._step_stop
+        split = split_step(self._step, start, stop, self._calls.since(start))
+        self._step += 1
+        self._step_start, self._step_stop = None, stop
+        if events.enabled:
+            events.publish(
+                "kvstore.step",
+                rank=self.rank,
+                step=split.step,
+                compute_ms=split.compute_s * 1e3,
+                comm_ms=split.comm_s * 1e3,
+                wait_ms=split.wait_s * 1e3,
+                calls=split.ray_calls,
+                nbytes=split.nbytes,
+            )
+        return split
 
     def barrier(self) -> None:
         """Return when every worker has called ``barrier`` (run by server 0; bounded by the timeout)."""
@@ -243,49 +323,102 @@ class DistKVStore(KVStore):
         return self._wait(self._to_all(lambda s: s.ping.remote()), "server_info")
 
     # ------------------------------------------------------------------ engine operations
-    def _send(self, key: Key, buf: NDArray, priority: int) -> None:
-        """``KVStoreDistPush``: ship the buffer's shards; complete when every server has answered."""
-        shards, servers, rank = self._layouts[key], self._servers, self.rank
-        data, ctx = buf._data, buf.context
+    def _by_server(self, bufs: dict[Key, NDArray]) -> dict[int, list[Shard]]:
+        """The shards of ``bufs``' keys, grouped by the server that holds them (in key order)."""
+        groups: dict[int, list[Shard]] = {}
+        for k in bufs:
+            for shard in self._layouts[k]:
+                groups.setdefault(shard.server, []).append(shard)
+        return groups
+
+    def _send(self, server: int, shards: list[Shard], bufs: dict[Key, NDArray], priority: int, pull_back: bool) -> None:
+        """``KVStoreDistPush``: one message with every shard this server holds; done when it answers.
+
+        The operation writes the buffers' variables, so a later pull of any of these keys waits
+        for the answer (which, in ``dist_sync``, comes once the round's update is applied). With
+        ``pull_back`` (``KVStoreDistPushPull``) the answer also carries the updated values,
+        written into the buffers.
+        """
+        actor, rank, calls = self._servers[server], self.rank, self._calls
+        keys = list(dict.fromkeys(s.key for s in shards))
+        sources = {k: (bufs[k]._data, bufs[k].context) for k in keys}
+        ctx = bufs[keys[0]].context
+        verb = "pushpull" if pull_back else "push"
+        write = self._writer(shards, bufs) if pull_back else None
 
         def send(run_ctx: Any, on_complete: Callable[..., None]) -> None:
-            flat = np.asarray(_fetch(data, ctx, cpu(0))).reshape(-1)
-            # Ray serialises the arguments during .remote(), so the buffer may change afterwards.
-            refs = [(s.server, servers[s.server].push.remote(s.name, rank, flat[s.start : s.stop])) for s in shards]
-            self._answers.submit(self._complete, refs, f"push({key!r})", on_complete, None)
+            flats = {k: np.asarray(_fetch(data, c, cpu(0))).reshape(-1) for k, (data, c) in sources.items()}
+            # views of the buffers: Ray serialises them into its object store during .remote(),
+            # so the buffers may change as soon as it returns
+            items = [(s.name, flats[s.key][s.start : s.stop]) for s in shards]
+            nbytes = sum(part.nbytes for _, part in items) * (2 if pull_back else 1)
+            sent = time.perf_counter()
+            ref = (actor.pushpull if pull_back else actor.push).remote(rank, items)
+            calls.sent()
+            self._answers.submit(self._complete, verb, server, ref, sent, nbytes, keys, on_complete, write)
 
-        buf._chunk.engine.push_async(
-            send, ctx, [], [buf._chunk.var], priority=priority, name=f"KVStoreDistPush({key!r})"
-        )
+        vars_ = list(dict.fromkeys(bufs[k]._chunk.var for k in keys))
+        name = f"KVStoreDist{'PushPull' if pull_back else 'Push'}({_names(keys)})"
+        self._engine(bufs).push_async(send, ctx, [], vars_, priority=priority, name=name)
 
-    def _receive(self, key: Key, buf: NDArray, priority: int) -> None:
-        """``KVStoreDistPull``: fetch every shard of ``key`` into the buffer."""
-        shards, servers = self._layouts[key], self._servers
-        data, ctx = buf._data, buf.context
-        xp = backend.array_module(ctx)
+    @staticmethod
+    def _writer(shards: list[Shard], bufs: dict[Key, NDArray]) -> Callable[[list[np.ndarray]], None]:
+        """A function writing a server's answer (one array per shard) into the buffers."""
+        targets = {s.key: (bufs[s.key]._data, bufs[s.key].context) for s in shards}
 
         def write(parts: list[np.ndarray]) -> None:
-            flat = data.reshape(-1)  # a view: the buffer is contiguous
-            with backend.device(ctx):
-                for shard, part in zip(shards, parts, strict=True):
-                    flat[shard.start : shard.stop] = xp.asarray(part)
+            # the parts are read-only views of Ray's object store: copy each once, into its buffer
+            for shard, part in zip(shards, parts, strict=True):
+                data, c = targets[shard.key]
+                with backend.device(c):
+                    data.reshape(-1)[shard.start : shard.stop] = backend.array_module(c).asarray(part)
+
+        return write
+
+    def _receive(self, server: int, shards: list[Shard], bufs: dict[Key, NDArray], priority: int) -> None:
+        """``KVStoreDistPull``: one message fetching every shard this server holds into the buffers."""
+        actor, calls = self._servers[server], self._calls
+        keys = list(dict.fromkeys(s.key for s in shards))
+        ctx = bufs[keys[0]].context
+        write = self._writer(shards, bufs)
 
         def receive(run_ctx: Any, on_complete: Callable[..., None]) -> None:
-            refs = [(s.server, servers[s.server].pull.remote(s.name)) for s in shards]
-            self._answers.submit(self._complete, refs, f"pull({key!r})", on_complete, write)
+            sent = time.perf_counter()
+            ref = actor.pull.remote([s.name for s in shards])
+            calls.sent()
+            nbytes = sum(s.size * bufs[s.key].dtype.itemsize for s in shards)
+            self._answers.submit(self._complete, "pull", server, ref, sent, nbytes, keys, on_complete, write)
 
-        buf._chunk.engine.push_async(
-            receive, ctx, [], [buf._chunk.var], priority=priority, name=f"KVStoreDistPull({key!r})"
+        vars_ = list(dict.fromkeys(bufs[k]._chunk.var for k in keys))
+        self._engine(bufs).push_async(
+            receive, ctx, [], vars_, priority=priority, name=f"KVStoreDistPull({_names(keys)})"
         )
 
+    @staticmethod
+    def _engine(bufs: dict[Key, NDArray]) -> Any:
+        return next(iter(bufs.values()))._chunk.engine
+
     def _complete(
-        self, refs: RefList, what: str, on_complete: Callable[..., None], deliver: Callable[[list], None] | None
+        self,
+        verb: str,
+        server: int,
+        ref: Any,
+        sent: float,
+        nbytes: int,
+        keys: list[Key],
+        on_complete: Callable[..., None],
+        deliver: Callable[[list], None] | None,
     ) -> None:
-        """On an answer thread: wait for the servers, deliver the data, report to the engine."""
+        """On an answer thread: wait for the server, deliver the data, log the call, report to the engine."""
         try:
-            results = self._wait(refs, what)
+            (answer,) = self._wait([(server, ref)], f"{verb}({_names(keys)})")
+            answered = time.perf_counter()
+            # a push answers the seconds it was held, a pull the values, a pushpull both
+            waited, values = {"push": (answer, None), "pull": (0.0, answer), "pushpull": answer}[verb]
             if deliver is not None:
-                deliver(results)
+                deliver(values)
+            waited = float(waited)
+            self._calls.answered(CallRecord(verb, server, sent, answered, waited, nbytes))
         except BaseException as err:
             on_complete(err)
             return
@@ -353,6 +486,11 @@ class DistKVStore(KVStore):
         if home != buf.context:
             buf = self._bufs[key] = nd.empty(buf.shape, home, buf.dtype)
         return buf
+
+
+def _names(keys: list[Key]) -> str:
+    """The keys of one message as an operation name shows them: ``'fc1_weight', 'fc1_bias'``."""
+    return ", ".join(repr(k) for k in keys)
 
 
 __all__ = ["DIST_MODES", "DistKVStore", "STATES_FORMAT"]

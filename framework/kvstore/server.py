@@ -5,13 +5,22 @@ A server keeps, for each *shard* (a whole small key, or one slice of a big key; 
 :mod:`.sharding`), the stored array and, once ``set_optimizer`` has been called, the optimizer
 state. What a push does depends on the mode the workers created the store in:
 
-* ``dist_sync``: the server adds each worker's push into a merge buffer and *does not answer*
-  until all ``num_workers`` workers have pushed that shard. Then it applies the update once
+* ``dist_sync``: the server keeps each worker's pushed shard and *does not answer* until all
+  ``num_workers`` workers have pushed it. Then it sums them with one vectorised NumPy operation
+  per shard, straight into an array it owns (:func:`sum_into`), applies the update once
   (``updater(key, merged, stored)``, or ``stored = merged`` without an updater) and answers
   every waiting push together. A worker pulls only after its push was answered, so its pull
   sees the update: this is how synchronous SGD is made out of asynchronous messages.
 * ``dist_async``: every push is applied at once (an updater is required), so workers never
   wait for each other and each pull sees whatever has been applied so far.
+
+A worker sends **all** the shards of one ``push(list)`` that live on this server in one call
+(:meth:`KVServer.push`, a list of ``(shard, array)``), and fetches them with one
+:meth:`KVServer.pull`: one message per server per batch instead of one per key. The arrays
+arrive through Ray's object store: NumPy arrays of a call's arguments are deserialised as
+*read-only views* of the shared memory, without a copy, so the server never writes into a
+received array; it sums them into a new one. The answer to a push says how long this server
+held it waiting for the other workers, so the worker can tell waiting from communication.
 
 The actor is an *asyncio* actor: all its methods run on one event loop, one at a time between
 ``await`` points, so the merge buffers need no locks, and a push waiting for the others is a
@@ -27,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import os
 import pickle
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -40,15 +50,30 @@ from .base import KVStoreError
 ShardName = tuple[Any, int]  # (key, part)
 
 
+def sum_into(values: list[np.ndarray], out: np.ndarray) -> None:
+    """Write the sum of the workers' pushes of one shard into ``out``, the server's own array.
+
+    The received arrays are read-only views of Ray's object store, so the sum goes straight
+    into an array the server owns: one worker's push is copied in, two (the common case) take
+    one ``np.add``, each further worker one in-place add. No intermediate array is made.
+    """
+    if len(values) == 1:
+        np.copyto(out, values[0])
+        return
+    np.add(values[0], values[1], out=out)
+    for value in values[2:]:
+        np.add(out, value, out=out)
+
+
 class _Round:
-    """One synchronous round of a shard (or of the barrier): who has arrived, and the merged sum."""
+    """One synchronous round of a shard (or of the barrier): who has arrived, with which arrays."""
 
     def __init__(self) -> None:
         self.done: asyncio.Future = asyncio.get_running_loop().create_future()
         # the exception of a failed round is read by every waiter; mark it as retrieved for asyncio
         self.done.add_done_callback(lambda f: f.cancelled() or f.exception())
         self.ranks: set[int] = set()
-        self.merged: np.ndarray | None = None
+        self.values: list[np.ndarray] = []  # the pushed arrays, summed once the last worker arrives
 
 
 class KVServer:
@@ -63,6 +88,7 @@ class KVServer:
         self.num_workers = num_workers
         self.timeout = float(timeout)
         self._store: dict[ShardName, NDArray] = {}
+        self._merged: dict[ShardName, NDArray] = {}  # per shard, the sum of a round's pushes
         self._rounds: dict[ShardName, _Round] = {}
         self._barrier: _Round | None = None
         self._barrier_count = 0
@@ -124,46 +150,70 @@ class KVServer:
             raise KVStoreError(f"init: duplicate init of key {shard[0]!r} (part {shard[1]}) on server {self.index}")
         self._store[shard] = nd.array(value, dtype=value.dtype)
 
-    async def push(self, shard: ShardName, rank: int, value: np.ndarray) -> None:
-        """Add a worker's push; in sync mode answer only when every worker pushed (or fail)."""
+    async def push(self, rank: int, items: list[tuple[ShardName, np.ndarray]]) -> float:
+        """Add a worker's pushes of several shards; in sync mode answer when every worker pushed them.
+
+        Returns the seconds this call waited for the other workers (0 for the last one to arrive).
+        """
         self._check_alive()
-        stored = self._stored(shard, "push")
-        if value.shape != tuple(stored.shape) or value.dtype != stored.dtype:
-            raise KVStoreError(
-                f"push({shard[0]!r}): worker {rank} sent {value.dtype} {value.shape}, the server holds "
-                f"{stored.dtype} {tuple(stored.shape)}"
-            )
-        self._pushes += 1
+        for shard, value in items:
+            stored = self._stored(shard, "push")
+            if value.shape != tuple(stored.shape) or value.dtype != stored.dtype:
+                raise KVStoreError(
+                    f"push({shard[0]!r}): worker {rank} sent {value.dtype} {value.shape}, the server holds "
+                    f"{stored.dtype} {tuple(stored.shape)}"
+                )
+        self._pushes += len(items)
         if self._mode != "sync":
             if self._updater is None:
+                keys = [shard[0] for shard, _ in items]
                 raise KVStoreError(
-                    f"push({shard[0]!r}): a dist_async store applies every push with an updater; "
+                    f"push({keys[0]!r}): a dist_async store applies every push with an updater; "
                     "call set_optimizer (or set_updater) first"
                 )
-            self._apply(shard, value)
-            return
-        round_ = self._rounds.get(shard)
-        if round_ is None:
-            round_ = self._rounds[shard] = _Round()
-        if rank in round_.ranks:
-            raise KVStoreError(f"push({shard[0]!r}): worker {rank} pushed twice before the others pushed once")
-        round_.ranks.add(rank)
-        round_.merged = value.copy() if round_.merged is None else np.add(round_.merged, value, out=round_.merged)
-        if len(round_.ranks) == self.num_workers:
-            del self._rounds[shard]  # the next push of this shard starts a new round
-            try:
-                self._apply(shard, round_.merged)
-            except Exception as err:  # every waiting worker gets the updater's error
-                round_.done.set_exception(err)
-                raise
-            round_.done.set_result(None)
-            return
-        await self._wait(round_, f"push({shard[0]!r})")
+            self._apply([(shard, [value]) for shard, value in items])
+            return 0.0
+        arrived = time.perf_counter()
+        waiting, complete = [], []
+        for shard, value in items:
+            round_ = self._rounds.get(shard)
+            if round_ is None:
+                round_ = self._rounds[shard] = _Round()
+            if rank in round_.ranks:
+                raise KVStoreError(f"push({shard[0]!r}): worker {rank} pushed twice before the others pushed once")
+            round_.ranks.add(rank)
+            round_.values.append(value)
+            if len(round_.ranks) == self.num_workers:
+                del self._rounds[shard]  # the next push of this shard starts a new round
+                complete.append((shard, round_))
+            else:
+                waiting.append((shard, round_))
+        if complete:
+            self._complete(complete)
+        if waiting:
+            await self._wait([round_ for _, round_ in waiting], f"push({waiting[0][0][0]!r})")
+        return time.perf_counter() - arrived
 
-    async def pull(self, shard: ShardName) -> np.ndarray:
-        """The stored value of a shard (workers order their pulls after their pushes)."""
+    async def pull(self, shards: list[ShardName]) -> list[np.ndarray]:
+        """The stored values of several shards (workers order their pulls after their pushes).
+
+        In ``dist_sync`` the arrays go out as they are: Ray copies them into its object store as
+        this call returns, and no round can overwrite them before, since a round needs this
+        worker's next push of the key, which its engine orders after this pull's answer.
+        """
         self._check_alive()
-        return self._stored(shard, "pull").asnumpy()
+        values = []
+        for shard in shards:
+            stored = self._stored(shard, "pull")
+            stored.wait_to_read()
+            # dist_async updates stored values in place while other calls run: send a copy then
+            values.append(stored._data if self._mode == "sync" else stored.asnumpy())
+        return values
+
+    async def pushpull(self, rank: int, items: list[tuple[ShardName, np.ndarray]]) -> tuple[float, list[np.ndarray]]:
+        """:meth:`push`, then answer with the shards' new values: a push and a pull in one message."""
+        waited = await self.push(rank, items)
+        return waited, await self.pull([shard for shard, _ in items])
 
     async def barrier(self, rank: int) -> int:
         """Return when all workers have called ``barrier`` (server 0 only); returns the barrier count."""
@@ -179,7 +229,7 @@ class KVServer:
             self._barrier_count += 1
             round_.done.set_result(None)
         else:
-            await self._wait(round_, "barrier")
+            await self._wait([round_], "barrier")
         return self._barrier_count
 
     # ------------------------------------------------------------------ optimizer states
@@ -219,26 +269,54 @@ class KVServer:
             )
         return stored
 
-    def _apply(self, shard: ShardName, merged: np.ndarray) -> None:
-        """Update the stored value from the merged pushes: the updater's rule, or replace."""
-        stored = self._store[shard]
-        if self._updater is None:
-            self._store[shard] = nd.array(merged, dtype=merged.dtype)
-            return
-        self._updater(shard[0], nd.array(merged, dtype=merged.dtype), stored)
-        stored.wait_to_read()  # an updater error surfaces here, in this push's answer
+    def _complete(self, rounds: list[tuple[ShardName, _Round]]) -> None:
+        """Every worker pushed these shards: sum, update, and wake the waiting pushes (or fail them)."""
+        try:
+            self._apply([(shard, round_.values) for shard, round_ in rounds])
+        except Exception as err:  # every waiting worker gets the updater's error
+            for _, round_ in rounds:
+                round_.done.set_exception(err)
+            raise
+        for _, round_ in rounds:
+            round_.done.set_result(None)
+
+    def _apply(self, pushes: list[tuple[ShardName, list[np.ndarray]]]) -> None:
+        """Update the stored values from the workers' pushes: the updater's rule on their sum, or replace.
+
+        Without an updater the sum is written over the stored value in place. With one, it goes
+        into the shard's merge buffer (allocated once), which the updater reads; every update
+        has finished when this returns, so the next round may overwrite the buffer.
+        """
+        updated = []
+        for shard, values in pushes:
+            stored = self._store[shard]
+            if self._updater is None:
+                stored.wait_to_read()
+                sum_into(values, stored._data)
+                continue
+            merged = self._merged.get(shard)
+            if merged is None:
+                merged = self._merged[shard] = nd.empty(stored.shape, stored.context, stored.dtype)
+            merged.wait_to_read()
+            sum_into(values, merged._data)
+            self._updater(shard[0], merged, stored)
+            updated.append(stored)
+        for stored in updated:  # the updates ran in parallel on the engine; an updater error surfaces here
+            stored.wait_to_read()
 
     def _optimizer_updater(self, what: str) -> opt.Updater:
         if not isinstance(self._updater, opt.Updater):
             raise KVStoreError(f"{what}: the servers have no optimizer (call set_optimizer first)")
         return self._updater
 
-    async def _wait(self, round_: _Round, what: str) -> None:
-        """Wait for a round to complete, at most ``timeout`` seconds; then fail the whole job."""
+    async def _wait(self, rounds: list[_Round], what: str) -> None:
+        """Wait for rounds to complete, at most ``timeout`` seconds in all; then fail the whole job."""
         try:
-            await asyncio.wait_for(asyncio.shield(round_.done), self.timeout)
+            await asyncio.wait_for(asyncio.gather(*(asyncio.shield(r.done) for r in rounds)), self.timeout)
         except TimeoutError:
-            missing = sorted(set(range(self.num_workers)) - round_.ranks)
+            pending = [r.ranks for r in rounds if not r.done.done()]
+            arrived = set.intersection(*pending) if pending else set(range(self.num_workers))
+            missing = sorted(set(range(self.num_workers)) - arrived)
             reason = (
                 f"{what}: server {self.index} waited {self.timeout:g} s for worker(s) {missing} "
                 "(dead or stalled?); MXLAB_KV_TIMEOUT sets this limit"
@@ -247,4 +325,4 @@ class KVServer:
             raise KVStoreError(reason) from None
 
 
-__all__ = ["KVServer"]
+__all__ = ["KVServer", "sum_into"]

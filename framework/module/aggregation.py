@@ -96,13 +96,48 @@ def initialize_kvstore(
             kvstore.pull(name, list(per_device), priority=-index)
 
 
+def layer_of(param_name: str) -> str:
+    """The layer a parameter belongs to, by MXNet's naming: ``fc1_weight`` and ``fc1_bias`` -> ``fc1``."""
+    return param_name.rsplit("_", 1)[0]
+
+
+def layer_batches(param_names: Sequence[str], grad_arrays: Sequence[Sequence[NDArray | None]]) -> list[list[int]]:
+    """The indices of the parameters with gradients, in runs of consecutive parameters of one layer.
+
+    Listed last layer first: the backward pass computes the gradients in that order.
+    """
+    batches: list[list[int]] = []
+    for index, grads in enumerate(grad_arrays):
+        if grads[0] is None:
+            continue
+        if batches and layer_of(param_names[batches[-1][-1]]) == layer_of(param_names[index]):
+            batches[-1].append(index)
+        else:
+            batches.append([index])
+    return batches[::-1]
+
+
 def update_params_on_kvstore(
     param_arrays: Sequence[Sequence[NDArray]],
     grad_arrays: Sequence[Sequence[NDArray | None]],
     kvstore: Any,
     param_names: Sequence[str],
 ) -> None:
-    """One step with the optimizer in the store: push each gradient list, pull the new weights."""
+    """One step with the optimizer in the store: push each gradient list, pull the new weights.
+
+    Priorities are MXNet's, ``-index``: when several transfers are ready, the first layers' go
+    first, because the next forward pass needs those weights first. A store that sends one
+    message per server per call (``prefers_batches``, the distributed store) gets one
+    ``pushpull`` per *layer*, last layer first, rather than a push and a pull per parameter:
+    each layer's gradients leave as soon as the backward pass has computed them, while it
+    computes the layers below, and the new weights come back in the same message.
+    """
+    if getattr(kvstore, "prefers_batches", False):
+        for batch in layer_batches(param_names, grad_arrays):
+            names = [param_names[i] for i in batch]
+            grads, weights = [list(grad_arrays[i]) for i in batch], [list(param_arrays[i]) for i in batch]
+            kvstore.pushpull(names, grads, out=weights, priority=-batch[0])
+        return
     for index, (weights, grads) in enumerate(zip(param_arrays, grad_arrays, strict=True)):
         if grads[0] is None:
             continue
@@ -125,6 +160,11 @@ def update_params(
     that every copy keeps its own optimizer state (MXNet's convention).
     """
     updates: list[tuple[list, list, list]] = [([], [], []) for _ in range(num_device)]
+    if kvstore is not None and getattr(kvstore, "prefers_batches", False):
+        for batch in layer_batches(param_names, grad_arrays):  # as in update_params_on_kvstore
+            names = [param_names[i] for i in batch]
+            kvstore.pushpull(names, [list(grad_arrays[i]) for i in batch], priority=-batch[0])
+        kvstore = None  # summed: the loop below only updates
     for index, (weights, grads) in enumerate(zip(param_arrays, grad_arrays, strict=True)):
         if grads[0] is None:
             continue
@@ -147,6 +187,8 @@ __all__ = [
     "create_kvstore",
     "initialize_kvstore",
     "is_kvstore_like",
+    "layer_batches",
+    "layer_of",
     "update_params",
     "update_params_on_kvstore",
 ]

@@ -58,7 +58,7 @@ TimeLimit = Callable[[Any], float | None]
 
 #: The web UI's panels a scenario can be made to show (``Scenario.panels``); the UI suggests
 #: scenarios for an empty panel from these, so no scenario name is written into the UI.
-PANELS = ("timeline", "dag", "memory", "plan", "graph", "training")
+PANELS = ("timeline", "dag", "memory", "plan", "graph", "training", "kvstore")
 
 
 @dataclass(frozen=True)

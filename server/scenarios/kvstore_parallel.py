@@ -135,6 +135,6 @@ register(
         params=KVStoreParallelParams,
         run=run,
         tutorial="tutorials/09-kvstore.md",
-        panels=("graph", "training"),
+        panels=("graph", "training", "kvstore"),
     )
 )

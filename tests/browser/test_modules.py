@@ -155,3 +155,47 @@ def test_profiler_instrumentation_becomes_timeline_tracks(page, server_url):
     assert result["counters"] == [["batches", "batches = 2"]]
     assert result["bars"] == 1
     assert not page.problems
+
+
+def test_kvstore_steps_fold_and_draw_one_stacked_bar_per_step(page, server_url):
+    open_ui(page, server_url)
+    result = page.evaluate(
+        """async () => {
+          const { addKVStoreEvent, meanSplit, KVStoreView } = await import('/app/kvstore.js');
+          const traffic = { push: 0, pull: 0, bytes: 0, steps: [] };
+          const step = (rank, step, compute_ms, comm_ms, wait_ms) =>
+            ({ kind: 'kvstore.step', t_ns: 1, rank, step, compute_ms, comm_ms, wait_ms, calls: 3, nbytes: 100 });
+          const folded = [
+            addKVStoreEvent(traffic, { kind: 'kvstore.push', t_ns: 1, key: 'w', nbytes: 24, ctx: 'cpu(0)' }),
+            addKVStoreEvent(traffic, { kind: 'kvstore.pull', t_ns: 2, key: 'w', nbytes: 24, ctx: 'cpu(0)' }),
+            addKVStoreEvent(traffic, step(0, 0, 2, 6, 2)),
+            addKVStoreEvent(traffic, step(0, 1, 4, 2, 0)),
+            addKVStoreEvent(traffic, step(1, 0, 1, 1, 1)),
+            addKVStoreEvent(traffic, { kind: 'engine.push', t_ns: 3 }),
+          ];
+          const host = document.createElement('div');
+          const stats = document.createElement('div');
+          const legend = document.createElement('div');
+          document.body.append(stats, host);
+          const view = new KVStoreView({ stats, host, legend });
+          view.setModel({ kvstore: traffic, summary: { status: 'done' }, finished: true });
+          const heights = [...host.querySelectorAll('g[data-rank="0"]')].map((g) =>
+            [...g.querySelectorAll('rect')].reduce((h, r) => h + Number(r.getAttribute('height')), 0));
+          return {
+            folded, push: traffic.push, pull: traffic.pull, bytes: traffic.bytes,
+            mean: meanSplit(traffic.steps.filter((s) => s.rank === 0)),
+            bars: host.dataset.steps, rows: host.querySelectorAll('g').length, heights,
+            parts: [...host.querySelector('g').querySelectorAll('rect')].map((r) => r.dataset.part),
+            legend: legend.querySelectorAll('.legend-item').length,
+          };
+        }"""
+    )
+    assert result["folded"] == [True, True, True, True, True, False]
+    assert (result["push"], result["pull"], result["bytes"]) == (1, 1, 48)
+    assert result["mean"] == {"compute_ms": 3, "comm_ms": 4, "wait_ms": 1, "calls": 3, "nbytes": 100}
+    assert (result["bars"], result["rows"]) == ("3", 3)
+    # bar height is proportional to the step's wall time (10 ms and 6 ms; the tallest fills the row)
+    assert result["heights"][0] == pytest.approx(120) and result["heights"][1] == pytest.approx(72)
+    assert result["parts"] == ["compute_ms", "comm_ms", "wait_ms"]
+    assert result["legend"] == 3
+    assert not page.problems

@@ -24,7 +24,9 @@ import framework as mx
 from framework import events
 from framework.kvstore.cluster import DistConfig, local_ray_options, start_servers, stop_servers
 from framework.kvstore.dist import DistKVStore
+from framework.kvstore.sharding import server_of
 from framework.module import Module
+from framework.module.aggregation import layer_of
 
 pytestmark = pytest.mark.dist
 
@@ -261,9 +263,51 @@ def module_fit(x: np.ndarray, y: np.ndarray, batch: int, epochs: int):
     mod = Module(mlp(), context=[mx.cpu(0), mx.cpu(1)])
     mx.random.seed(kv.rank + 5)  # different initial weights: rank 0's must win
     it = mx.io.NDArrayIter(parts, labels, batch_size=batch)
+    before = kv.ray_calls
     mod.fit(it, num_epoch=epochs, kvstore=kv, optimizer="sgd", optimizer_params={"learning_rate": 0.5})
+    mx.nd.waitall()
     args, _ = mod.get_params()
-    return {k: v.asnumpy() for k, v in args.items()}
+    return {k: v.asnumpy() for k, v in args.items()}, kv.ray_calls - before
+
+
+def batches_and_priorities():
+    """Runs on each worker: one message per server per batch; sums of overlapping pushes with priorities."""
+    kv = mx.kv.create("dist_sync")
+    rank = kv.rank
+    keys = ["a", "b", "c", "d", "big"]
+    shapes = [(2,), (3,), (2, 2), (1,), (4, 5)]  # 'big' (20 elements, bound 10) is split over both servers
+    kv.init(keys, [mx.nd.ones(s) for s in shapes])
+
+    def add(key, merged, stored):
+        stored += merged
+
+    kv.set_updater(add)
+    found = {}
+    with events.record(["kvstore.step"]) as rec:
+        kv.begin_step()
+        before = kv.ray_calls
+        kv.push(keys, [mx.nd.full(s, rank + 1.0) for s in shapes])
+        outs = [mx.nd.zeros(s) for s in shapes]
+        kv.pull(keys, out=outs)
+        split = kv.end_step()
+    found["calls"] = kv.ray_calls - before
+    found["split"] = split
+    found["events"] = rec.events
+    found["after_one"] = [o.asnumpy() for o in outs]
+    # overlapping pushes: 'b' is in both batches, with different priorities, before any pull
+    kv.push(["a", "b"], [mx.nd.full((2,), 1.0), mx.nd.full((3,), 10.0 * (rank + 1))], priority=-3)
+    kv.push(["b", "c"], [mx.nd.full((3,), 100.0), mx.nd.full((2, 2), rank + 0.5)], priority=5)
+    kv.push("big", mx.nd.arange(20).reshape((4, 5)), priority=-1)
+    kv.pull(keys, out=outs, priority=2)
+    found["after_three"] = [o.asnumpy() for o in outs]
+    # pushpull: the push's answer brings the new values back, one message per server
+    before = kv.ray_calls
+    pushed = [mx.nd.full((2,), 1.0), mx.nd.full((4, 5), 1.0)]
+    kv.pushpull(["a", "big"], pushed)
+    found["pushpull"] = [p.asnumpy() for p in pushed]
+    mx.nd.waitall()
+    found["pushpull_calls"] = kv.ray_calls - before
+    return found
 
 
 def mlp():
@@ -350,7 +394,8 @@ def test_module_trains_on_two_workers_like_one_process_on_the_whole_batch(job):
     x = rng.standard_normal((64, 5)).astype(np.float32)
     y = (x[:, 0] + x[:, 1] > 0).astype(np.float32)
 
-    trained = job().run(module_fit, x, y, batch, epochs)
+    results = job().run(module_fit, x, y, batch, epochs)
+    trained = [params for params, _ in results]
     # one process, one device, batches of 2 * batch, started from rank 0's initial weights
     mx.random.seed(5)
     single = Module(mlp(), context=[mx.cpu(0)])
@@ -366,6 +411,14 @@ def test_module_trains_on_two_workers_like_one_process_on_the_whole_batch(job):
         assert set(params) == set(expected)
         for name, value in expected.items():
             np.testing.assert_allclose(params[name], value, rtol=1e-4, atol=1e-5, err_msg=name)
+    # messages: one initial pull per parameter, then per step one pushpull per layer and server it uses
+    layers: dict[str, set[int]] = {}
+    for name in expected:
+        layers.setdefault(layer_of(name), set()).add(server_of(name, NUM_SERVERS))
+    per_step = sum(len(servers) for servers in layers.values())
+    assert per_step < len(expected)  # fewer than parameters (MXNet sends a push and a pull for each)
+    steps = epochs * len(x) // (2 * batch)
+    assert [calls for _, calls in results] == [len(expected) + steps * per_step] * 2
 
 
 def test_a_killed_worker_yields_an_error_not_a_hang(job, cluster):
@@ -416,6 +469,35 @@ def test_workers_must_agree_and_servers_must_exist(job, cluster):
     mismatch = r"worker \d created a dist_a?sync store but worker \d created dist_a?sync"
     assert all(re.search(mismatch, e) for e in errors)
     assert time.perf_counter() - start < 45.0  # well before the 90 s timeout, however slow the machine
+
+
+def test_one_message_per_server_per_batch_and_sums_with_priorities(job):
+    r0, r1 = job(bigarray_bound=10).run(batches_and_priorities)
+    ones = {"a": np.ones(2), "b": np.ones(3), "c": np.ones((2, 2)), "d": np.ones(1), "big": np.ones((4, 5))}
+    for r in (r0, r1):
+        # 5 keys on 2 servers: one push message and one pull message per server
+        assert r["calls"] == 4
+        assert r["split"].ray_calls == 4
+        # the updater adds each round's sum (1 + 2 from the two workers) to the initial ones
+        for got, want in zip(r["after_one"], ones.values(), strict=True):
+            np.testing.assert_allclose(got, want + 3.0)
+        a, b, c, d, big = r["after_three"]
+        np.testing.assert_allclose(a, np.full(2, 4.0 + 2.0))
+        np.testing.assert_allclose(b, np.full(3, 4.0 + 30.0 + 200.0))  # both rounds of 'b', in order
+        np.testing.assert_allclose(c, np.full((2, 2), 4.0 + 2.0))
+        np.testing.assert_allclose(d, np.full(1, 4.0))  # not pushed again
+        np.testing.assert_allclose(big, 4.0 + 2.0 * np.arange(20).reshape(4, 5))
+        np.testing.assert_allclose(r["pushpull"][0], a + 2.0)
+        np.testing.assert_allclose(r["pushpull"][1], big + 2.0)
+        assert r["pushpull_calls"] == 2  # 'a' on one server, 'big' split over both: one message each
+        split = r["split"]
+        assert split.compute_s + split.comm_s + split.wait_s == pytest.approx(split.wall_s, rel=1e-6)
+        assert split.comm_s + split.wait_s > 0
+        (event,) = r["events"]
+        assert set(event) == {"kind", "t_ns", *events.KINDS["kvstore.step"]}
+        assert (event["step"], event["calls"]) == (0, 4)
+        assert event["wait_ms"] == pytest.approx(split.wait_s * 1e3)
+    assert (r0["events"][0]["rank"], r1["events"][0]["rank"]) == (0, 1)
 
 
 # ----------------------------------------------------------------------------- the launcher

@@ -1,4 +1,4 @@
-// The page: scenario picker and forms, run/stop/replay, the run list, and the five panels fed by
+// The page: scenario picker and forms, run/stop/replay, the run list, and the six panels fed by
 // one RunModel per open run (events arrive over the run's WebSocket and are folded in batches).
 import { api, describeError, openEventStream } from "./api.js";
 import { DependencyView } from "./dag.js";
@@ -11,6 +11,7 @@ import { MemoryView } from "./memory.js";
 import { RunModel } from "./model.js";
 import { Timeline } from "./timeline.js";
 import { TrainingView } from "./training.js";
+import { KVStoreView } from "./kvstore.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -45,6 +46,7 @@ const views = {
     monitorHost: $("monitor-table"),
     monitorNote: $("monitor-note"),
   }),
+  kvstore: new KVStoreView({ stats: $("kvstore-stats"), host: $("kvstore-steps"), legend: $("kvstore-legend") }),
 };
 
 // ---------------------------------------------------------------- rendering
@@ -334,7 +336,7 @@ async function init() {
   for (const button of document.querySelectorAll("[role=tab]")) button.addEventListener("click", () => selectTab(button.dataset.tab));
   document.addEventListener("keydown", (event) => {
     if (event.target.closest?.("input, select, textarea") || event.ctrlKey || event.metaKey || event.altKey) return;
-    const tab = ["timeline", "dag", "memory", "graph", "training"][Number(event.key) - 1];
+    const tab = ["timeline", "dag", "memory", "graph", "training", "kvstore"][Number(event.key) - 1];
     if (tab) selectTab(tab);
   });
   $("scenario-select").addEventListener("change", (event) => {

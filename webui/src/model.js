@@ -2,6 +2,7 @@
 // Panels read from a RunModel; they never look at raw events. Times are milliseconds since the
 // run's first event (the worker's perf_counter_ns clock).
 import { DependencyTracker } from "./dependencies.js";
+import { addKVStoreEvent } from "./kvstore.js";
 import { MonitorStats } from "./monitorstats.js";
 import { UserTracks } from "./usertracks.js";
 
@@ -26,7 +27,7 @@ export class RunModel {
     this.metrics = new Map(); // metric name -> { phase, x: [], y: [] }
     this.trainStep = 0;
     this.lastTrainKey = null;
-    this.kvstore = { push: 0, pull: 0, bytes: 0 };
+    this.kvstore = { push: 0, pull: 0, bytes: 0, steps: [] }; // folded by kvstore.js
     this.userTracks = new UserTracks(); // mx.profiler's Task/Frame/Event/Counter/Marker
     this.monitor = new MonitorStats(); // mx.mon.Monitor's statistics, one row per array
   }
@@ -99,8 +100,8 @@ export class RunModel {
         break;
       case "kvstore.push":
       case "kvstore.pull":
-        this.kvstore[event.kind === "kvstore.push" ? "push" : "pull"] += 1;
-        this.kvstore.bytes += Number(event.nbytes) || 0;
+      case "kvstore.step":
+        addKVStoreEvent(this.kvstore, event);
         break;
       default:
         this.userTracks.add(event, t);
