@@ -105,8 +105,18 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     ),
     Benchmark("operators_conv", "convolution and pooling on LeNet's shapes against a NumPy im2col implementation"),
     Benchmark("executor_memory", "planned memory against MXNet's, mirroring, parallel branches"),
-    Benchmark("train_throughput", "`Module` training samples per second against hand-written NumPy"),
-    Benchmark("io", "ImageRecordIter decoding with 2 threads against 1 and against Pillow in a loop"),
+    Benchmark(
+        "train_throughput",
+        "`Module` training samples per second against hand-written NumPy (and MXNet 1.9.1's Module with "
+        "`--mxnet-python`)",
+        peers=("mxnet",),
+    ),
+    Benchmark(
+        "io",
+        "ImageRecordIter decoding with 2 threads against 1 and against Pillow in a loop (and MXNet 1.9.1's "
+        "ImageRecordIter on the same file with `--mxnet-python`)",
+        peers=("mxnet",),
+    ),
     Benchmark("kvstore", "push and pull of many 4 MiB keys from two contexts"),
     Benchmark("server_overhead", "engine dispatch while the server streams every event to a client"),
     Benchmark(
