@@ -103,7 +103,7 @@ class SGD(Optimizer):
         if self.aggregate_num <= 0 or len(items) < 2:
             return False
         first = items[0][1]
-        if not (isinstance(first, NDArray) and np.issubdtype(first.dtype, np.floating)):
+        if not (isinstance(first, NDArray) and np.dtype(first.dtype).kind == "f"):
             return False
         variables = set()
         for _, w, g, s in items:
