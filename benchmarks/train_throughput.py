@@ -227,6 +227,7 @@ def bench(
     system: str = "mxlab",
     mxnet_python: str | None = None,
     quick: bool = False,
+    blas_threads: int | None = None,
 ) -> None:
     mx = importlib.import_module(SYSTEMS[system])
     batch = 128 if model == "mlp" else 64
@@ -255,6 +256,7 @@ def bench(
         "batch": batch,
         "timed_batches_per_rep": timed,
         "reps": reps,
+        "blas_threads": blas_threads if blas_threads is not None else "as found",
         **summarize(module_rates),
         "anchors": ANCHORS[model],
     }
@@ -307,7 +309,15 @@ def main() -> None:
             sizes = {"timed": 20, "warm": 30} if args.quick else {"timed": 100, "warm": 60}
             if model == "lenet":
                 sizes = {"timed": 5, "warm": 5} if args.quick else {"timed": 30, "warm": 10}
-            bench(model, reps, **sizes, system=args.system, mxnet_python=args.mxnet_python, quick=args.quick)
+            bench(
+                model,
+                reps,
+                **sizes,
+                system=args.system,
+                mxnet_python=args.mxnet_python,
+                quick=args.quick,
+                blas_threads=args.blas_threads,
+            )
     finally:
         if limit is not None:
             limit.restore_original_limits()
