@@ -186,3 +186,17 @@ def test_the_performance_doc_shows_a_table_with_the_generators_columns():
     assert run_all.table_columns(section) == list(run_all.TABLE_COLUMNS), (
         "regenerate it: python benchmarks/run_all.py --write-doc benchmarks/results/<report>.json"
     )
+
+
+@pytest.mark.slow  # runs the custom-operator benchmark
+def test_custom_op_benchmark_quick_prints_one_record_per_case():
+    script = os.path.join(ROOT, "benchmarks", "custom_op.py")
+    done = subprocess.run(
+        [sys.executable, script, "--quick"], capture_output=True, text=True, timeout=300, cwd=ROOT, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    records = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    assert [r["case"] for r in records] == ["forward", "forward+backward"]
+    for record in records:
+        assert record["unit"] == "us/call" and record["min"] <= record["median"] <= record["max"]
+        assert len(record["samples"]) == 3 and "peers" not in record  # no peer given, none reported
