@@ -119,7 +119,15 @@ class SGD(Optimizer):
         self._update_impl(index, weight, grad, state, multi_precision=False)
 
     def update_multi_precision(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
-        first = weight[0] if isinstance(index, list | tuple) else weight
+        if isinstance(index, list | tuple):
+            half = [w.dtype == np.float16 for w in weight]
+            if self.multi_precision and any(half) and not all(half):  # mixed: each weight its own way
+                for item in zip(index, weight, grad, state, strict=True):
+                    self.update_multi_precision(*item)
+                return
+            first = weight[0]
+        else:
+            first = weight
         self._update_impl(index, weight, grad, state, self.multi_precision and first.dtype == np.float16)
 
 

@@ -363,6 +363,17 @@ def test_sgd_updates_weight_by_weight_what_it_cannot_fuse():
     assert_almost_equal(same.asnumpy(), W0 - 2 * 0.5 * np.asarray(GRADS[0], dtype=np.float32), rtol=1e-6)
 
 
+def test_sgd_multi_precision_list_with_float16_and_float32_weights_updates_each_its_own_way():
+    updater = opt.get_updater(opt.SGD(learning_rate=0.5, momentum=0.0, multi_precision=True))
+    half, full = nd.array(W0, dtype="float16"), nd.array(W0)
+    grads = [nd.array(GRADS[0], dtype="float16"), nd.array(GRADS[0])]
+    updater([0, 1], grads, [half, full])
+    expected = W0 - 0.5 * np.asarray(GRADS[0], dtype=np.float32)
+    assert_almost_equal(full.asnumpy(), expected, rtol=1e-6)
+    assert_almost_equal(half.asnumpy().astype(np.float32), expected, rtol=2e-3, atol=2e-3)
+    assert isinstance(updater.states[0], tuple) and updater.states[1] is None  # float32 master copy only for fp16
+
+
 # ------------------------------------------------------------------ updater states
 @pytest.mark.parametrize("case", ["sgd_momentum", "adam", "rmsprop_centered", "adagrad", "sgd_mp", "sgd"])
 def test_updater_states_round_trip_through_pickle(case):
