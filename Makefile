@@ -50,7 +50,8 @@ notebook: install $(NOTEBOOK_STAMP)
 	$(BIN)/jupytext --sync tutorials/[0-9][0-9]-*.md
 	$(BIN)/jupyter lab --no-browser --notebook-dir=tutorials $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
-# Every benchmark (benchmarks/run_all.py's list); `make bench BENCH_ARGS=--quick` for small sizes.
+# Every benchmark (benchmarks/run_all.py's list); `make bench BENCH_ARGS=--quick` for small sizes;
+# MXNET_PYTHON=... / TORCH_PYTHON=... (command line or environment) measure those peers beside MXLab.
 BENCH_ARGS ?=
 bench: install
 	$(BIN)/python benchmarks/run_all.py $(BENCH_ARGS)

@@ -178,12 +178,16 @@ def main() -> None:
     timed = QUICK_TIMED if args.quick else TIMED
     records = []
     for model in models:
-        for record in measure(args.system, model, args.reps, timed[model]):
-            print(json.dumps(record), flush=True)
-            records.append(record)
+        records += measure(args.system, model, args.reps, timed[model])
+    peer = run_peer(args.mxnet_python, args) if args.mxnet_python and args.system == "mxlab" else []
+    for record in records:  # MXNet's figure beside MXLab's, for run_all's table
+        theirs = [r["median"] for r in peer if (r["model"], r["mode"]) == (record["model"], record["mode"])]
+        if theirs:
+            record["peers"] = {"mxnet": theirs[0]}
+        print(json.dumps(record), flush=True)
+    for model in models:
         print(json.dumps(speedup(records, args.system, model)), flush=True)
-    if args.mxnet_python and args.system == "mxlab":
-        peer = run_peer(args.mxnet_python, args)
+    if peer:
         for record in peer:
             print(json.dumps(record), flush=True)
         records += peer

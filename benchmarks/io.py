@@ -5,6 +5,7 @@ Usage::
 
     python benchmarks/io.py            # 256 JPEG images 400x300 -> resize 256 -> 224x224 crops, 7 rounds
     python benchmarks/io.py --quick    # 64 images, 3 rounds (a few seconds)
+    python benchmarks/io.py --mxnet-python mxvenv/bin/python   # and MXNet 1.9.1's ImageRecordIter
 
 The workload is an ImageNet-style training pipeline over a ``.rec`` file written by
 ``framework.recordio``: decode JPEG, resize the shorter edge to 256, random 224x224 crop,
@@ -15,6 +16,12 @@ interleaved round by round so that machine noise hits all of them alike:
   timed from construction to the last batch's data being readable;
 - ``pillow_loop``: the same images read in a plain Python loop (unpack, ``Image.open``,
   Pillow resize, crop, mirror, normalise, ``np.stack``) on the calling thread.
+
+With ``--mxnet-python`` (an interpreter with mxnet 1.9.1) MXNet's own ``ImageRecordIter``
+reads the same ``.rec`` file with the same parameters and thread counts
+(``benchmarks/peers/mxnet_image_iter.py``, a fresh process per epoch, in the same rounds), and
+the ``threads1``/``threads2`` records carry its figure as ``peers.mxnet`` (issue 19's target:
+MXLab at least MXNet's images/s with the same thread count).
 
 Every line is one JSON record (``workload``, ``engine``, ``case``, ``unit``, ``median``, ``min``,
 ``max``, ``samples``, ``ratios``); figures are images per second. The headline is the
@@ -29,6 +36,7 @@ import io
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -149,11 +157,23 @@ def run_pillow_loop(path: str) -> tuple[float, int]:
     return time.perf_counter() - start, images
 
 
+def run_mxnet(python: str, path: str, threads: int) -> tuple[float, int]:
+    """One epoch of MXNet 1.9.1's ImageRecordIter on ``path`` (peers/mxnet_image_iter.py)."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers", "mxnet_image_iter.py")
+    command = [python, script, path, "--threads", str(threads), "--pipeline", json.dumps(PIPELINE)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"the MXNet peer failed: {done.stderr[-2000:]}")
+    result = json.loads(done.stdout.splitlines()[-1])
+    return result["seconds"], result["images"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="64 images, 3 rounds")
     parser.add_argument("--images", type=int, default=None)
     parser.add_argument("--rounds", type=int, default=None)
+    parser.add_argument("--mxnet-python", help="an interpreter with mxnet 1.9.1, to measure it in the same run")
     args = parser.parse_args()
     count = args.images or (64 if args.quick else 256)
     rounds = args.rounds or (3 if args.quick else 7)
@@ -162,6 +182,10 @@ def main() -> None:
         "threads2": lambda p: run_iterator(p, 2),
         "pillow_loop": run_pillow_loop,
     }
+    if args.mxnet_python:
+        python = args.mxnet_python
+        cases["mxnet_threads1"] = lambda p: run_mxnet(python, p, 1)
+        cases["mxnet_threads2"] = lambda p: run_mxnet(python, p, 2)
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "bench.rec")
         write_images(path, count)
@@ -178,8 +202,10 @@ def main() -> None:
     rates = {name: [count / s for s in samples] for name, samples in seconds.items()}
     medians = {name: statistics.median(r) for name, r in rates.items()}
     for name, engine in (("threads1", "ImageRecordIter"), ("threads2", "ImageRecordIter"), ("pillow_loop", "Pillow")):
+        peer = f"mxnet_{name}"
         emit(
             {
+                **({"peers": {"mxnet": medians[peer]}} if peer in medians else {}),
                 "workload": "image_pipeline",
                 "engine": engine,
                 "case": name,
@@ -191,6 +217,18 @@ def main() -> None:
                 "images": count,
                 "rounds": rounds,
                 "cpus": os.cpu_count(),
+            }
+        )
+    if args.mxnet_python:  # MXNet's own 2-over-1 speed-up, for comparison
+        mx_paired = [t1 / t2 for t1, t2 in zip(seconds["mxnet_threads1"], seconds["mxnet_threads2"], strict=True)]
+        emit(
+            {
+                "workload": "image_pipeline",
+                "engine": "mxnet ImageRecordIter",
+                "case": "mxnet_speedup_2v1",
+                "unit": "x",
+                **summarize(mx_paired),
+                "ratios": {},
             }
         )
     paired = [t1 / t2 for t1, t2 in zip(seconds["threads1"], seconds["threads2"], strict=True)]

@@ -215,6 +215,7 @@ def main() -> None:
                     "anchors_us": anchors,
                     "anchors_source": source,
                     "mxnet_samples": peers[case],
+                    "peers": {"numpy": base, **({"mxnet": anchors["mxnet"]} if peers[case] else {})},
                     "ratios": {
                         "ours_over_mxnet": median / anchors["mxnet"],
                         "ours_over_torch": median / anchors["torch"],

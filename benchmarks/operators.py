@@ -178,6 +178,7 @@ def report(workload: str, name: str, shape: dict, mine: list, base: list, mxnet_
                 "max": max(mine),
                 "numpy_median": statistics.median(base),
                 "mxnet_median": mxnet_ms,
+                "peers": {"numpy": statistics.median(base), **({"mxnet": mxnet_ms} if mxnet_ms is not None else {})},
                 "ratios": {
                     "ours_over_numpy_paired_median": ratio,
                     "ours_over_mxnet": None if mxnet_ms is None else statistics.median(mine) / mxnet_ms,

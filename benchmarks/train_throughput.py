@@ -26,15 +26,24 @@ per pair of reps. MXNet 1.9.1 and PyTorch figures are the anchors measured on th
 LeNet 2095; NumPy MLP 15629 samples/s.
 
 Targets (issue 4): the MLP at least MXNet's Module figure and within 1.15x of hand-written NumPy
-(``numpy_over_module`` <= 1.15).
+(``numpy_over_module`` <= 1.15). Issue 19: the MLP at least 0.95x NumPy by hand, LeNet at least
+1.1x MXNet's Module and at least PyTorch.
+
+With ``--mxnet-python`` (an interpreter with mxnet 1.9.1) the script also runs its own Module
+loop under MXNet (``--system mxnet``: ``mxnet`` imported instead of ``framework``, nothing else
+changes), after MXLab's reps, and the record carries MXNet's median as ``peers.mxnet`` and
+``ratios.module_over_mxnet_module_same_run``; ``peers.numpy`` is the hand-written NumPy MLP
+of the same run.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -43,11 +52,8 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
-import framework as mx
-from framework import symbol as sym
-from framework.module import Module
+SYSTEMS = {"mxlab": "framework", "mxnet": "mxnet"}
 
 ANCHORS = {
     "mlp": {"mxnet_module": 9701.0, "torch": 16125.0, "numpy": 15629.0},
@@ -56,15 +62,8 @@ ANCHORS = {
 LR, MOM = 0.1, 0.9
 
 
-class Batch:
-    """The smallest DataBatch: data and label lists, nothing padded."""
-
-    def __init__(self, data: list[Any], label: list[Any]) -> None:
-        self.data, self.label, self.pad = data, label, 0
-        self.provide_data = self.provide_label = None
-
-
-def mlp_symbol() -> Any:
+def mlp_symbol(mx: Any) -> Any:
+    sym = mx.sym
     x = sym.Variable("data")
     x = sym.Activation(sym.FullyConnected(x, num_hidden=512, name="fc1"), act_type="relu")
     x = sym.Activation(sym.FullyConnected(x, num_hidden=512, name="fc2"), act_type="relu")
@@ -72,7 +71,8 @@ def mlp_symbol() -> Any:
     return sym.SoftmaxOutput(x, name="softmax")
 
 
-def lenet_symbol() -> Any:
+def lenet_symbol(mx: Any) -> Any:
+    sym = mx.sym
     x = sym.Variable("data")
     x = sym.Convolution(x, kernel=(5, 5), num_filter=20, name="conv1")
     x = sym.Pooling(sym.Activation(x, act_type="tanh"), pool_type="max", kernel=(2, 2), stride=(2, 2))
@@ -92,17 +92,23 @@ def make_data(num: int, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]
 
 
 # ----------------------------------------------------------------------------- MXLab Module
-def module_runner(model: str, batch: int, x: np.ndarray, y: np.ndarray) -> Callable[[int, int], float]:
-    """A function ``run(first, count)`` timing ``count`` Module steps (waitall inside the clock)."""
+def module_runner(mx: Any, model: str, batch: int, x: np.ndarray, y: np.ndarray) -> Callable[[int, int], float]:
+    """A function ``run(first, count)`` timing ``count`` Module steps (waitall inside the clock).
+
+    ``mx`` is MXLab's ``framework`` or MXNet 1.9.1's ``mxnet``: the code is the same for both.
+    """
     mx.random.seed(0)
-    net = mlp_symbol() if model == "mlp" else lenet_symbol()
-    mod = Module(net, data_names=["data"], label_names=["softmax_label"], context=mx.cpu())
+    net = mlp_symbol(mx) if model == "mlp" else lenet_symbol(mx)
+    mod = mx.mod.Module(net, data_names=["data"], label_names=["softmax_label"], context=mx.cpu())
     mod.bind(data_shapes=[("data", (batch, *x.shape[1:]))], label_shapes=[("softmax_label", (batch,))])
     mod.init_params(mx.init.Xavier(rnd_type="uniform", factor_type="in", magnitude=1))
     mod.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": LR, "momentum": MOM})
     xs, ys = mx.nd.array(x), mx.nd.array(y)
     per_epoch = len(x) // batch
-    batches = [Batch([xs[i * batch : (i + 1) * batch]], [ys[i * batch : (i + 1) * batch]]) for i in range(per_epoch)]
+    batches = [
+        mx.io.DataBatch([xs[i * batch : (i + 1) * batch]], [ys[i * batch : (i + 1) * batch]], pad=0)
+        for i in range(per_epoch)
+    ]
 
     def run(first: int, count: int) -> float:
         mx.nd.waitall()
@@ -204,12 +210,31 @@ def emit(record: dict[str, Any]) -> None:
     print(json.dumps(record), flush=True)
 
 
-def bench(model: str, reps: int, timed: int, warm: int) -> None:
+def mxnet_rates(python: str, model: str, reps: int, quick: bool) -> list[float]:
+    """MXNet 1.9.1's Module on the same workload: this script under ``python`` (``--system mxnet``)."""
+    command = [python, os.path.abspath(__file__), "--system", "mxnet", "--model", model, "--reps", str(reps)]
+    done = subprocess.run(command + (["--quick"] if quick else []), capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"the MXNet peer failed: {done.stderr[-2000:]}")
+    return json.loads(done.stdout.splitlines()[-1])["rates"]
+
+
+def bench(
+    model: str,
+    reps: int,
+    timed: int,
+    warm: int,
+    system: str = "mxlab",
+    mxnet_python: str | None = None,
+    quick: bool = False,
+    blas_threads: int | None = None,
+) -> None:
+    mx = importlib.import_module(SYSTEMS[system])
     batch = 128 if model == "mlp" else 64
     shape = (784,) if model == "mlp" else (1, 28, 28)
     x, y = make_data(batch * max(timed, 50), shape)
-    runners: dict[str, Callable[[int, int], float]] = {"module": module_runner(model, batch, x, y)}
-    if model == "mlp":
+    runners: dict[str, Callable[[int, int], float]] = {"module": module_runner(mx, model, batch, x, y)}
+    if model == "mlp" and system == "mxlab":
         runners["numpy"] = numpy_runner(batch, x.reshape(len(x), -1), y)
     for run in runners.values():
         run(0, warm)
@@ -218,6 +243,9 @@ def bench(model: str, reps: int, timed: int, warm: int) -> None:
         for name, run in runners.items():
             rates[name].append(timed * batch / run(rep * timed, timed))
     module_rates = rates["module"]
+    if system != "mxlab":  # a peer run for MXLab's process: just the rates
+        emit({"system": system, "model": model, "rates": module_rates})
+        return
     record: dict[str, Any] = {
         "workload": "train_throughput",
         "case": f"{model} b{batch}",
@@ -228,6 +256,7 @@ def bench(model: str, reps: int, timed: int, warm: int) -> None:
         "batch": batch,
         "timed_batches_per_rep": timed,
         "reps": reps,
+        "blas_threads": blas_threads if blas_threads is not None else "as found",
         **summarize(module_rates),
         "anchors": ANCHORS[model],
     }
@@ -235,7 +264,14 @@ def bench(model: str, reps: int, timed: int, warm: int) -> None:
         "module_over_mxnet_module": statistics.median(module_rates) / ANCHORS[model]["mxnet_module"],
         "module_over_torch": statistics.median(module_rates) / ANCHORS[model]["torch"],
     }
+    peers: dict[str, float] = {}
+    if mxnet_python:
+        theirs = mxnet_rates(mxnet_python, model, reps, quick)
+        peers["mxnet"] = statistics.median(theirs)
+        record["mxnet_module_same_run"] = summarize(theirs)
+        ratios["module_over_mxnet_module_same_run"] = statistics.median(module_rates) / peers["mxnet"]
     if "numpy" in rates:
+        peers["numpy"] = statistics.median(rates["numpy"])
         paired = [n / m for n, m in zip(rates["numpy"], module_rates, strict=True)]
         ratios["numpy_over_module"] = statistics.median(paired)
         ratios["numpy_over_module_per_rep"] = paired
@@ -244,6 +280,7 @@ def bench(model: str, reps: int, timed: int, warm: int) -> None:
             statistics.median(module_rates) >= ANCHORS[model]["mxnet_module"] and ratios["numpy_over_module"] <= 1.15
         )
     record["ratios"] = ratios
+    record["peers"] = peers
     record["step_ms"] = 1e3 * batch / statistics.median(module_rates)
     record["breakdown_ms"] = runners["module"].breakdown(timed)  # type: ignore[attr-defined]
     record["loadavg"] = os.getloadavg()
@@ -256,18 +293,31 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=None, help="timed repetitions per system (default 5, quick 3)")
     parser.add_argument("--quick", action="store_true", help="fewer batches and repetitions")
     parser.add_argument("--blas-threads", type=int, default=None, help="limit BLAS threads (default: as found)")
+    parser.add_argument("--system", choices=sorted(SYSTEMS), default="mxlab", help=argparse.SUPPRESS)
+    parser.add_argument("--mxnet-python", help="an interpreter with mxnet 1.9.1, to measure its Module in the same run")
     args = parser.parse_args()
     reps = args.reps or (3 if args.quick else 5)
     models = ["mlp", "lenet"] if args.model == "all" else [args.model]
     limit = None
     if args.blas_threads is not None:
+        # imported here: the MXNet peer's interpreter need not have threadpoolctl
+        from threadpoolctl import threadpool_limits  # noqa: PLC0415
+
         limit = threadpool_limits(limits=args.blas_threads)
     try:
         for model in models:
-            if model == "mlp":
-                bench(model, reps, timed=20 if args.quick else 100, warm=30 if args.quick else 60)
-            else:
-                bench(model, reps, timed=5 if args.quick else 30, warm=5 if args.quick else 10)
+            sizes = {"timed": 20, "warm": 30} if args.quick else {"timed": 100, "warm": 60}
+            if model == "lenet":
+                sizes = {"timed": 5, "warm": 5} if args.quick else {"timed": 30, "warm": 10}
+            bench(
+                model,
+                reps,
+                **sizes,
+                system=args.system,
+                mxnet_python=args.mxnet_python,
+                quick=args.quick,
+                blas_threads=args.blas_threads,
+            )
     finally:
         if limit is not None:
             limit.restore_original_limits()

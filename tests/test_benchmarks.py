@@ -109,3 +109,94 @@ def test_runner_collects_a_quick_benchmark_into_one_report(tmp_path):
         [sys.executable, script, "--only", "turbo"], capture_output=True, text=True, timeout=60, cwd=ROOT, check=False
     )
     assert bad.returncode == 2 and "unknown benchmark(s) ['turbo']" in bad.stderr
+
+
+# ----------------------------------------------------------------------------- peers and the table
+def test_peer_interpreters_come_from_the_command_line_first_then_the_environment(tmp_path):
+    python = sys.executable
+    assert run_all.peer_interpreters({}, {"MXNET_PYTHON": python, "TORCH_PYTHON": " "}) == {"mxnet": python}
+    assert run_all.peer_interpreters({"torch": python}, {"MXNET_PYTHON": ""}) == {"torch": python}
+    with pytest.raises(run_all.PeerInterpreterError, match=r"MXNET_PYTHON: '.*nowhere' is not an executable file"):
+        run_all.peer_interpreters({}, {"MXNET_PYTHON": str(tmp_path / "nowhere")})
+    not_executable = tmp_path / "python"
+    not_executable.write_text("")
+    with pytest.raises(run_all.PeerInterpreterError, match=r"--torch-python: .* is not an executable file"):
+        run_all.peer_interpreters({"torch": str(not_executable)}, {})
+
+
+def test_each_benchmark_gets_only_the_peers_it_declares():
+    peers = {"mxnet": "/peers/mx/python", "torch": "/peers/torch/python"}
+    by_name = {b.name: b for b in run_all.BENCHMARKS}
+    command = run_all.command_for(by_name["custom_op"], True, peers)
+    assert command[1:] == [str(by_name["custom_op"].script), "--quick", "--mxnet-python", "/peers/mx/python"]
+    assert run_all.command_for(by_name["engine"], False, peers)[1:] == [str(by_name["engine"].script)]
+    assert all(set(b.peers) <= set(run_all.PEERS) for b in run_all.BENCHMARKS)
+
+
+def test_every_declared_peer_is_an_option_of_its_script():
+    for benchmark in run_all.BENCHMARKS:
+        source = benchmark.script.read_text(encoding="utf-8")
+        for peer in benchmark.peers:
+            assert f'"--{peer}-python"' in source, f"{benchmark.name} declares {peer} but takes no --{peer}-python"
+
+
+def _report(records, returncode=0):
+    return {
+        "started": "2026-11-25T00:00:00+00:00",
+        "quick": True,
+        "python": "3.11",
+        "machine": {"cpus": 2},
+        "benchmarks": [{"name": "demo", "returncode": returncode, "records": records}],
+    }
+
+
+def test_the_table_puts_each_peer_in_its_column_and_shows_records_without_a_median():
+    report = _report(
+        [
+            {"workload": "w", "case": "a|b", "unit": "us", "median": 12.345, "peers": {"mxnet": 20.0, "numpy": 0.5}},
+            {"workload": "memory", "case": "mlp", "planned_mb": 1234.5, "loadavg": [1, 2, 3]},
+        ]
+    )
+    table = run_all.markdown_table(report)
+    assert run_all.table_columns(table) == list(run_all.TABLE_COLUMNS)
+    rows = [line for line in table.splitlines() if line.startswith("| demo")]
+    assert rows[0] == "| demo | w a\\|b | us | 12.3 | 20.0 | - | 0.5 |"
+    assert rows[1] == "| demo | memory mlp |  | planned_mb 1,234 | - | - | - |"
+    assert "peers measured in this run: mxnet, numpy" in table
+    failed = run_all.markdown_table(_report([], returncode=3))
+    assert "| demo | FAILED (exit 3) |" in failed
+
+
+def test_write_doc_replaces_only_the_marked_table_and_refuses_a_doc_without_markers(tmp_path):
+    doc = tmp_path / "performance.md"
+    doc.write_text(f"# Title\n\n{run_all.DOC_START}\nold\n{run_all.DOC_END}\n\nafter\n", encoding="utf-8")
+    report = _report([{"workload": "w", "unit": "us", "median": 1.0}])
+    run_all.write_doc(report, doc)
+    text = doc.read_text(encoding="utf-8")
+    assert "old" not in text and text.startswith("# Title") and text.endswith("after\n")
+    assert "| demo | w | us | 1.00 |" in text
+    doc.write_text("no markers\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="expected one <!-- bench-table:start -->"):
+        run_all.write_doc(report, doc)
+
+
+def test_the_performance_doc_shows_a_table_with_the_generators_columns():
+    with open(os.path.join(ROOT, "docs", "performance.md"), encoding="utf-8") as f:
+        section = documented_table(f.read(), run_all.DOC_START, run_all.DOC_END)
+    assert run_all.table_columns(section) == list(run_all.TABLE_COLUMNS), (
+        "regenerate it: python benchmarks/run_all.py --write-doc benchmarks/results/<report>.json"
+    )
+
+
+@pytest.mark.slow  # runs the custom-operator benchmark
+def test_custom_op_benchmark_quick_prints_one_record_per_case():
+    script = os.path.join(ROOT, "benchmarks", "custom_op.py")
+    done = subprocess.run(
+        [sys.executable, script, "--quick"], capture_output=True, text=True, timeout=300, cwd=ROOT, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    records = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    assert [r["case"] for r in records] == ["forward", "forward+backward"]
+    for record in records:
+        assert record["unit"] == "us/call" and record["min"] <= record["median"] <= record["max"]
+        assert len(record["samples"]) == 3 and "peers" not in record  # no peer given, none reported

@@ -59,8 +59,16 @@ class CustomParam(ParamSet):
             raise OperatorParamError(
                 f"Custom (op_type {op_type!r}): {prop_cls.__name__}({extra}) failed: {err}"
             ) from None
+        try:  # the declared names, asked once: every call needs their counts (MXNet asks once too)
+            lists = tuple(list(getattr(prop, m)()) for m in ("list_arguments", "list_outputs", "list_auxiliary_states"))
+        except Exception as err:
+            raise OperatorParamError(
+                f"Custom (op_type {op_type!r}): {prop_cls.__name__}.list_* raised {type(err).__name__}: {err}"
+            ) from err
         inst = cls(values)
         object.__setattr__(inst, "_prop", prop)
+        object.__setattr__(inst, "_lists", lists)
+        object.__setattr__(inst, "_counts", tuple(len(names) for names in lists))
         object.__setattr__(inst, "_operators", {})
         object.__setattr__(inst, "_lock", threading.Lock())
         return inst
@@ -77,8 +85,8 @@ def _prop(attrs: NodeAttrs) -> CustomOpProp:
 
 
 def _counts(attrs: NodeAttrs) -> tuple[int, int, int]:
-    prop = _prop(attrs)
-    return len(prop.list_arguments()), len(prop.list_outputs()), len(prop.list_auxiliary_states())
+    """How many (arguments, outputs, auxiliary states) the property declared (asked once, at parse)."""
+    return attrs.parsed._counts  # type: ignore[union-attr]
 
 
 def _label(attrs: NodeAttrs) -> str:
@@ -164,8 +172,8 @@ def _infer_type(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
 
 
 def _input_names(attrs: NodeAttrs) -> list[str]:
-    prop = _prop(attrs)
-    return list(prop.list_arguments()) + list(prop.list_auxiliary_states())
+    arguments, _, auxiliary = attrs.parsed._lists  # type: ignore[union-attr]
+    return arguments + auxiliary
 
 
 # backward node inputs: out_grad (n_out), in_data (n_args), out_data (n_out), aux (n_aux)
@@ -364,8 +372,7 @@ def _operator(attrs: NodeAttrs, ctx: Context, shapes: list, dtypes: list) -> Cus
     """The node's CustomOp for (device, argument shapes, dtypes), created once."""
     parsed = attrs.parsed
     key = (ctx, tuple(map(tuple, shapes)), tuple(dtypes))
-    with parsed._lock:  # type: ignore[union-attr]
-        found = parsed._operators.get(key)  # type: ignore[union-attr]
+    found = parsed._operators.get(key)  # type: ignore[union-attr]  # one dict read: atomic under the GIL
     if found is None:
         try:
             found = _prop(attrs).create_operator(ctx, [list(s) for s in shapes], list(dtypes))
@@ -421,7 +428,7 @@ def _register() -> None:
         .set_num_outputs(lambda attrs: _counts(attrs)[1])
         .set_key_var_num_args("num_args")  # mx.sym.Custom(*inputs, op_type=...)
         .set_input_names(_input_names)
-        .set_output_names(lambda attrs: list(_prop(attrs).list_outputs()))
+        .set_output_names(lambda attrs: list(attrs.parsed._lists[1]))
         .set_mutate_inputs(lambda attrs: list(range(_counts(attrs)[0], sum(_counts(attrs)[::2]))))
         .set_infer_shape(_infer_shape)
         .set_infer_type(_infer_type)

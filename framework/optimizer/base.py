@@ -109,7 +109,8 @@ class Optimizer:
         self._all_index_update_counts: dict[int, dict[Any, int]] = {0: {}}
         self._index_update_count = self._all_index_update_counts[0]
         self.multi_precision = bool(multi_precision)
-        #: MXNet fuses several SGD updates into one ``multi_sgd_update``; MXLab updates one by one.
+        #: How many weights one fused update operation may take (0: one operation per weight);
+        #: SGD fuses (``multi_sgd_update``), the other rules update one weight at a time.
         self.aggregate_num = 0
         if param_idx2name is None:
             param_idx2name = {}

@@ -65,6 +65,7 @@ class LBSGD(SGD):
         self.num_epochs = _count(num_epochs, "num_epochs", 1)
         #: index -> (sum of the gradients received since the last step, how many).
         self._pending: dict[Any, tuple[NDArray, int]] = {}
+        self.aggregate_num = 0  # its rule takes one weight at a time (no fused update)
 
     def warmup_multiplier(self, update: int) -> float:
         """The learning-rate factor after ``update`` updates (1 at the start, ``batch_scale`` after warmup)."""

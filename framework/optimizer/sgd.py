@@ -13,6 +13,22 @@ from ..ndarray import op as _op
 from ..ndarray import random as _random
 from .base import Optimizer, _check_arrays, _number, _split_lists, register
 
+#: At most this many weights per fused SGD operation (``SGD.aggregate_num``; 0 turns fusion off).
+#: MXNet's default (``MXNET_OPTIMIZER_AGGREGATION_SIZE``) is 4 because its kernel takes the arrays
+#: in a fixed-size struct; a NumPy loop has no such limit, and fewer operations cost less.
+FUSED_SGD_MAX_WEIGHTS = 64
+
+
+def _fused_update(items: list, lrs: list[float], wds: list[float], kwargs: dict[str, float]) -> None:
+    """One ``multi_sgd_update`` (or ``multi_sgd_mom_update``) over the weights of ``items``.
+
+    One engine operation instead of one per weight; the kernel applies the single-weight
+    rule to each weight in turn, so the numbers are those of the per-weight updates.
+    """
+    arrays = [a for _, w, g, s in items for a in ((w, g) if s is None else (w, g, s))]
+    update = _op.multi_sgd_update if "momentum" not in kwargs else _op.multi_sgd_mom_update
+    update(*arrays, out=[w for _, w, _, _ in items], lrs=tuple(lrs), wds=tuple(wds), num_weights=len(items), **kwargs)
+
 
 @register
 class SGD(Optimizer):
@@ -37,6 +53,7 @@ class SGD(Optimizer):
         super().__init__(**kwargs)
         self.momentum = _number(momentum, "SGD: momentum", low=0.0)
         self.lazy_update = bool(lazy_update)
+        self.aggregate_num = FUSED_SGD_MAX_WEIGHTS
 
     def create_state(self, index: Any, weight: NDArray) -> NDArray | None:
         if self.momentum == 0.0:
@@ -59,6 +76,11 @@ class SGD(Optimizer):
         kwargs = self._common_kwargs()
         if self.momentum > 0:
             kwargs["momentum"] = self.momentum
+        if not multi_precision and self._fusable(items):
+            for start in range(0, len(items), self.aggregate_num):
+                end = start + self.aggregate_num
+                _fused_update(items[start:end], lrs[start:end], wds[start:end], kwargs)
+            return
         for (_, w, g, s), lr, wd in zip(items, lrs, wds, strict=True):
             if not multi_precision:
                 if s is not None:
@@ -70,11 +92,42 @@ class SGD(Optimizer):
             else:
                 _op.mp_sgd_update(w, g, s[1], out=w, lr=lr, wd=wd, **kwargs)
 
+    def _fusable(self, items: list) -> bool:
+        """Whether these updates may run as one ``multi_sgd[_mom]_update`` (MXNet's aggregation).
+
+        Needs more than one weight, fusion on (``aggregate_num`` > 0), every weight with a
+        momentum state exactly when momentum is on, one device, one floating dtype for every
+        weight, gradient and state, and distinct weights (the fused operation writes them all
+        at once). Anything else takes the per-weight path, which explains its own errors.
+        """
+        if self.aggregate_num <= 0 or len(items) < 2:
+            return False
+        first = items[0][1]
+        if not (isinstance(first, NDArray) and np.dtype(first.dtype).kind == "f"):
+            return False
+        variables = set()
+        for _, w, g, s in items:
+            if (s is None) != (self.momentum == 0.0):
+                return False
+            for a in (w, g) if s is None else (w, g, s):
+                if not isinstance(a, NDArray) or a.context != first.context or a.dtype != first.dtype:
+                    return False
+            variables.add(id(w._chunk.var))
+        return len(variables) == len(items)
+
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         self._update_impl(index, weight, grad, state, multi_precision=False)
 
     def update_multi_precision(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
-        first = weight[0] if isinstance(index, list | tuple) else weight
+        if isinstance(index, list | tuple):
+            half = [w.dtype == np.float16 for w in weight]
+            if self.multi_precision and any(half) and not all(half):  # mixed: each weight its own way
+                for item in zip(index, weight, grad, state, strict=True):
+                    self.update_multi_precision(*item)
+                return
+            first = weight[0]
+        else:
+            first = weight
         self._update_impl(index, weight, grad, state, self.multi_precision and first.dtype == np.float16)
 
 

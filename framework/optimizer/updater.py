@@ -71,6 +71,9 @@ class Updater:
             elif not self.states_synced[idx]:
                 self.states[idx] = self.sync_state_context(self.states[idx], weights[i].context)
                 self.states_synced[idx] = True
+        if self.aggregate_updates and len(indices) > 1:  # one call for the list: the rule may fuse it
+            self.optimizer.update_multi_precision(indices, weights, grads, [self.states[i] for i in indices])
+            return
         for idx, w, g in zip(indices, weights, grads, strict=True):
             self.optimizer.update_multi_precision(idx, w, g, self.states[idx])
 

@@ -308,3 +308,35 @@ def test_mx_operator_register_is_mxnets_decorator_and_register_op_the_native_cha
         mx.operator.register("x").set_num_inputs(1)
     with pytest.raises(CustomOpError, match="non-empty string"):
         mx.operator.register("")
+
+
+def test_the_declared_names_are_asked_once_per_parameters_not_per_call() -> None:
+    asked = []
+
+    @custom_op.register("test_counted_lists")
+    class CountedProp(CustomOpProp):
+        def list_arguments(self) -> list[str]:
+            asked.append("list_arguments")
+            return ["data"]
+
+        def create_operator(self, ctx, shapes, dtypes):
+            return Sigmoid()
+
+    x = mx.nd.array([0.0, 1.0])
+    for _ in range(5):
+        y = mx.nd.Custom(x, op_type="test_counted_lists")
+    np.testing.assert_allclose(y.asnumpy(), 1 / (1 + np.exp(-np.array([0.0, 1.0]))), rtol=1e-6)
+    assert asked == ["list_arguments"]
+
+
+def test_a_list_method_that_raises_names_the_operator_and_the_method() -> None:
+    @custom_op.register("test_broken_lists")
+    class BrokenProp(CustomOpProp):
+        def list_outputs(self) -> list[str]:
+            raise RuntimeError("no outputs today")
+
+        def create_operator(self, ctx, shapes, dtypes):
+            return Sigmoid()
+
+    with pytest.raises(OperatorParamError, match=r"test_broken_lists.*BrokenProp\.list_\* raised RuntimeError"):
+        mx.nd.Custom(mx.nd.array([1.0]), op_type="test_broken_lists")

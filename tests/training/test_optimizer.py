@@ -320,6 +320,60 @@ def test_lists_of_weights_update_like_single_calls():
     assert single.optimizer.num_update == batched.optimizer.num_update == 3
 
 
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"momentum": 0.9, "wd": 0.01},
+        {"momentum": 0.0, "wd": 0.01},
+        {"momentum": 0.5, "rescale_grad": 0.5, "clip_gradient": 0.3},
+    ],
+)
+def test_sgd_fuses_a_list_of_weights_into_one_push_with_the_per_weight_numbers(params):
+    per_weight = opt.SGD(learning_rate=0.1, **params)
+    per_weight.aggregate_num = 0  # fusion off: one sgd[_mom]_update per weight
+    single, fused = opt.get_updater(per_weight), opt.get_updater(opt.SGD(learning_rate=0.1, **params))
+    shapes = [(2, 3), (3,), (4, 2)]
+    rng = np.random.default_rng(0)
+    a = [nd.array(rng.standard_normal(s).astype(np.float32)) for s in shapes]
+    b = [x.copy() for x in a]
+    name = "multi_sgd_mom_update" if params["momentum"] else "multi_sgd_update"
+    for _ in range(3):
+        grads = [nd.array(rng.standard_normal(s).astype(np.float32)) for s in shapes]
+        single([0, 1, 2], grads, a)
+        with mx.events.record(["engine.push"]) as rec:
+            fused([0, 1, 2], [g.copy() for g in grads], b)
+            nd.waitall()
+        assert [e["name"] for e in rec.events if "update" in e["name"]] == [name]
+    for x, y in zip(a, b, strict=True):
+        np.testing.assert_array_equal(x.asnumpy(), y.asnumpy())  # the same arithmetic, not merely close
+
+
+def test_sgd_updates_weight_by_weight_what_it_cannot_fuse():
+    fused = opt.get_updater(opt.SGD(learning_rate=0.1, momentum=0.9))
+    weights = [nd.array(W0), nd.array(W0, dtype="float64")]  # two dtypes: no single fused operation
+    with mx.events.record(["engine.push"]) as rec:
+        fused([0, 1], [nd.array(GRADS[0]), nd.array(GRADS[0], dtype="float64")], weights)
+        nd.waitall()
+    assert [e["name"] for e in rec.events if "update" in e["name"]] == ["sgd_mom_update", "sgd_mom_update"]
+    same = nd.array(W0)  # one weight under two indices: updated twice, one after the other
+    with mx.events.record(["engine.push"]) as rec:
+        opt.get_updater(opt.SGD(learning_rate=0.5))([0, 1], [nd.array(GRADS[0])] * 2, [same, same])
+        nd.waitall()
+    assert [e["name"] for e in rec.events if "update" in e["name"]] == ["sgd_update", "sgd_update"]
+    assert_almost_equal(same.asnumpy(), W0 - 2 * 0.5 * np.asarray(GRADS[0], dtype=np.float32), rtol=1e-6)
+
+
+def test_sgd_multi_precision_list_with_float16_and_float32_weights_updates_each_its_own_way():
+    updater = opt.get_updater(opt.SGD(learning_rate=0.5, momentum=0.0, multi_precision=True))
+    half, full = nd.array(W0, dtype="float16"), nd.array(W0)
+    grads = [nd.array(GRADS[0], dtype="float16"), nd.array(GRADS[0])]
+    updater([0, 1], grads, [half, full])
+    expected = W0 - 0.5 * np.asarray(GRADS[0], dtype=np.float32)
+    assert_almost_equal(full.asnumpy(), expected, rtol=1e-6)
+    assert_almost_equal(half.asnumpy().astype(np.float32), expected, rtol=2e-3, atol=2e-3)
+    assert isinstance(updater.states[0], tuple) and updater.states[1] is None  # float32 master copy only for fp16
+
+
 # ------------------------------------------------------------------ updater states
 @pytest.mark.parametrize("case", ["sgd_momentum", "adam", "rmsprop_centered", "adagrad", "sgd_mp", "sgd"])
 def test_updater_states_round_trip_through_pickle(case):

@@ -10,6 +10,7 @@ trajectory over many steps (as found for Adam).
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -62,8 +63,13 @@ def float_list(op_name: str, name: str, value: Any) -> str:
     return "(" + ", ".join(repr(f) for f in floats) + ("," if len(floats) == 1 else "") + ")"
 
 
+@functools.lru_cache(maxsize=256)
 def parse_float_list(text: str) -> tuple[float, ...]:
-    """The numbers of a list parameter stored by :func:`float_list`."""
+    """The numbers of a list parameter stored by :func:`float_list`.
+
+    Cached: the multi-weight kernels read their ``lrs``/``wds`` on every step, and the same
+    strings come back step after step (a schedule changes them only now and then).
+    """
     return tuple(float(v) for v in ast.literal_eval(text))
 
 

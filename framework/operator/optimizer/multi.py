@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..infer import InferenceError, shape_assign, type_assign
-from ..kernel import OpContext, Req, assign
+from ..kernel import INPLACE, WRITE, OpContext, Req, assign
 from ..node import NodeAttrs
 from ..params import OperatorParamError, Param, ParamSet, Shape
 from ..registry import register
@@ -75,6 +75,31 @@ def _step(xp: Any, p: ParamSet, lr: float, wd: float, weight: Any, grad: Any, mo
     return weight + mom
 
 
+def _sgd_in_place(
+    xp: Any, p: ParamSet, lr: float, wd: float, weight: Any, grad: Any, mom: Any | None, out: Any, req: Req
+) -> None:
+    """SGD's rule for one weight with one temporary, written straight into ``out``.
+
+    The operations and their order are those of the single-weight ``sgd_update`` and
+    ``sgd_mom_update`` kernels, so a fused update gives exactly their numbers.
+    """
+    step = rescaled(xp, grad.astype(weight.dtype, copy=False), p.rescale_grad, p.clip_gradient)  # a fresh array
+    step *= lr
+    direct = req in (WRITE, INPLACE)
+    if mom is None:
+        new = xp.multiply(weight, 1 - lr * wd, out=out if direct else None)
+        new -= step
+    else:
+        mom *= p.momentum
+        mom -= step
+        if wd:
+            xp.multiply(weight, lr * wd, out=step)
+            mom -= step
+        new = xp.add(weight, mom, out=out if direct else None)
+    if not direct:
+        assign(out, req, new)
+
+
 def _compute(group: int, momentum: bool, mp: bool, preloaded: bool) -> Callable[..., None]:
     def compute(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list[Req], outputs: list) -> None:
         xp, p = op_ctx.xp, attrs.parsed
@@ -93,7 +118,7 @@ def _compute(group: int, momentum: bool, mp: bool, preloaded: bool) -> Callable[
                 weight32[...] = _step(xp, p, lrs[i], wds[i], weight32, grad, mom)
                 assign(outputs[i], req[i], weight32.astype(outputs[i].dtype))
             else:
-                assign(outputs[i], req[i], _step(xp, p, lrs[i], wds[i], weight, grad, mom))
+                _sgd_in_place(xp, p, lrs[i], wds[i], weight, grad, mom, outputs[i], req[i])
 
     return compute
 
