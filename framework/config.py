@@ -213,6 +213,13 @@ SETTINGS: dict[str, Setting] = {
         ),
         Setting("MXLAB_CPU_COPY_NTHREADS", _THREADS, 1, "copy workers per CPU device"),
         Setting(
+            "MXLAB_BLAS_THREADS",
+            Integer(minimum=0),
+            0,
+            "threads of the BLAS NumPy calls into, set when the process-wide engine starts; 0 leaves the BLAS "
+            "as found (OpenBLAS: one per core). 1 avoids oversubscription on a busy machine",
+        ),
+        Setting(
             "MXLAB_CPU_PRIORITY_NTHREADS",
             _THREADS,
             2,

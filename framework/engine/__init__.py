@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from threadpoolctl import threadpool_limits
+
 from .. import config
 from ..base import EngineError
 from .base import Completion, Engine
@@ -62,7 +64,26 @@ def _create(engine_type: str | None, num_workers: int | None) -> Engine:
     return cls(num_workers)  # type: ignore[call-arg]
 
 
-Engine.default_factory = create  # what Engine.get() calls once for the process-wide engine
+def limit_blas_threads(count: int) -> None:
+    """Cap the threads of the BLAS that NumPy's matrix products call into (0: leave it as found).
+
+    The engine's CPU workers run operators side by side, and each BLAS call may start threads of
+    its own (OpenBLAS: one per core). Two workers with two BLAS threads each put four busy threads
+    on two cores, and OpenBLAS's idle threads spin while they wait, so on a loaded machine a
+    matrix product can take several times longer. The limit is process-wide (NumPy code of your
+    own shares it), which is why it is a setting and not a default.
+    """
+    if count:
+        threadpool_limits(limits=count, user_api="blas")
+
+
+def _process_engine() -> Engine:
+    """The process-wide engine, built once by ``Engine.get()``; ``MXLAB_BLAS_THREADS`` applies here."""
+    limit_blas_threads(config.get("MXLAB_BLAS_THREADS"))
+    return create()
+
+
+Engine.default_factory = _process_engine  # what Engine.get() calls once for the process-wide engine
 
 
 @contextmanager
