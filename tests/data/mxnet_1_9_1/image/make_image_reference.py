@@ -30,6 +30,7 @@ import struct
 import sys
 import zlib
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -133,6 +134,22 @@ def pipelines(mx: ModuleType) -> tuple[dict, tuple[int, int, int]]:
     }, shape
 
 
+def run_epochs(it: Any, epochs: int) -> list:
+    """Every batch of ``epochs`` epochs, each started with ``reset()`` (the detection script uses it too)."""
+    batches = []
+    for _ in range(epochs):
+        it.reset()
+        batches.extend(it)
+    return batches
+
+
+def store_batches(batches: list, name: str, arrays: dict) -> None:
+    """Save the batches' data, label and pad under ``name/`` (the detection script uses it too)."""
+    arrays[f"{name}/data"] = np.stack([b.data[0].asnumpy() for b in batches])
+    arrays[f"{name}/label"] = np.stack([b.label[0].asnumpy() for b in batches])
+    arrays[f"{name}/pad"] = np.array([b.pad for b in batches])
+
+
 def run_pipelines(mx: ModuleType, out: str, arrays: dict) -> None:
     table, shape = pipelines(mx)
     for name, (kwargs, seed, epochs) in table.items():
@@ -149,14 +166,7 @@ def run_pipelines(mx: ModuleType, out: str, arrays: dict) -> None:
         if seed is not None:
             random.seed(seed)
             np.random.seed(seed)
-        it = mx.image.ImageIter(**args)
-        batches = []
-        for _ in range(epochs):
-            it.reset()
-            batches.extend(it)
-        arrays[f"{name}/data"] = np.stack([b.data[0].asnumpy() for b in batches])
-        arrays[f"{name}/label"] = np.stack([b.label[0].asnumpy() for b in batches])
-        arrays[f"{name}/pad"] = np.array([b.pad for b in batches])
+        store_batches(run_epochs(mx.image.ImageIter(**args), epochs), name, arrays)
 
 
 def run_functions(mx: ModuleType, out: str, arrays: dict) -> None:
