@@ -22,7 +22,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import random
 import re
 import sys
 from types import ModuleType
@@ -116,19 +115,8 @@ def pipelines(mx: ModuleType) -> dict:
 def run_pipelines(mx: ModuleType, out: str, arrays: dict) -> None:
     script = image_script()
     for name, (kwargs, seed, epochs) in pipelines(mx).items():
-        args = dict(
-            batch_size=4,
-            data_shape=(3, 16, 16),
-            path_imgrec=os.path.join(out, "det.rec"),
-            path_imgidx=os.path.join(out, "det.idx"),
-        )
-        args.update(kwargs)
-        if args.get("path_imglist"):
-            args["path_imglist"] = os.path.join(out, args["path_imglist"])
-            args["path_root"] = IMAGE_DIR
-        if seed is not None:
-            random.seed(seed)
-            np.random.seed(seed)
+        args = script.pipeline_args(out, "det", (3, 16, 16), kwargs, image_root=IMAGE_DIR)
+        script.seed_random(seed)
         it = mx.image.ImageDetIter(**args)
         arrays[f"{name}/label_shape"] = np.array(it.provide_label[0][1])
         script.store_batches(script.run_epochs(it, epochs), name, arrays)
