@@ -23,99 +23,12 @@ from __future__ import annotations
 
 from . import detection, image
 from . import detection as det
-from .augmenters import (
-    Augmenter,
-    BrightnessJitterAug,
-    CastAug,
-    CenterCropAug,
-    ColorJitterAug,
-    ColorNormalizeAug,
-    ContrastJitterAug,
-    CreateAugmenter,
-    ForceResizeAug,
-    HorizontalFlipAug,
-    HueJitterAug,
-    LightingAug,
-    RandomCropAug,
-    RandomGrayAug,
-    RandomOrderAug,
-    RandomSizedCropAug,
-    ResizeAug,
-    SaturationJitterAug,
-    SequentialAug,
-    color_normalize,
-)
 from .base import ImageError
-from .border import copyMakeBorder
-from .crop import center_crop, fixed_crop, random_crop, random_size_crop
-from .decode import imdecode, imread
-from .det_augmenters import (
-    CreateDetAugmenter,
-    CreateMultiRandCropAugmenter,
-    DetAugmenter,
-    DetBorrowAug,
-    DetHorizontalFlipAug,
-    DetRandomCropAug,
-    DetRandomPadAug,
-    DetRandomSelectAug,
-)
-from .det_iter import DetLabelError, ImageDetIter
-from .image import io, is_np_array, nd, numeric_types, recordio
-from .image_iter import ImageIter
-from .resize import imresize, resize_short, scale_down
-from .rotate import imrotate, random_rotate
+from .detection import *  # noqa: F403  (the detection names, listed once in detection.__all__)
+from .image import *  # noqa: F403  (the classification names, listed once in image.__all__)
 
-__all__ = [
-    "Augmenter",
-    "CreateDetAugmenter",
-    "CreateMultiRandCropAugmenter",
-    "DetAugmenter",
-    "DetBorrowAug",
-    "DetHorizontalFlipAug",
-    "DetLabelError",
-    "DetRandomCropAug",
-    "DetRandomPadAug",
-    "DetRandomSelectAug",
-    "ImageDetIter",
-    "copyMakeBorder",
-    "det",
-    "detection",
-    "image",
-    "BrightnessJitterAug",
-    "CastAug",
-    "CenterCropAug",
-    "ColorJitterAug",
-    "ColorNormalizeAug",
-    "ContrastJitterAug",
-    "CreateAugmenter",
-    "ForceResizeAug",
-    "HorizontalFlipAug",
-    "HueJitterAug",
-    "ImageError",
-    "ImageIter",
-    "LightingAug",
-    "RandomCropAug",
-    "RandomGrayAug",
-    "RandomOrderAug",
-    "RandomSizedCropAug",
-    "ResizeAug",
-    "SaturationJitterAug",
-    "SequentialAug",
-    "center_crop",
-    "color_normalize",
-    "fixed_crop",
-    "imdecode",
-    "imread",
-    "imresize",
-    "imrotate",
-    "io",
-    "is_np_array",
-    "nd",
-    "numeric_types",
-    "recordio",
-    "random_crop",
-    "random_rotate",
-    "random_size_crop",
-    "resize_short",
-    "scale_down",
-]
+# The package's names are its two MXNet submodules' names plus its own; each submodule's
+# ``__all__`` is the one list of what it gathers, so nothing is listed twice.
+__all__ = ["ImageError", "det", "detection", "image"]
+__all__ += image.__all__
+__all__ += detection.__all__

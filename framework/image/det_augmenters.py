@@ -144,7 +144,40 @@ class DetHorizontalFlipAug(DetAugmenter):
         return src, label
 
 
-class DetRandomCropAug(DetAugmenter):
+class _WindowAug(DetAugmenter):
+    """Shared by the crop and the pad augmenter: both draw a rectangle (the crop window, the pad canvas)
+    of an area in ``area_range`` and an aspect ratio in ``aspect_ratio_range``, both are disabled with
+    a warning when a range is invalid, and both leave the image alone when no rectangle was found."""
+
+    def _enable_if_valid(self, api: str, lowest_top_area: float) -> None:
+        """Set ``enabled``: off (with a warning) when ``area_range`` ends at or below ``lowest_top_area`` or
+        a range is reversed, as in MXNet."""
+        self.enabled = False
+        if self.area_range[1] <= lowest_top_area or self.area_range[0] > self.area_range[1]:
+            warnings.warn(f"{api} is disabled: invalid area_range {self.area_range}", stacklevel=3)
+        elif self.aspect_ratio_range[0] <= 0 or self.aspect_ratio_range[0] > self.aspect_ratio_range[1]:
+            warnings.warn(f"{api} is disabled: invalid aspect_ratio_range {self.aspect_ratio_range}", stacklevel=3)
+        else:
+            self.enabled = True
+
+    def __call__(self, src: NDArray, label: np.ndarray) -> tuple[NDArray, np.ndarray]:
+        height, width = src.shape[0], src.shape[1]
+        proposal = self._propose(label, height, width) if self.enabled and height > 0 and width > 0 else None
+        if proposal is None:
+            return src, label
+        x, y, w, h, label = proposal
+        return self._apply(src, x, y, w, h), label
+
+    def _propose(self, label: np.ndarray, height: int, width: int) -> tuple[int, int, int, int, np.ndarray] | None:
+        """``(x, y, w, h, new label)`` of a rectangle that meets the constraints, or None after ``max_attempts``."""
+        raise NotImplementedError(f"{type(self).__name__} does not define _propose")
+
+    def _apply(self, src: NDArray, x: int, y: int, w: int, h: int) -> NDArray:
+        """The image cropped to, or padded out to, the proposed rectangle."""
+        raise NotImplementedError(f"{type(self).__name__} does not define _apply")
+
+
+class DetRandomCropAug(_WindowAug):
     """Crop a random window that keeps enough of the objects; boxes are cut to the window.
 
     A window (area a fraction ``area_range`` of the image, aspect ratio ``width / height`` in
@@ -176,23 +209,10 @@ class DetRandomCropAug(DetAugmenter):
         self.max_attempts = max_attempts
         self.aspect_ratio_range = aspect_ratio_range
         self.area_range = area_range
-        self.enabled = False
-        if area_range[1] <= 0 or area_range[0] > area_range[1]:
-            warnings.warn(f"DetRandomCropAug is disabled: invalid area_range {area_range}", stacklevel=2)
-        elif aspect_ratio_range[0] <= 0 or aspect_ratio_range[0] > aspect_ratio_range[1]:
-            warnings.warn(
-                f"DetRandomCropAug is disabled: invalid aspect_ratio_range {aspect_ratio_range}", stacklevel=2
-            )
-        else:
-            self.enabled = True
+        self._enable_if_valid("DetRandomCropAug", lowest_top_area=0)
 
-    def __call__(self, src: NDArray, label: np.ndarray) -> tuple[NDArray, np.ndarray]:
-        height, width = src.shape[0], src.shape[1]
-        proposal = self._propose(label, height, width)
-        if proposal is None:
-            return src, label
-        x, y, w, h, label = proposal
-        return fixed_crop(src, x, y, w, h, None), label
+    def _apply(self, src: NDArray, x: int, y: int, w: int, h: int) -> NDArray:
+        return fixed_crop(src, x, y, w, h, None)
 
     def _window_size(self, ratio: float, height: int, width: int) -> tuple[int, int] | None:
         """A window height in the area range (drawn when there is a choice) and its width; None if none fits."""
@@ -243,8 +263,6 @@ class DetRandomCropAug(DetAugmenter):
 
     def _propose(self, label: np.ndarray, height: int, width: int) -> tuple[int, int, int, int, np.ndarray] | None:
         """Up to ``max_attempts`` random windows; the first that satisfies the constraints, with its label."""
-        if not self.enabled or height <= 0 or width <= 0:
-            return None
         for _ in range(self.max_attempts):
             ratio = random.uniform(*self.aspect_ratio_range)
             if ratio <= 0:
@@ -265,7 +283,7 @@ class DetRandomCropAug(DetAugmenter):
         return None
 
 
-class DetRandomPadAug(DetAugmenter):
+class DetRandomPadAug(_WindowAug):
     """Place the image at a random position on a larger canvas of ``pad_val``; boxes shrink with it.
 
     The canvas area is ``area_range`` times the image's (the low end at least 1), its aspect
@@ -291,26 +309,13 @@ class DetRandomPadAug(DetAugmenter):
         self.aspect_ratio_range = aspect_ratio_range
         self.area_range = area_range
         self.max_attempts = max_attempts
-        self.enabled = False
-        if area_range[1] <= 1.0 or area_range[0] > area_range[1]:
-            warnings.warn(f"DetRandomPadAug is disabled: invalid area_range {area_range}", stacklevel=2)
-        elif aspect_ratio_range[0] <= 0 or aspect_ratio_range[0] > aspect_ratio_range[1]:
-            warnings.warn(f"DetRandomPadAug is disabled: invalid aspect_ratio_range {aspect_ratio_range}", stacklevel=2)
-        else:
-            self.enabled = True
+        self._enable_if_valid("DetRandomPadAug", lowest_top_area=1.0)
 
-    def __call__(self, src: NDArray, label: np.ndarray) -> tuple[NDArray, np.ndarray]:
+    def _apply(self, src: NDArray, x: int, y: int, w: int, h: int) -> NDArray:
         height, width = src.shape[0], src.shape[1]
-        proposal = self._propose(label, height, width)
-        if proposal is None:
-            return src, label
-        x, y, w, h, label = proposal
-        padded = copyMakeBorder(src, y, h - y - height, x, w - x - width, BORDER_ISOLATED, values=self.pad_val)
-        return padded, label
+        return copyMakeBorder(src, y, h - y - height, x, w - x - width, BORDER_ISOLATED, values=self.pad_val)
 
     def _propose(self, label: np.ndarray, height: int, width: int) -> tuple[int, int, int, int, np.ndarray] | None:
-        if not self.enabled or height <= 0 or width <= 0:
-            return None
         min_area = self.area_range[0] * height * width
         max_area = self.area_range[1] * height * width
         for _ in range(self.max_attempts):

@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import recordio
 from ..io.base import DataBatch, DataDesc, DataIter
+from ..io.label_list import read_list_file
 from ..ndarray import NDArray, array
 from .augmenters import Augmenter, CreateAugmenter
 from .base import ImageError
@@ -46,24 +47,9 @@ def read_image_list(path: str, dtype: str) -> tuple[dict[int, tuple[NDArray, str
     """A ``.lst`` file as ``{index: (label array, relative path)}`` and the indices in file order."""
     entries: dict[int, tuple[NDArray, str]] = {}
     keys: list[int] = []
-    with open(path) as f:
-        for lineno, line in enumerate(f, start=1):
-            fields = line.strip().split("\t")
-            if fields == [""]:
-                continue
-            if len(fields) < 3:
-                raise ImageError(
-                    f"ImageIter: {path}, line {lineno}: expected 'index<TAB>label...<TAB>path', got {line!r}"
-                )
-            try:
-                key = int(fields[0])
-                label = _label_array([float(v) for v in fields[1:-1]], dtype)
-            except ValueError:
-                raise ImageError(
-                    f"ImageIter: {path}, line {lineno}: index and labels must be numbers: {line!r}"
-                ) from None
-            entries[key] = (label, fields[-1])
-            keys.append(key)
+    for entry in read_list_file(path, "ImageIter", ImageError):
+        entries[entry.index] = (_label_array(entry.labels, dtype), entry.path)
+        keys.append(entry.index)
     return entries, keys
 
 

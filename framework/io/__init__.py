@@ -18,32 +18,9 @@
 from __future__ import annotations
 
 from . import io
-from .base import DataBatch, DataDesc, DataIter, DataIterError, MXDataIter
-from .csv_iter import CSVIter
-from .det_record_iter import ImageDetRecordIter
-from .image_record_iter import ImageRecordIter
-from .mnist_iter import MNISTIter
-from .ndarray_iter import NDArrayIter
-from .prefetch import PrefetchingIter
-from .record_iter_variants import ImageRecordInt8Iter, ImageRecordIter_v1, ImageRecordUInt8Iter, ImageRecordUInt8Iter_v1
-from .resize import ResizeIter
+from .base import DataIterError
+from .io import *  # noqa: F403  (the iterators, listed once in io.__all__)
 
-__all__ = [
-    "CSVIter",
-    "DataBatch",
-    "DataDesc",
-    "DataIter",
-    "DataIterError",
-    "ImageDetRecordIter",
-    "ImageRecordInt8Iter",
-    "ImageRecordIter",
-    "ImageRecordIter_v1",
-    "ImageRecordUInt8Iter",
-    "ImageRecordUInt8Iter_v1",
-    "MNISTIter",
-    "MXDataIter",
-    "NDArrayIter",
-    "PrefetchingIter",
-    "ResizeIter",
-    "io",
-]
+# ``mx.io`` holds what ``mx.io.io`` gathers, plus the error type and the submodule itself.
+__all__ = ["DataIterError", "io"]
+__all__ += io.__all__

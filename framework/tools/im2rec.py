@@ -33,6 +33,7 @@ from PIL import Image
 from .. import recordio
 from ..atomic_file import atomic_write
 from ..base import MXLabError
+from ..io.label_list import read_list_file
 from ..io.pixels import resize_bilinear
 
 
@@ -74,25 +75,8 @@ class ListFileError(MXLabError, ValueError):
 
 def read_list(path: str) -> Iterator[list[Any]]:
     """Items ``[index, path, label, ...]`` of a ``.lst`` file; malformed lines raise ListFileError."""
-    with open(path, "rb") as f:
-        raw_lines = f.read().splitlines(keepends=True)
-    at = 0
-    for lineno, raw in enumerate(raw_lines, start=1):
-        where, at = f"{path}, line {lineno} (byte offset {at})", at + len(raw)
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            message = f"im2rec: {where}: not UTF-8 text at byte {err.start} of the line: {raw[:40]!r}"
-            raise ListFileError(message) from None
-        fields = [x.strip() for x in line.strip().split("\t")]
-        if not line.strip():
-            continue
-        if len(fields) < 3:
-            raise ListFileError(f"im2rec: {where}: needs index, label(s) and path, got {line!r:.120}")
-        try:
-            yield [int(fields[0]), fields[-1], *(float(x) for x in fields[1:-1])]
-        except ValueError as err:
-            raise ListFileError(f"im2rec: {where}: {err}") from None
+    for entry in read_list_file(path, "im2rec", ListFileError):
+        yield [entry.index, entry.path, *entry.labels]
 
 
 def make_list(args: argparse.Namespace) -> None:

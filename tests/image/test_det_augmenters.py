@@ -135,10 +135,13 @@ def test_random_crop_with_impossible_constraints_changes_nothing():
 def test_invalid_ranges_disable_the_random_augmenters_with_a_warning():
     with pytest.warns(UserWarning, match="disabled"):
         crop = mx.image.DetRandomCropAug(area_range=(0.8, 0.2))
-    with pytest.warns(UserWarning, match="disabled"):
+    with pytest.warns(UserWarning, match="DetRandomPadAug is disabled: invalid area_range") as record:
         pad = mx.image.DetRandomPadAug(area_range=(1.0, 0.9))
+    assert record[0].filename == __file__  # the warning points at the caller's line
+    with pytest.warns(UserWarning, match="DetRandomCropAug is disabled: invalid aspect_ratio_range"):
+        skewed = mx.image.DetRandomCropAug(aspect_ratio_range=(0.0, 1.0))
     src, lab = image(), label([0.1, 0.1, 0.5, 0.5])
-    assert crop(src, lab)[0] is src and pad(src, lab)[0] is src
+    assert crop(src, lab)[0] is src and pad(src, lab)[0] is src and skewed(src, lab)[0] is src
 
 
 def test_random_pad_keeps_the_boxes_on_the_same_pixels():

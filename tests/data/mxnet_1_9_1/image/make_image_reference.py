@@ -30,6 +30,7 @@ import struct
 import sys
 import zlib
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -133,30 +134,51 @@ def pipelines(mx: ModuleType) -> tuple[dict, tuple[int, int, int]]:
     }, shape
 
 
+def pipeline_args(out: str, stem: str, shape: tuple, kwargs: dict, image_root: str) -> dict:
+    """One pipeline's iterator arguments: ``stem.rec``/``.idx`` in ``out``, a ``.lst`` in ``out`` naming
+    images under ``image_root``, then the pipeline's own ``kwargs`` (the detection script uses it too)."""
+    args = dict(
+        batch_size=4,
+        data_shape=shape,
+        path_imgrec=os.path.join(out, stem + ".rec"),
+        path_imgidx=os.path.join(out, stem + ".idx"),
+    )
+    args.update(kwargs)
+    if args.get("path_imglist"):
+        args["path_imglist"] = os.path.join(out, args["path_imglist"])
+        args["path_root"] = image_root
+    return args
+
+
+def seed_random(seed: int | None) -> None:
+    """Seed Python's and NumPy's generators (the augmenters draw from both); None leaves them alone."""
+    if seed is not None:
+        random.seed(seed)
+        np.random.seed(seed)
+
+
+def run_epochs(it: Any, epochs: int) -> list:
+    """Every batch of ``epochs`` epochs, each started with ``reset()`` (the detection script uses it too)."""
+    batches = []
+    for _ in range(epochs):
+        it.reset()
+        batches.extend(it)
+    return batches
+
+
+def store_batches(batches: list, name: str, arrays: dict) -> None:
+    """Save the batches' data, label and pad under ``name/`` (the detection script uses it too)."""
+    arrays[f"{name}/data"] = np.stack([b.data[0].asnumpy() for b in batches])
+    arrays[f"{name}/label"] = np.stack([b.label[0].asnumpy() for b in batches])
+    arrays[f"{name}/pad"] = np.array([b.pad for b in batches])
+
+
 def run_pipelines(mx: ModuleType, out: str, arrays: dict) -> None:
     table, shape = pipelines(mx)
     for name, (kwargs, seed, epochs) in table.items():
-        args = dict(
-            batch_size=4,
-            data_shape=shape,
-            path_imgrec=os.path.join(out, "images.rec"),
-            path_imgidx=os.path.join(out, "images.idx"),
-        )
-        args.update(kwargs)
-        if args.get("path_imglist"):
-            args["path_imglist"] = os.path.join(out, args["path_imglist"])
-            args["path_root"] = out
-        if seed is not None:
-            random.seed(seed)
-            np.random.seed(seed)
-        it = mx.image.ImageIter(**args)
-        batches = []
-        for _ in range(epochs):
-            it.reset()
-            batches.extend(it)
-        arrays[f"{name}/data"] = np.stack([b.data[0].asnumpy() for b in batches])
-        arrays[f"{name}/label"] = np.stack([b.label[0].asnumpy() for b in batches])
-        arrays[f"{name}/pad"] = np.array([b.pad for b in batches])
+        args = pipeline_args(out, "images", shape, kwargs, image_root=out)
+        seed_random(seed)
+        store_batches(run_epochs(mx.image.ImageIter(**args), epochs), name, arrays)
 
 
 def run_functions(mx: ModuleType, out: str, arrays: dict) -> None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import random
 import re
 import sys
 from types import ModuleType
@@ -114,29 +113,13 @@ def pipelines(mx: ModuleType) -> dict:
 
 
 def run_pipelines(mx: ModuleType, out: str, arrays: dict) -> None:
+    script = image_script()
     for name, (kwargs, seed, epochs) in pipelines(mx).items():
-        args = dict(
-            batch_size=4,
-            data_shape=(3, 16, 16),
-            path_imgrec=os.path.join(out, "det.rec"),
-            path_imgidx=os.path.join(out, "det.idx"),
-        )
-        args.update(kwargs)
-        if args.get("path_imglist"):
-            args["path_imglist"] = os.path.join(out, args["path_imglist"])
-            args["path_root"] = IMAGE_DIR
-        if seed is not None:
-            random.seed(seed)
-            np.random.seed(seed)
+        args = script.pipeline_args(out, "det", (3, 16, 16), kwargs, image_root=IMAGE_DIR)
+        script.seed_random(seed)
         it = mx.image.ImageDetIter(**args)
         arrays[f"{name}/label_shape"] = np.array(it.provide_label[0][1])
-        batches = []
-        for _ in range(epochs):
-            it.reset()
-            batches.extend(it)
-        arrays[f"{name}/data"] = np.stack([b.data[0].asnumpy() for b in batches])
-        arrays[f"{name}/label"] = np.stack([b.label[0].asnumpy() for b in batches])
-        arrays[f"{name}/pad"] = np.array([b.pad for b in batches])
+        script.store_batches(script.run_epochs(it, epochs), name, arrays)
 
 
 def run_functions(mx: ModuleType, out: str, arrays: dict) -> None:
@@ -159,13 +142,11 @@ RECORD_CASES = {
 
 def run_record_iter(mx: ModuleType, out: str, arrays: dict) -> None:
     """ImageDetRecordIter with its deterministic settings (force resize, mirror always, normalisation)."""
+    script = image_script()
     for name, case in RECORD_CASES.items():
         kwargs = {"batch_size": 4, **case}
         it = mx.io.ImageDetRecordIter(path_imgrec=os.path.join(out, "det.rec"), preprocess_threads=1, **kwargs)
-        batches = list(it)
-        arrays[f"record/{name}/data"] = np.stack([b.data[0].asnumpy() for b in batches])
-        arrays[f"record/{name}/label"] = np.stack([b.label[0].asnumpy() for b in batches])
-        arrays[f"record/{name}/pad"] = np.array([b.pad for b in batches])
+        script.store_batches(list(it), f"record/{name}", arrays)
 
 
 VARIANT_CASES = {
