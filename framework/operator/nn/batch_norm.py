@@ -35,6 +35,8 @@ parameters and statistics are float32.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..grad import make_backward_node
@@ -183,12 +185,23 @@ def _batch_norm_backward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None
     assign(outputs[4], req[4], 0)
 
 
-def _batch_norm_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
-    """Backward inputs: head gradient, data, gamma, saved mean and inverse std, beta and aux (for shapes)."""
-    data, gamma, beta, moving_mean, moving_var = node.inputs
-    inputs = [out_grads[0], data, gamma, Entry(node, 1), Entry(node, 2), beta, moving_mean, moving_var]
-    backward = make_backward_node(node, "_backward_BatchNorm", inputs)
-    return [Entry(backward, i) for i in range(5)]
+def batch_norm_gradient(
+    backward_op: str, extra_outputs: tuple[int, ...] = ()
+) -> Callable[[Node, list[Entry]], list[Entry]]:
+    """The gradient wiring of BatchNorm and its variants (batch_norm_variants.py), which share the backward.
+
+    Backward inputs: head gradient, data, gamma, saved mean and inverse std, beta and aux (for
+    shapes), then the forward outputs named by ``extra_outputs`` (a variant's own saved state).
+    """
+
+    def gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
+        data, gamma, beta, moving_mean, moving_var = node.inputs
+        inputs = [out_grads[0], data, gamma, Entry(node, 1), Entry(node, 2), beta, moving_mean, moving_var]
+        inputs += [Entry(node, i) for i in extra_outputs]
+        backward = make_backward_node(node, backward_op, inputs)
+        return [Entry(backward, i) for i in range(5)]
+
+    return gradient
 
 
 _GRAD_SOURCE = (1, 2, 5, 6, 7)  # backward input holding the forward input of each gradient
@@ -218,7 +231,7 @@ def _backward_type(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
     .set_infer_shape(_batch_norm_shape)
     .set_infer_type(_batch_norm_type)
     .set_compute(_batch_norm_forward)
-    .set_gradient(_batch_norm_gradient)
+    .set_gradient(batch_norm_gradient("_backward_BatchNorm"))
     .set_mutate_inputs(lambda attrs: [3, 4])
 )
 (
