@@ -219,28 +219,57 @@ def _backward_type(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
     return all(t is not None for t in out_types)
 
 
-(
-    register("BatchNorm")
-    .describe("Batch normalisation: per-channel standardisation, scale gamma and shift beta.")
-    .set_params(BatchNormParam)
-    .set_num_inputs(5)
-    .set_num_outputs(3)
-    .set_num_visible_outputs(lambda attrs: 3 if attrs.parsed.output_mean_var else 1)
-    .set_input_names(_INPUTS)
-    .set_output_names(["output", "mean", "var"])
-    .set_infer_shape(_batch_norm_shape)
-    .set_infer_type(_batch_norm_type)
-    .set_compute(_batch_norm_forward)
-    .set_gradient(batch_norm_gradient("_backward_BatchNorm"))
-    .set_mutate_inputs(lambda attrs: [3, 4])
-)
-(
-    register("_backward_BatchNorm")
-    .set_params(BatchNormParam)
-    .set_num_inputs(8)
-    .set_num_outputs(5)
-    .set_infer_shape(_backward_shape)
-    .set_infer_type(_backward_type)
-    .set_compute(_batch_norm_backward)
-    .set_is_backward()
+def register_batch_norm(
+    name: str,
+    description: str,
+    params: type[ParamSet],
+    forward: Callable,
+    backward: Callable,
+    output_names: tuple[str, ...] = ("output", "mean", "var"),
+    infer_shape: Callable = _batch_norm_shape,
+    infer_type: Callable = _batch_norm_type,
+    extra_outputs: tuple[int, ...] = (),
+    backward_name: str | None = None,
+) -> None:
+    """Register BatchNorm or a variant (batch_norm_variants.py) and its ``_backward_`` node.
+
+    They share the contract: five inputs (the moving statistics mutated in place), the output
+    plus mean and var (visible with ``output_mean_var``), and BatchNorm's backward inputs (see
+    :func:`batch_norm_gradient`) followed by the ``extra_outputs`` a variant saves. The backward
+    node is ``_backward_<name>`` unless ``backward_name`` says otherwise (MXNet's own spelling).
+    """
+    backward_name = backward_name or "_backward_" + name
+    (
+        register(name)
+        .describe(description)
+        .set_params(params)
+        .set_num_inputs(5)
+        .set_num_outputs(len(output_names))
+        .set_num_visible_outputs(lambda attrs: 3 if attrs.parsed.output_mean_var else 1)
+        .set_input_names(_INPUTS)
+        .set_output_names(list(output_names))
+        .set_infer_shape(infer_shape)
+        .set_infer_type(infer_type)
+        .set_compute(forward)
+        .set_gradient(batch_norm_gradient(backward_name, extra_outputs))
+        .set_mutate_inputs(lambda attrs: [3, 4])
+    )
+    (
+        register(backward_name)
+        .set_params(params)
+        .set_num_inputs(8 + len(extra_outputs))
+        .set_num_outputs(5)
+        .set_infer_shape(_backward_shape)
+        .set_infer_type(_backward_type)
+        .set_compute(backward)
+        .set_is_backward()
+    )
+
+
+register_batch_norm(
+    "BatchNorm",
+    "Batch normalisation: per-channel standardisation, scale gamma and shift beta.",
+    BatchNormParam,
+    _batch_norm_forward,
+    _batch_norm_backward,
 )
