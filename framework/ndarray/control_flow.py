@@ -15,6 +15,7 @@ from ..operator.control_flow.structure import (
     ControlFlowError,
     check_callable,
     check_same_count,
+    check_while_loop_args,
     flatten,
     regroup,
     split_pair,
@@ -87,12 +88,7 @@ def while_loop(cond: Any, func: Any, loop_vars: Any, max_iterations: int | None 
     along axis 0 and padded with zeros to ``max_iterations`` steps (MXNet leaves the padding
     undefined). When no step runs there are no outputs (``[]``), as in MXNet.
     """
-    check_callable(cond, "while_loop: cond")
-    check_callable(func, "while_loop: func")
-    if max_iterations is None:
-        raise ControlFlowError("while_loop: max_iterations must be given")
-    if isinstance(max_iterations, bool) or not isinstance(max_iterations, int) or max_iterations < 0:
-        raise ControlFlowError(f"while_loop: max_iterations must be an int >= 0, got {max_iterations!r}")
+    check_while_loop_args(cond, func, max_iterations)
     variables, var_structure = flatten(loop_vars, _is_array, "while_loop: loop_vars")
     steps: list[list[NDArray]] = []
     out_structure: Any = None

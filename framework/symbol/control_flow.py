@@ -20,6 +20,7 @@ from ..operator.control_flow.structure import (
     ControlFlowError,
     check_callable,
     check_same_count,
+    check_while_loop_args,
     flatten,
     regroup,
     split_pair,
@@ -175,12 +176,7 @@ def while_loop(
     cond: Any, func: Any, loop_vars: Any, max_iterations: int | None = None, name: str = "while_loop"
 ) -> tuple[Any, Any]:
     """A ``_while_loop`` node: ``func(*loop_vars) -> (outputs, new_loop_vars)`` while ``cond(*loop_vars)``."""
-    check_callable(cond, "while_loop: cond")
-    check_callable(func, "while_loop: func")
-    if max_iterations is None:
-        raise ControlFlowError("while_loop: max_iterations must be given")
-    if isinstance(max_iterations, bool) or not isinstance(max_iterations, int) or max_iterations < 0:
-        raise ControlFlowError(f"while_loop: max_iterations must be an int >= 0, got {max_iterations!r}")
+    check_while_loop_args(cond, func, max_iterations)
     var_leaves, var_structure = flatten(loop_vars, _is_symbol, "while_loop: loop_vars")
     var_entries = _entries(var_leaves)
     marker = _marker()

@@ -8,96 +8,27 @@ the same front-end function (``nd.erf``, ``nd.contrib.boolean_mask``...). When
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
-
-import framework as mx
-from framework import autograd
+from op_helpers import load_reference_cases, replay_reference_case
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "mxnet_1_9_1" / "ops"
 MXNET_PYTHON = os.environ.get("MXNET_PYTHON")
-
-
-def _load(folder: Path) -> list[dict]:
-    """The cases, each with its arrays (``in``, ``out``, ``grads``) cut out of the
-    per-dtype buffers in the order the script stored them."""
-    with open(folder / "ops_tensorutil.json") as f:
-        cases = json.load(f)["cases"]
-    with np.load(folder / "ops_tensorutil.npz") as data:
-        buffers = {k: data[k] for k in data.files}
-    offsets = dict.fromkeys(buffers, 0)
-    for case in cases:
-        for key in ("in", "out", "grads"):
-            arrays = []
-            for dtype, shape in case.get(key, []):
-                size = int(np.prod(shape))
-                arrays.append(buffers[dtype][offsets[dtype] : offsets[dtype] + size].reshape(shape))
-                offsets[dtype] += size
-            case[key] = arrays
-    assert all(offsets[k] == buffers[k].size for k in buffers), "the reference buffers hold unread values"
-    return cases
-
-
-CASES = _load(DATA)
-
-
-def _invoke(path: str, inputs: list, params: dict):
-    fn = mx
-    for part in path.split("."):
-        fn = getattr(fn, part)
-    return fn(*inputs, **params)
-
-
-def _params(params: dict) -> dict:
-    """JSON turned tuples into lists; MXNet's shape parameters are tuples."""
-    return {k: tuple(v) if isinstance(v, list) else v for k, v in params.items()}
-
-
-def _head_gradient(shape: tuple, dtype: np.dtype) -> np.ndarray:
-    """The head gradients the script used (its ``head_gradient``; the script is not imported)."""
-    size = int(np.prod(shape))
-    return (0.5 + (np.arange(size) % 7) / 7).astype(dtype).reshape(shape)
-
-
-def _nd(x: np.ndarray) -> mx.nd.NDArray:
-    return mx.nd.array(x, dtype=x.dtype)
-
-
-def _replay(case: dict) -> None:
-    cid = case["id"]
-    inputs = [_nd(x) for x in case["in"]]
-    for i in case["grad"]:
-        inputs[i].attach_grad()
-    with autograd.record():
-        result = _invoke(case["function"], inputs, _params(case["params"]))
-    outputs = list(result) if isinstance(result, list | tuple) else [result]
-    assert len(outputs) == len(case["out"]), f"{cid}: {len(outputs)} outputs, MXNet has {len(case['out'])}"
-    for k, (out, expected) in enumerate(zip(outputs, case["out"], strict=True)):
-        assert out.shape == expected.shape, f"{cid}: output {k} shape {out.shape} != MXNet's {expected.shape}"
-        assert out.dtype == expected.dtype, f"{cid}: output {k} dtype {out.dtype} != MXNet's {expected.dtype}"
-        np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-4, atol=1e-5, err_msg=f"{cid}: output {k}")
-    if case["grad"]:
-        heads = [_head_gradient(o.shape, o.dtype) * (k not in case["zero_heads"]) for k, o in enumerate(outputs)]
-        autograd.backward(outputs, [_nd(h) for h in heads])
-        for i, expected in zip(case["grad"], case["grads"], strict=True):
-            np.testing.assert_allclose(
-                inputs[i].grad.asnumpy(), expected, rtol=1e-4, atol=1e-5, err_msg=f"{cid}: grad {i}"
-            )
+STEM = "ops_tensorutil"
+CASES = load_reference_cases(DATA, STEM)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_agrees_with_committed_mxnet_data(case):
-    _replay(case)
+    replay_reference_case(case)
 
 
 @pytest.mark.skipif(not MXNET_PYTHON, reason="set MXNET_PYTHON to an interpreter with mxnet 1.9.1 to run")
 def test_agrees_with_live_mxnet(tmp_path):
-    script = DATA / "ops_tensorutil.py"
+    script = DATA / f"{STEM}.py"
     subprocess.run([MXNET_PYTHON, str(script), str(tmp_path)], check=True, capture_output=True, timeout=300)
-    for case in _load(tmp_path):
-        _replay(case)
+    for case in load_reference_cases(tmp_path, STEM):
+        replay_reference_case(case)

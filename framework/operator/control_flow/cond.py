@@ -11,13 +11,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..grad import make_backward_node
 from ..infer import InferenceError, ShapeT, shape_assign, type_assign
 from ..kernel import OpContext, Req, assign
-from ..node import Entry, Node
 from ..params import Param, Shape
-from ..registry import NodeAttrs, register
-from .subgraph import SubgraphParams, backward_shape, backward_type, check_locations, check_scalar_condition, runner
+from ..registry import NodeAttrs
+from .subgraph import (
+    SubgraphParams,
+    check_locations,
+    check_scalar_condition,
+    register_control_flow,
+    runner,
+)
 
 
 class CondParam(SubgraphParams):
@@ -113,31 +117,12 @@ def cond_backward(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list[R
         assign(outputs[i], req[i], grad)
 
 
-def cond_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
-    backward = make_backward_node(node, "_backward_cond", list(out_grads) + list(node.inputs))
-    return [Entry(backward, i) for i in range(len(node.inputs))]
-
-
-(
-    register("_cond")
-    .describe("Run the then or the else subgraph, as the cond subgraph says (mx.sym.contrib.cond).")
-    .set_params(CondParam)
-    .set_num_inputs(lambda attrs: attrs.parsed.num_args - 3)
-    .set_num_outputs(lambda attrs: attrs.parsed.num_outputs)
-    .set_input_names(lambda attrs: [f"input{i}" for i in range(attrs.parsed.num_args - 3)])
-    .set_infer_shape(cond_shape)
-    .set_infer_type(cond_type)
-    .set_compute(cond_forward)
-    .set_gradient(cond_gradient)
-)
-
-(
-    register("_backward_cond")
-    .set_params(CondParam)
-    .set_num_inputs(lambda attrs: attrs.parsed.num_outputs + attrs.parsed.num_args - 3)
-    .set_num_outputs(lambda attrs: attrs.parsed.num_args - 3)
-    .set_infer_shape(backward_shape("_backward_cond"))
-    .set_infer_type(backward_type("_backward_cond"))
-    .set_compute(cond_backward)
-    .set_is_backward()
+register_control_flow(
+    "_cond",
+    "Run the then or the else subgraph, as the cond subgraph says (mx.sym.contrib.cond).",
+    CondParam,
+    cond_shape,
+    cond_type,
+    cond_forward,
+    cond_backward,
 )

@@ -11,13 +11,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..grad import make_backward_node
 from ..infer import InferenceError, ShapeT, shape_assign, type_assign
 from ..kernel import OpContext, Req, assign
-from ..node import Entry, Node
 from ..params import Param, Shape
-from ..registry import NodeAttrs, register
-from .subgraph import SubgraphParams, backward_shape, backward_type, check_locations, place, runner, sliced, stacked
+from ..registry import NodeAttrs
+from .subgraph import (
+    SubgraphParams,
+    check_locations,
+    place,
+    register_control_flow,
+    runner,
+    sliced,
+    stacked,
+)
 
 
 class ForeachParam(SubgraphParams):
@@ -149,11 +155,6 @@ def foreach_backward(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: lis
         assign(outputs[i], req[i], grad)
 
 
-def foreach_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
-    backward = make_backward_node(node, "_backward_foreach", list(out_grads) + list(node.inputs))
-    return [Entry(backward, i) for i in range(len(node.inputs))]
-
-
 def _input_names(attrs: NodeAttrs) -> list[str]:
     n_data, n_state, n_remain = _counts(attrs.parsed)
     return (
@@ -163,26 +164,13 @@ def _input_names(attrs: NodeAttrs) -> list[str]:
     )
 
 
-(
-    register("_foreach")
-    .describe("Run a subgraph over axis 0 of the data, carrying states (mx.sym.contrib.foreach).")
-    .set_params(ForeachParam)
-    .set_num_inputs(lambda attrs: attrs.parsed.num_args - 1)
-    .set_num_outputs(lambda attrs: attrs.parsed.num_outputs)
-    .set_input_names(_input_names)
-    .set_infer_shape(foreach_shape)
-    .set_infer_type(foreach_type)
-    .set_compute(foreach_forward)
-    .set_gradient(foreach_gradient)
-)
-
-(
-    register("_backward_foreach")
-    .set_params(ForeachParam)
-    .set_num_inputs(lambda attrs: attrs.parsed.num_outputs + attrs.parsed.num_args - 1)
-    .set_num_outputs(lambda attrs: attrs.parsed.num_args - 1)
-    .set_infer_shape(backward_shape("_backward_foreach"))
-    .set_infer_type(backward_type("_backward_foreach"))
-    .set_compute(foreach_backward)
-    .set_is_backward()
+register_control_flow(
+    "_foreach",
+    "Run a subgraph over axis 0 of the data, carrying states (mx.sym.contrib.foreach).",
+    ForeachParam,
+    foreach_shape,
+    foreach_type,
+    foreach_forward,
+    foreach_backward,
+    input_names=_input_names,
 )

@@ -61,3 +61,13 @@ def split_pair(result: Any, what: str) -> tuple[Any, Any]:
 def check_same_count(given: list[Any], returned: list[Any], what: str) -> None:
     if len(given) != len(returned):
         raise ControlFlowError(f"{what}: {len(given)} were given, but the function returned {len(returned)}")
+
+
+def check_while_loop_args(cond: Any, func: Any, max_iterations: Any) -> None:
+    """The argument checks ``while_loop`` makes in NDArray and Symbol code alike (same contract, same messages)."""
+    check_callable(cond, "while_loop: cond")
+    check_callable(func, "while_loop: func")
+    if max_iterations is None:
+        raise ControlFlowError("while_loop: max_iterations must be given")
+    if isinstance(max_iterations, bool) or not isinstance(max_iterations, int) or max_iterations < 0:
+        raise ControlFlowError(f"while_loop: max_iterations must be an int >= 0, got {max_iterations!r}")

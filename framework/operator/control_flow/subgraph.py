@@ -16,10 +16,12 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from ..grad import make_backward_node
 from ..infer import InferenceError, ShapeT, shape_assign, type_assign
 from ..kernel import OpContext
 from ..node import Entry, Node, topo_sort
 from ..params import OperatorParamError, ParamSet
+from ..registry import register
 
 
 class Subgraph:
@@ -171,3 +173,53 @@ def backward_type(op_name: str) -> Any:
         return all(t is not None for t in out_types)
 
     return infer
+
+
+def register_control_flow(
+    name: str,
+    description: str,
+    params: type[SubgraphParams],
+    infer_shape: Any,
+    infer_type: Any,
+    forward: Any,
+    backward: Any,
+    input_names: Any = None,
+) -> None:
+    """Register a control-flow operator ``name`` and its ``_backward`` node, wired the same way for all three.
+
+    The node's inputs are ``num_args`` minus its ``num_subgraphs`` (the subgraphs are counted in
+    ``num_args`` but are not inputs); the backward node reads the output gradients followed by the
+    forward inputs and gives one gradient per forward input (see :func:`backward_shape`).
+    """
+    backward_name = "_backward" + name
+    n_subgraphs = params.num_subgraphs
+
+    def gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
+        grad_node = make_backward_node(node, backward_name, list(out_grads) + list(node.inputs))
+        return [Entry(grad_node, i) for i in range(len(node.inputs))]
+
+    def numbered_inputs(attrs: Any) -> list[str]:
+        return [f"input{i}" for i in range(attrs.parsed.num_args - n_subgraphs)]
+
+    (
+        register(name)
+        .describe(description)
+        .set_params(params)
+        .set_num_inputs(lambda attrs: attrs.parsed.num_args - n_subgraphs)
+        .set_num_outputs(lambda attrs: attrs.parsed.num_outputs)
+        .set_input_names(input_names or numbered_inputs)
+        .set_infer_shape(infer_shape)
+        .set_infer_type(infer_type)
+        .set_compute(forward)
+        .set_gradient(gradient)
+    )
+    (
+        register(backward_name)
+        .set_params(params)
+        .set_num_inputs(lambda attrs: attrs.parsed.num_outputs + attrs.parsed.num_args - n_subgraphs)
+        .set_num_outputs(lambda attrs: attrs.parsed.num_args - n_subgraphs)
+        .set_infer_shape(backward_shape(backward_name))
+        .set_infer_type(backward_type(backward_name))
+        .set_compute(backward)
+        .set_is_backward()
+    )

@@ -13,18 +13,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..grad import make_backward_node
 from ..infer import InferenceError, ShapeT, shape_assign, type_assign
 from ..kernel import OpContext, Req, assign
-from ..node import Entry, Node
 from ..params import Param, Shape
-from ..registry import NodeAttrs, register
+from ..registry import NodeAttrs
 from .subgraph import (
     SubgraphParams,
-    backward_shape,
-    backward_type,
     check_locations,
     check_scalar_condition,
+    register_control_flow,
     runner,
     stacked,
 )
@@ -178,31 +175,12 @@ def while_loop_backward(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: 
         assign(outputs[i], req[i], grad)
 
 
-def while_loop_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
-    backward = make_backward_node(node, "_backward_while_loop", list(out_grads) + list(node.inputs))
-    return [Entry(backward, i) for i in range(len(node.inputs))]
-
-
-(
-    register("_while_loop")
-    .describe("Run the func subgraph while the cond subgraph holds (mx.sym.contrib.while_loop).")
-    .set_params(WhileLoopParam)
-    .set_num_inputs(lambda attrs: attrs.parsed.num_args - 2)
-    .set_num_outputs(lambda attrs: attrs.parsed.num_outputs)
-    .set_input_names(lambda attrs: [f"input{i}" for i in range(attrs.parsed.num_args - 2)])
-    .set_infer_shape(while_loop_shape)
-    .set_infer_type(while_loop_type)
-    .set_compute(while_loop_forward)
-    .set_gradient(while_loop_gradient)
-)
-
-(
-    register("_backward_while_loop")
-    .set_params(WhileLoopParam)
-    .set_num_inputs(lambda attrs: attrs.parsed.num_outputs + attrs.parsed.num_args - 2)
-    .set_num_outputs(lambda attrs: attrs.parsed.num_args - 2)
-    .set_infer_shape(backward_shape("_backward_while_loop"))
-    .set_infer_type(backward_type("_backward_while_loop"))
-    .set_compute(while_loop_backward)
-    .set_is_backward()
+register_control_flow(
+    "_while_loop",
+    "Run the func subgraph while the cond subgraph holds (mx.sym.contrib.while_loop).",
+    WhileLoopParam,
+    while_loop_shape,
+    while_loop_type,
+    while_loop_forward,
+    while_loop_backward,
 )

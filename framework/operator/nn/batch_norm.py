@@ -35,6 +35,8 @@ parameters and statistics are float32.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..grad import make_backward_node
@@ -183,12 +185,23 @@ def _batch_norm_backward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None
     assign(outputs[4], req[4], 0)
 
 
-def _batch_norm_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
-    """Backward inputs: head gradient, data, gamma, saved mean and inverse std, beta and aux (for shapes)."""
-    data, gamma, beta, moving_mean, moving_var = node.inputs
-    inputs = [out_grads[0], data, gamma, Entry(node, 1), Entry(node, 2), beta, moving_mean, moving_var]
-    backward = make_backward_node(node, "_backward_BatchNorm", inputs)
-    return [Entry(backward, i) for i in range(5)]
+def batch_norm_gradient(
+    backward_op: str, extra_outputs: tuple[int, ...] = ()
+) -> Callable[[Node, list[Entry]], list[Entry]]:
+    """The gradient wiring of BatchNorm and its variants (batch_norm_variants.py), which share the backward.
+
+    Backward inputs: head gradient, data, gamma, saved mean and inverse std, beta and aux (for
+    shapes), then the forward outputs named by ``extra_outputs`` (a variant's own saved state).
+    """
+
+    def gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
+        data, gamma, beta, moving_mean, moving_var = node.inputs
+        inputs = [out_grads[0], data, gamma, Entry(node, 1), Entry(node, 2), beta, moving_mean, moving_var]
+        inputs += [Entry(node, i) for i in extra_outputs]
+        backward = make_backward_node(node, backward_op, inputs)
+        return [Entry(backward, i) for i in range(5)]
+
+    return gradient
 
 
 _GRAD_SOURCE = (1, 2, 5, 6, 7)  # backward input holding the forward input of each gradient
@@ -206,28 +219,57 @@ def _backward_type(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
     return all(t is not None for t in out_types)
 
 
-(
-    register("BatchNorm")
-    .describe("Batch normalisation: per-channel standardisation, scale gamma and shift beta.")
-    .set_params(BatchNormParam)
-    .set_num_inputs(5)
-    .set_num_outputs(3)
-    .set_num_visible_outputs(lambda attrs: 3 if attrs.parsed.output_mean_var else 1)
-    .set_input_names(_INPUTS)
-    .set_output_names(["output", "mean", "var"])
-    .set_infer_shape(_batch_norm_shape)
-    .set_infer_type(_batch_norm_type)
-    .set_compute(_batch_norm_forward)
-    .set_gradient(_batch_norm_gradient)
-    .set_mutate_inputs(lambda attrs: [3, 4])
-)
-(
-    register("_backward_BatchNorm")
-    .set_params(BatchNormParam)
-    .set_num_inputs(8)
-    .set_num_outputs(5)
-    .set_infer_shape(_backward_shape)
-    .set_infer_type(_backward_type)
-    .set_compute(_batch_norm_backward)
-    .set_is_backward()
+def register_batch_norm(
+    name: str,
+    description: str,
+    params: type[ParamSet],
+    forward: Callable,
+    backward: Callable,
+    output_names: tuple[str, ...] = ("output", "mean", "var"),
+    infer_shape: Callable = _batch_norm_shape,
+    infer_type: Callable = _batch_norm_type,
+    extra_outputs: tuple[int, ...] = (),
+    backward_name: str | None = None,
+) -> None:
+    """Register BatchNorm or a variant (batch_norm_variants.py) and its ``_backward_`` node.
+
+    They share the contract: five inputs (the moving statistics mutated in place), the output
+    plus mean and var (visible with ``output_mean_var``), and BatchNorm's backward inputs (see
+    :func:`batch_norm_gradient`) followed by the ``extra_outputs`` a variant saves. The backward
+    node is ``_backward_<name>`` unless ``backward_name`` says otherwise (MXNet's own spelling).
+    """
+    backward_name = backward_name or "_backward_" + name
+    (
+        register(name)
+        .describe(description)
+        .set_params(params)
+        .set_num_inputs(5)
+        .set_num_outputs(len(output_names))
+        .set_num_visible_outputs(lambda attrs: 3 if attrs.parsed.output_mean_var else 1)
+        .set_input_names(_INPUTS)
+        .set_output_names(list(output_names))
+        .set_infer_shape(infer_shape)
+        .set_infer_type(infer_type)
+        .set_compute(forward)
+        .set_gradient(batch_norm_gradient(backward_name, extra_outputs))
+        .set_mutate_inputs(lambda attrs: [3, 4])
+    )
+    (
+        register(backward_name)
+        .set_params(params)
+        .set_num_inputs(8 + len(extra_outputs))
+        .set_num_outputs(5)
+        .set_infer_shape(_backward_shape)
+        .set_infer_type(_backward_type)
+        .set_compute(backward)
+        .set_is_backward()
+    )
+
+
+register_batch_norm(
+    "BatchNorm",
+    "Batch normalisation: per-channel standardisation, scale gamma and shift beta.",
+    BatchNormParam,
+    _batch_norm_forward,
+    _batch_norm_backward,
 )

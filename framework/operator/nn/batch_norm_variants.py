@@ -17,24 +17,19 @@ backward compute), so the three can never disagree about the statistics:
 
 from __future__ import annotations
 
-from ..grad import make_backward_node
 from ..infer import ShapeT, shape_assign, shape_known, type_assign
 from ..kernel import assign
-from ..node import Entry, Node, NodeAttrs
+from ..node import NodeAttrs
 from ..params import REQUIRED, Param, ParamSet
-from ..registry import register
 from .batch_norm import (
     BatchNormParam,
-    _backward_shape,
-    _backward_type,
     _batch_norm_backward,
     _batch_norm_shape,
     _batch_norm_type,
     normalize,
     param_dtype,
+    register_batch_norm,
 )
-
-_INPUTS = ["data", "gamma", "beta", "moving_mean", "moving_var"]
 
 
 # ----------------------------------------------------------------------------- SyncBatchNorm
@@ -70,43 +65,12 @@ def _sync_backward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None:
     _batch_norm_backward(attrs, op_ctx, _with_variance(attrs, inputs), req, outputs)
 
 
-def _batch_norm_like_gradient(backward_op: str, extra_outputs: tuple[int, ...] = ()):
-    """Backward inputs as BatchNorm's (head gradient, data, gamma, mean, var, beta, aux) + extra outputs."""
-
-    def gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
-        data, gamma, beta, moving_mean, moving_var = node.inputs
-        inputs = [out_grads[0], data, gamma, Entry(node, 1), Entry(node, 2), beta, moving_mean, moving_var]
-        inputs += [Entry(node, i) for i in extra_outputs]
-        backward = make_backward_node(node, backward_op, inputs)
-        return [Entry(backward, i) for i in range(5)]
-
-    return gradient
-
-
-(
-    register("_contrib_SyncBatchNorm")
-    .describe("Batch normalisation with statistics shared across devices (one device here: BatchNorm on axis 1).")
-    .set_params(SyncBatchNormParam)
-    .set_num_inputs(5)
-    .set_num_outputs(3)
-    .set_num_visible_outputs(lambda attrs: 3 if attrs.parsed.output_mean_var else 1)
-    .set_input_names(_INPUTS)
-    .set_output_names(["output", "mean", "var"])
-    .set_infer_shape(_batch_norm_shape)
-    .set_infer_type(_batch_norm_type)
-    .set_compute(_sync_forward)
-    .set_gradient(_batch_norm_like_gradient("_backward__contrib_SyncBatchNorm"))
-    .set_mutate_inputs(lambda attrs: [3, 4])
-)
-(
-    register("_backward__contrib_SyncBatchNorm")
-    .set_params(SyncBatchNormParam)
-    .set_num_inputs(8)
-    .set_num_outputs(5)
-    .set_infer_shape(_backward_shape)
-    .set_infer_type(_backward_type)
-    .set_compute(_sync_backward)
-    .set_is_backward()
+register_batch_norm(
+    "_contrib_SyncBatchNorm",
+    "Batch normalisation with statistics shared across devices (one device here: BatchNorm on axis 1).",
+    SyncBatchNormParam,
+    _sync_forward,
+    _sync_backward,
 )
 
 
@@ -145,28 +109,15 @@ def _with_relu_backward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None:
     _batch_norm_backward(attrs, op_ctx, [grad * positive.astype(grad.dtype, copy=False), *rest], req, outputs)
 
 
-(
-    register("_contrib_BatchNormWithReLU")
-    .describe("Batch normalisation followed by relu, in one node; hidden output 'workspace' marks the positives.")
-    .set_params(BatchNormParam)
-    .set_num_inputs(5)
-    .set_num_outputs(4)
-    .set_num_visible_outputs(lambda attrs: 3 if attrs.parsed.output_mean_var else 1)
-    .set_input_names(_INPUTS)
-    .set_output_names(["output", "mean", "var", "workspace"])
-    .set_infer_shape(_with_relu_shape)
-    .set_infer_type(_with_relu_type)
-    .set_compute(_with_relu_forward)
-    .set_gradient(_batch_norm_like_gradient("_backward_contrib_BatchNormWithReLU", extra_outputs=(3,)))
-    .set_mutate_inputs(lambda attrs: [3, 4])
-)
-(
-    register("_backward_contrib_BatchNormWithReLU")
-    .set_params(BatchNormParam)
-    .set_num_inputs(9)
-    .set_num_outputs(5)
-    .set_infer_shape(_backward_shape)
-    .set_infer_type(_backward_type)
-    .set_compute(_with_relu_backward)
-    .set_is_backward()
+register_batch_norm(
+    "_contrib_BatchNormWithReLU",
+    "Batch normalisation followed by relu, in one node; hidden output 'workspace' marks the positives.",
+    BatchNormParam,
+    _with_relu_forward,
+    _with_relu_backward,
+    output_names=("output", "mean", "var", "workspace"),
+    infer_shape=_with_relu_shape,
+    infer_type=_with_relu_type,
+    extra_outputs=(3,),
+    backward_name="_backward_contrib_BatchNormWithReLU",
 )

@@ -81,7 +81,8 @@ class ROIPoolingParam(ParamSet):
     spatial_scale = Param(float, REQUIRED, "Feature-map size over image size (1 / total stride).", low=0.0)
 
 
-def _pooled(attrs: NodeAttrs) -> tuple[int, int]:
+def pooled_size(attrs: NodeAttrs) -> tuple[int, int]:
+    """``pooled_size`` as ``(h, w)``, checked; every ROI operator here (roi.py, roi_sampled.py) reads it so."""
     size = tuple(attrs.parsed.pooled_size)
     if len(size) != 2 or min(size) < 1:
         raise OperatorParamError(f"{attrs.name}: pooled_size must be two positive sizes (h, w), got {size}")
@@ -89,7 +90,7 @@ def _pooled(attrs: NodeAttrs) -> tuple[int, int]:
 
 
 def _roi_pooling_shape(attrs: NodeAttrs, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
-    name, (ph, pw) = attrs.name, _pooled(attrs)
+    name, (ph, pw) = attrs.name, pooled_size(attrs)
     data, rois = in_shapes
     _check_inputs(name, data, rois)
     shape_assign(in_shapes, 1, (0, 5), name, "rois")
@@ -145,7 +146,7 @@ def roi_pool_max(xp: Any, data: Any, rois: Any, pooled: tuple[int, int], scale: 
 
 def _roi_pooling_forward(attrs: NodeAttrs, op_ctx: Any, inputs: list, req: list, outputs: list) -> None:
     data, rois = inputs
-    pooled, index = roi_pool_max(op_ctx.xp, data, rois, _pooled(attrs), attrs.parsed.spatial_scale)
+    pooled, index = roi_pool_max(op_ctx.xp, data, rois, pooled_size(attrs), attrs.parsed.spatial_scale)
     put(outputs[0], req[0], pooled)
     put(outputs[1], req[1], index)
 
@@ -289,7 +290,7 @@ class ROIAlignParam(ParamSet):
 
 
 def _roi_align_shape(attrs: NodeAttrs, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
-    name, (ph, pw) = attrs.name, _pooled(attrs)
+    name, (ph, pw) = attrs.name, pooled_size(attrs)
     data, rois = in_shapes
     _check_inputs(name, data, rois)
     channels = data[1] if data is not None else 0
@@ -334,7 +335,7 @@ def _axis_samples(xp: Any, start: Any, length: Any, bins: int, grid: Any, size: 
 
 def roi_align_maps(xp: Any, attrs: NodeAttrs, data_shape: tuple[int, ...], rois: Any) -> tuple[Any, Any, Any]:
     """(R, ph, H) and (R, pw, W) sample-weight matrices (already divided by the sample count), batch indices."""
-    p, (ph, pw) = attrs.parsed, _pooled(attrs)
+    p, (ph, pw) = attrs.parsed, pooled_size(attrs)
     h, w = data_shape[2:]
     dtype = np.dtype(rois.dtype) if np.dtype(rois.dtype).kind == "f" else np.dtype(np.float64)
     rois = rois.astype(dtype, copy=False)

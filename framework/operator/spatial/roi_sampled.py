@@ -31,10 +31,10 @@ import numpy as np
 
 from ..infer import InferenceError, ShapeT, shape_assign, shape_known
 from ..node import Entry, Node, NodeAttrs
-from ..params import REQUIRED, OperatorParamError, Param, ParamSet, Shape
+from ..params import REQUIRED, Param, ParamSet, Shape
 from ..registry import register
 from ..tensor.common import backward_entries, put, register_backward
-from .roi import c_round
+from .roi import c_round, pooled_size
 from .sampler import float_types
 
 
@@ -77,15 +77,8 @@ class RROIAlignParam(ParamSet):
     sampling_ratio = Param(int, -1, "Sample points per bin side; <= 0 adapts to the bin size (ceil).")
 
 
-def _rroi_pooled(attrs: NodeAttrs) -> tuple[int, int]:
-    size = tuple(attrs.parsed.pooled_size)
-    if len(size) != 2 or min(size) < 1:
-        raise OperatorParamError(f"{attrs.name}: pooled_size must be two positive sizes (h, w), got {size}")
-    return size[0], size[1]
-
-
 def _rroi_shape(attrs: NodeAttrs, in_shapes: list[ShapeT], out_shapes: list[ShapeT]) -> bool:
-    name, (ph, pw) = attrs.name, _rroi_pooled(attrs)
+    name, (ph, pw) = attrs.name, pooled_size(attrs)
     data, rois = in_shapes
     _check_rank(name, data, 4, "data (N, C, H, W)")
     _check_rank(name, rois, 2, "rois (R, 6) [batch_index, cx, cy, w, h, angle]", 6)
@@ -99,7 +92,7 @@ def _rroi_shape(attrs: NodeAttrs, in_shapes: list[ShapeT], out_shapes: list[Shap
 
 def _rroi_samples(xp: Any, attrs: NodeAttrs, data_shape: tuple[int, ...], rois: Any) -> tuple[Any, Any, Any]:
     """Neighbour indices (R, ph, pw, G, G', 4), weights (zero for unused or outside samples), batch."""
-    p, (ph, pw) = attrs.parsed, _rroi_pooled(attrs)
+    p, (ph, pw) = attrs.parsed, pooled_size(attrs)
     h, w = data_shape[2:]
     dtype = rois.dtype.type
     scale = dtype(p.spatial_scale)

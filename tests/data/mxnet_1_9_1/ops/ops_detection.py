@@ -217,17 +217,9 @@ def cases(rng: np.random.Generator) -> dict:
 
 def run_case(mx, case: dict, heads_rng: np.random.Generator) -> dict:
     """One training step of ``case`` in MXNet: outputs and input gradients."""
-    sym = case["build"](mx.sym)
-    names = list(case["args"])
-    grads_of = case.get("grads", names)
-    args = {n: mx.nd.array(a) for n, a in case["args"].items()}
-    grads = {n: mx.nd.zeros(a.shape) for n, a in case["args"].items()}
-    req = {n: ("write" if n in grads_of else "null") for n in names}
-    ex = sym.bind(mx.cpu(), args, args_grad=grads, grad_req=req)
-    outputs = [o.asnumpy() for o in ex.forward(is_train=True)]
-    heads = [heads_rng.uniform(-1, 1, o.shape).astype(np.float32) for o in outputs]
-    ex.backward([mx.nd.array(h) for h in heads])
-    return {"heads": heads, "outputs": outputs, "grads": {n: grads[n].asnumpy() for n in grads_of}}
+    from symbol_step import training_step  # noqa: PLC0415 - on sys.path only when this script runs
+
+    return training_step(mx, case["build"](mx.sym), case["args"], case.get("grads", list(case["args"])), heads_rng)
 
 
 def main() -> None:

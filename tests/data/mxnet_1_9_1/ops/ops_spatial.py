@@ -22,6 +22,7 @@ import sys
 
 import mxnet as mx
 import numpy as np
+from symbol_step import training_step
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -232,14 +233,7 @@ def run_case(case: dict, heads_rng: np.random.Generator) -> dict:
         sym = op(*variables, name="op", **case["params"])
     else:
         sym = op(name="op", **dict(zip(case["args"], variables, strict=True)), **case["params"])
-    args = {n: mx.nd.array(a) for n, a in case["args"].items()}
-    grads = {n: mx.nd.zeros(a.shape) for n, a in case["args"].items()}
-    req = {n: ("write" if n in grads_of else "null") for n in case["args"]}
-    ex = sym.bind(mx.cpu(), args, args_grad=grads, grad_req=req)
-    outputs = [o.asnumpy() for o in ex.forward(is_train=True)]
-    heads = [heads_rng.uniform(-1, 1, o.shape).astype(np.float32) for o in outputs]
-    ex.backward([mx.nd.array(h) for h in heads])
-    return {"heads": heads, "outputs": outputs, "grads": {n: grads[n].asnumpy() for n in grads_of}}
+    return training_step(mx, sym, case["args"], grads_of, heads_rng)
 
 
 def main() -> None:

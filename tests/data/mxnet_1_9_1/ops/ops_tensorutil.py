@@ -11,7 +11,7 @@ reference data out of the size budget of the NDArray files one level up):
   ``nd.contrib.boolean_mask``...), its keyword parameters, which inputs get a gradient, and the
   dtype and shape of every stored array: inputs (``in``), outputs (``out``) and, for
   differentiable cases, the input gradients MXNet's autograd computed (``grads``) for the head
-  gradients of :func:`head_gradient` (0 for the outputs listed in ``zero_heads``, where MXNet's
+  gradients of :func:`nd_case_store.head_gradient` (0 for the outputs listed in ``zero_heads``, where MXNet's
   gradient differs from MXLab's on purpose: see docs/differences.md);
 * ``ops_tensorutil.npz``: the values, one flat array per dtype, in that order (case by case,
   ``in``, ``out``, ``grads``): an .npz entry per array would cost ~200 bytes each.
@@ -22,12 +22,12 @@ runs this script live too when ``MXNET_PYTHON`` names an MXNet interpreter).
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 import mxnet as mx
 import numpy as np
+from nd_case_store import record_cases
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -177,52 +177,13 @@ def _cases(rng: np.random.Generator) -> list[tuple]:
     ]
 
 
-def head_gradient(shape: tuple, dtype: str) -> np.ndarray:
-    """The head gradient of an output: 0.5 + (i mod 7) / 7 over its flat index i, uneven enough
-    to catch a permuted gradient and the same in the test (so it is not stored)."""
-    size = int(np.prod(shape))
-    return (0.5 + (np.arange(size) % 7) / 7).astype(dtype).reshape(shape)
-
-
-def _invoke(mx, path: str, inputs: list, params: dict):
-    fn = mx
-    for part in path.split("."):
-        fn = getattr(fn, part)
-    return fn(*inputs, **params)
-
-
 def main(out_dir: str = HERE) -> None:
-    rng = np.random.default_rng(17)
-    buffers: dict[str, list[np.ndarray]] = {}  # one flat buffer per dtype keeps the file small
-    records = []
-
-    def store(values: np.ndarray) -> list:
-        buffers.setdefault(values.dtype.name, []).append(values.reshape(-1))
-        return [values.dtype.name, list(values.shape)]
-
-    for case_id, path, inputs, params, grad_inputs, *rest in _cases(rng):
-        zero_heads = rest[0] if rest else []
-        nd_inputs = [mx.nd.array(x, dtype=x.dtype) for x in inputs]
-        for i in grad_inputs:
-            nd_inputs[i].attach_grad()
-        with mx.autograd.record():
-            result = _invoke(mx, path, nd_inputs, params)
-        outputs = list(result) if isinstance(result, list | tuple) else [result]
-        record = {"id": case_id, "function": path, "params": params, "grad": grad_inputs}
-        record["in"] = [store(x) for x in inputs]
-        record["out"] = [store(o.asnumpy()) for o in outputs]
-        if grad_inputs:
-            heads = [head_gradient(o.shape, o.dtype) * (k not in zero_heads) for k, o in enumerate(outputs)]
-            mx.autograd.backward(outputs, [mx.nd.array(h, dtype=h.dtype) for h in heads])
-            record["zero_heads"] = zero_heads
-            record["grads"] = [store(nd_inputs[i].grad.asnumpy()) for i in grad_inputs]
-        records.append(record)
-    np.savez_compressed(
-        os.path.join(out_dir, "ops_tensorutil.npz"), **{k: np.concatenate(v) for k, v in buffers.items()}
-    )
-    with open(os.path.join(out_dir, "ops_tensorutil.json"), "w") as f:
-        json.dump({"mxnet": mx.__version__, "cases": records}, f, separators=(",", ":"))
-        f.write("\n")
+    # A case may leave out its zero_heads; these cases run in MXNet's default (training) mode.
+    cases = [
+        (cid, path, inputs, params, None, grad, *(rest or [[]]))
+        for cid, path, inputs, params, grad, *rest in _cases(np.random.default_rng(17))
+    ]
+    record_cases(mx, cases, "ops_tensorutil", out_dir)
 
 
 if __name__ == "__main__":
