@@ -53,6 +53,12 @@ class SubgraphParams(ParamSet):
 
     #: How many subgraphs the operator holds (body; cond and func; cond, then and else).
     num_subgraphs = 1
+    #: Whether a node cannot exist without them (a library operator's subgraph is optional).
+    needs_subgraphs = True
+
+    def holds_subgraphs(self) -> bool:
+        """Whether this node was given its subgraphs (symbol JSON writes them as ``subgraphs``)."""
+        return "subgraphs" in self._values  # type: ignore[attr-defined]
 
     @property
     def subgraphs(self) -> tuple[Subgraph, ...]:
