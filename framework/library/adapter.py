@@ -86,6 +86,7 @@ def _make_param_class(op: LibraryOp) -> type[ParamSet]:
     class LibraryAttrs(SubgraphParams):
         __doc__ = f"Attributes of {op.name} (from {op.lib.name}): any keyword, passed as strings."
         needs_subgraphs = False
+        subgraph_attribute = SUBGRAPH_KEY if op.subgraph_op else None
 
         @classmethod
         def parse(cls, op_name: str, kwargs: Mapping[str, Any]) -> ParamSet:

@@ -78,6 +78,8 @@ def attr_strings(node: Node) -> dict[str, str]:
     """
     strings = dict(node.attrs.extra)
     parsed = node.attrs.parsed
+    if isinstance(parsed, SubgraphParams) and parsed.holds_subgraphs() and parsed.subgraph_attribute:
+        strings.pop(parsed.subgraph_attribute, None)  # the subgraph is written as ``subgraphs``
     if node.op is not None and parsed is not None:
         for name, field in node.op.params.fields.items():
             if name in strings:

@@ -55,6 +55,9 @@ class SubgraphParams(ParamSet):
     num_subgraphs = 1
     #: Whether a node cannot exist without them (a library operator's subgraph is optional).
     needs_subgraphs = True
+    #: A string attribute the subgraph may also be given as (a library operator's ``subgraph_sym_json``):
+    #: once the node holds its subgraphs, that attribute is not written again beside them.
+    subgraph_attribute: str | None = None
 
     def holds_subgraphs(self) -> bool:
         """Whether this node was given its subgraphs (symbol JSON writes them as ``subgraphs``)."""
