@@ -10,6 +10,7 @@ the node's attributes are garbage collected.
 from __future__ import annotations
 
 import ctypes
+import json
 import threading
 import weakref
 from collections.abc import Mapping, Sequence
@@ -153,8 +154,15 @@ def _held_subgraph(op: LibraryOp, values: dict[str, str], given: Any) -> tuple[S
     if text is not None:
         try:
             given = [Subgraph(load_json(text).outputs)]
-        except MXLabError as err:
+            listed = [doc["nodes"][i]["name"] for doc in [json.loads(text)] for i in doc["arg_nodes"]]
+        except (MXLabError, ValueError, KeyError, IndexError, TypeError) as err:
             raise LibraryParamError(f"{where}: attribute {SUBGRAPH_KEY!r} is not a symbol's JSON ({err})") from None
+        # the node's inputs are in the text's order; the library will be handed the subgraph's own
+        if listed != given[0].input_names:
+            raise LibraryParamError(
+                f"{where}: attribute {SUBGRAPH_KEY!r} lists its inputs as {listed}, but the subgraph reads them "
+                f"depth first as {given[0].input_names}; the node's inputs must follow that order"
+            )
     if given is None:
         return None
     graphs = tuple(given) if isinstance(given, (list, tuple)) else (given,)

@@ -300,6 +300,25 @@ def test_a_subgraph_operator_without_its_subgraph_fails_clearly(libs):
         make(x)
     with pytest.raises(OperatorParamError, match=r"attribute 'subgraph_sym_json' is not a symbol's JSON"):
         make(x, subgraph_sym_json="{not json")
+    # b + a: read depth first the subgraph's inputs are b, a, while arg_nodes lists a, b
+    swapped = {
+        "nodes": [
+            {"op": "null", "name": "a", "inputs": []},
+            {"op": "null", "name": "b", "inputs": []},
+            {"op": "elemwise_add", "name": "add", "inputs": [[1, 0, 0], [0, 0, 0]]},
+        ],
+        "arg_nodes": [0, 1],
+        "heads": [[2, 0, 0]],
+    }
+    with pytest.raises(OperatorParamError, match=r"lists its inputs as \['a', 'b'\].*as \['b', 'a'\]"):
+        make(x, mx.sym.var("y"), subgraph_sym_json=json.dumps(swapped))
+    swapped["arg_nodes"] = [1, 0]
+    node = make(x, mx.sym.var("y"), subgraph_sym_json=json.dumps(swapped))
+    assert [n["op"] for n in json.loads(node.tojson())["nodes"][2]["subgraphs"][0]["nodes"]] == [
+        "null",
+        "null",
+        "elemwise_add",
+    ]
 
 
 def test_a_file_with_the_subgraph_as_an_attribute_still_loads(libs):
