@@ -36,7 +36,6 @@ count and the layers feeding it, then the total. The layout and the numbers are 
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import warnings
@@ -45,7 +44,7 @@ from typing import Any
 
 from graphviz import Digraph
 
-from .operator.control_flow import SubgraphParams
+from .operator.control_flow import Subgraph, SubgraphParams
 from .operator.node import Entry, Node, topo_sort
 from .symbol import Symbol
 from .symbol.json_format import attr_strings
@@ -220,34 +219,28 @@ def _node_label(node: Node, attrs: dict[str, str]) -> str:
     return node.name
 
 
-#: The attribute of a partitioner's subgraph node that holds its subgraph's JSON (MXNet's MX_STR_SUBGRAPH_SYM_JSON).
-SUBGRAPH_KEY = "subgraph_sym_json"
-
-
-def _draw_subgraph_node(dot: Any, name: str, op: str, subgraph_json: str, style: dict[str, str]) -> None:
+def _draw_subgraph_node(dot: Any, name: str, op: str, graph: Subgraph, style: dict[str, str]) -> None:
     """A subgraph node (``optimize_for`` with a partitioner) as a group: a dashed cluster holding
     the node itself, where the outer graph's arrows attach, and the operators of its subgraph."""
-    try:
-        inner = json.loads(subgraph_json)
-        nodes = inner["nodes"]
-    except (ValueError, KeyError, TypeError):
-        dot.node(name=name, label=f"{op}\n(unreadable subgraph)", **style)
-        return
+    nodes = topo_sort(graph.heads)
+    number = {n.id: k for k, n in enumerate(nodes)}
     with dot.subgraph(name=f"cluster_{name}") as group:
         group.attr(label=f"{name} ({op})", style="dashed", color="#555555")
         group.node(name=name, label=f"{op}\n{name}", **{**style, "fillcolor": _SUBGRAPH_COLOR})
-        for k, n in enumerate(nodes):
-            if n.get("op") == "null":
+        for n in nodes:
+            if n.is_variable:
                 continue
-            inner_style = {**style, "fillcolor": _OP_COLORS.get(n["op"], _OTHER_COLOR)}
-            group.node(name=f"{name}/{k}", label=f"{n['op']}\n{n['name']}", **inner_style)
-            for e in n.get("inputs", []):
-                if nodes[e[0]].get("op") != "null":
-                    group.edge(tail_name=f"{name}/{k}", head_name=f"{name}/{e[0]}", dir="back", arrowtail="open")
+            inner_style = {**style, "fillcolor": _OP_COLORS.get(n.op.name, _OTHER_COLOR)}
+            group.node(name=f"{name}/{number[n.id]}", label=f"{_op_name(n)}\n{n.name}", **inner_style)
+            for e in n.inputs:
+                if not e.node.is_variable:
+                    tail, head = f"{name}/{number[n.id]}", f"{name}/{number[e.node.id]}"
+                    group.edge(tail_name=tail, head_name=head, dir="back", arrowtail="open")
         # the group's results come out of the subgraph node
-        for e in inner.get("heads", []):
-            if nodes[e[0]].get("op") != "null":
-                group.edge(tail_name=name, head_name=f"{name}/{e[0]}", dir="back", arrowtail="open", style="dotted")
+        for e in graph.heads:
+            if not e.node.is_variable:
+                head = f"{name}/{number[e.node.id]}"
+                group.edge(tail_name=name, head_name=head, dir="back", arrowtail="open", style="dotted")
 
 
 def plot_network(
@@ -313,12 +306,14 @@ def _draw(
             style["fillcolor"] = _VARIABLE_COLOR
         else:
             style["fillcolor"] = _OP_COLORS.get(node.op.name, _OTHER_COLOR)
-        subgraph = attrs.get(SUBGRAPH_KEY)
-        if subgraph is None:
-            dot.node(name=prefix + node.name, label=_node_label(node, attrs), **style)
-        else:  # a partitioner's subgraph node: a group around the operators it runs
-            _draw_subgraph_node(dot, prefix + node.name, _op_name(node), subgraph, style)
-        if isinstance(node.attrs.parsed, SubgraphParams):
+        parsed = node.attrs.parsed
+        holds = isinstance(parsed, SubgraphParams) and parsed.holds_subgraphs()
+        if holds and node.op.name not in _SUBGRAPH_ROLES:
+            # a partitioner's subgraph node (its one subgraph in ``subgraphs``): a group around the operators it runs
+            _draw_subgraph_node(dot, prefix + node.name, _op_name(node), parsed.subgraphs[0], style)
+            continue
+        dot.node(name=prefix + node.name, label=_node_label(node, attrs), **style)
+        if holds:
             _draw_subgraphs(dot, node, prefix, base_attrs, hide_weights)
 
     for node in nodes:

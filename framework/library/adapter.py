@@ -13,13 +13,15 @@ import ctypes
 import json
 import threading
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from ..base import MXLabError
 from ..context import Context
 from ..operator import registry
+from ..operator.control_flow import Subgraph, SubgraphParams
 from ..operator.grad import make_backward_node
 from ..operator.infer import ShapeT, shape_assign, shape_known, type_assign
 from ..operator.kernel import OpContext, Req
@@ -27,6 +29,7 @@ from ..operator.node import Entry, Node, NodeAttrs
 from ..operator.params import Param, ParamSet
 from ..resource import ResourceRequest
 from ..symbol import load_json
+from ..symbol.json_format import to_json
 from .abi import (
     BWD,
     CODE_DTYPES,
@@ -74,26 +77,41 @@ class OpenFields(dict):
 
 
 def _make_param_class(op: LibraryOp) -> type[ParamSet]:
-    """A ParamSet accepting any keyword (as a string) and validated by the library's parseAttrs."""
+    """A ParamSet accepting any keyword (as a string) and validated by the library's parseAttrs.
 
-    class LibraryAttrs(ParamSet):
+    Like MXNet 1.9.1, a node may hold one subgraph (a partitioner's subgraph node does): it
+    lives in the node's ``subgraphs`` (symbol JSON writes it there) and reaches the library
+    as the attribute ``subgraph_sym_json``, the subgraph's JSON, added to every call's attributes.
+    """
+
+    class LibraryAttrs(SubgraphParams):
         __doc__ = f"Attributes of {op.name} (from {op.lib.name}): any keyword, passed as strings."
+        needs_subgraphs = False
+        subgraph_attribute = SUBGRAPH_KEY if op.subgraph_op else None
 
         @classmethod
         def parse(cls, op_name: str, kwargs: Mapping[str, Any]) -> ParamSet:
-            values = {str(k): (v if isinstance(v, str) else str(v)) for k, v in kwargs.items()}
+            values = {str(k): (v if isinstance(v, str) else str(v)) for k, v in kwargs.items() if k != "subgraphs"}
             values.pop("num_args", None)  # the front ends' count of positional inputs, not for the library
-            inst = cls(values)
-            keys = (ctypes.c_char_p * max(len(values), 1))(*[k.encode() for k in values])
-            vals = (ctypes.c_char_p * max(len(values), 1))(*[v.encode() for v in values.values()])
-            object.__setattr__(inst, "_c_attrs", (keys, vals, len(values)))
+            graphs = _held_subgraph(op, values, kwargs.get("subgraphs"))
+            inst = cls(values if graphs is None else {**values, "subgraphs": graphs})
+            # what the library sees: the string attributes, plus the subgraph as its JSON
+            given = values if graphs is None else {**values, SUBGRAPH_KEY: to_json(graphs[0].heads)}
+            keys = (ctypes.c_char_p * max(len(given), 1))(*[k.encode() for k in given])
+            vals = (ctypes.c_char_p * max(len(given), 1))(*[v.encode() for v in given.values()])
+            object.__setattr__(inst, "_c_attrs", (keys, vals, len(given)))
             object.__setattr__(inst, "_subgraph", None)
             num_in, num_out = ctypes.c_int(-1), ctypes.c_int(-1)
             if op.has(PARSE):
-                ok = op.lib._opCallParseAttrs(op.index, keys, vals, len(values), num_in, num_out)
+                ok = op.lib._opCallParseAttrs(op.index, keys, vals, len(given), num_in, num_out)
                 op.lib.check(ok, op.name, "parseAttrs", cls=LibraryParamError)
             else:  # a subgraph operator without parseAttrs: its subgraph says how many inputs and outputs
-                subgraph = _SubgraphInfo(op, values)
+                if graphs is None:
+                    raise LibraryParamError(
+                        f"library {op.lib.name}: subgraph operator {op.name!r} has no parseAttrs, so it needs a "
+                        f"subgraph (a partitioned node's 'subgraphs', or the attribute {SUBGRAPH_KEY!r})"
+                    )
+                subgraph = _SubgraphInfo(graphs[0], given[SUBGRAPH_KEY])
                 object.__setattr__(inst, "_subgraph", subgraph)
                 num_in.value, num_out.value = len(subgraph.input_names), subgraph.num_outputs
             if not (0 <= num_in.value <= MAX_OPERATOR_ARRAYS and 1 <= num_out.value <= MAX_OPERATOR_ARRAYS):
@@ -106,8 +124,12 @@ def _make_param_class(op: LibraryOp) -> type[ParamSet]:
             object.__setattr__(inst, "_mutate", None)
             return inst
 
+        def with_subgraphs(self, subgraphs: Sequence[Subgraph]) -> SubgraphParams:
+            # parsed again: parseAttrs must see the new subgraph
+            return type(self).parse(op.name, {**self.to_strings(), "subgraphs": subgraphs})
+
         def to_strings(self) -> dict[str, str]:
-            return dict(self._values)
+            return {k: v for k, v in self._values.items() if k != "subgraphs"}
 
         @classmethod
         def describe(cls) -> str:
@@ -118,29 +140,51 @@ def _make_param_class(op: LibraryOp) -> type[ParamSet]:
     return LibraryAttrs
 
 
-class _SubgraphInfo:
-    """The subgraph a subgraph operator node carries (attribute ``subgraph_sym_json``, as in MXNet 1.9.1).
+#: The attribute a library operator's subgraph reaches the library as (MX_STR_SUBGRAPH_SYM_JSON).
+SUBGRAPH_KEY = "subgraph_sym_json"
 
-    Its input nodes, in the JSON's order, are the operator's inputs; its heads are the outputs.
-    When the library gives no inferShape/inferType, MXLab infers them on this symbol instead.
+
+def _held_subgraph(op: LibraryOp, values: dict[str, str], given: Any) -> tuple[Subgraph] | None:
+    """The one subgraph a node holds: given as ``subgraphs=``, or, for a subgraph operator, as the
+    attribute ``subgraph_sym_json`` (moved out of ``values``: the node keeps it in ``subgraphs``)."""
+    where = f"library {op.lib.name}: operator {op.name!r}"
+    text = values.pop(SUBGRAPH_KEY, None) if op.subgraph_op else None
+    if given is not None and text is not None:
+        raise LibraryParamError(f"{where}: give its subgraph once, as 'subgraphs' or as {SUBGRAPH_KEY!r}, not both")
+    if text is not None:
+        try:
+            given = [Subgraph(load_json(text).outputs)]
+            listed = [doc["nodes"][i]["name"] for doc in [json.loads(text)] for i in doc["arg_nodes"]]
+        except (MXLabError, ValueError, KeyError, IndexError, TypeError) as err:
+            raise LibraryParamError(f"{where}: attribute {SUBGRAPH_KEY!r} is not a symbol's JSON ({err})") from None
+        # the node's inputs are in the text's order; the library will be handed the subgraph's own
+        if listed != given[0].input_names:
+            raise LibraryParamError(
+                f"{where}: attribute {SUBGRAPH_KEY!r} lists its inputs as {listed}, but the subgraph reads them "
+                f"depth first as {given[0].input_names}; the node's inputs must follow that order"
+            )
+    if given is None:
+        return None
+    graphs = tuple(given) if isinstance(given, (list, tuple)) else (given,)
+    if len(graphs) != 1 or not isinstance(graphs[0], Subgraph):
+        raise LibraryParamError(f"{where}: a library operator holds one subgraph, got {given!r:.80}")
+    return graphs  # type: ignore[return-value]
+
+
+class _SubgraphInfo:
+    """The subgraph a subgraph operator node holds, as a library without parseAttrs needs it.
+
+    Its input variables, depth first (the JSON's ``arg_nodes``), are the operator's inputs; its
+    heads are the outputs. When the library gives no inferShape/inferType, MXLab infers them on
+    this subgraph instead.
     """
 
-    KEY = "subgraph_sym_json"
     #: MX_STR_EXTRA_INPUTS: inputs a graph pass appended to the node beyond the subgraph's own
     EXTRA_KEY = "__ext_extra_inputs__"
 
-    def __init__(self, op: LibraryOp, values: Mapping[str, str]) -> None:
-        text = values.get(self.KEY)
-        where = f"library {op.lib.name}: subgraph operator {op.name!r}"
-        if text is None:
-            raise LibraryParamError(f"{where} has no parseAttrs, so it needs the attribute {self.KEY!r}")
-        try:
-            doc = json.loads(text)
-            nodes = doc["nodes"]
-            self.input_names = [nodes[i]["name"] for i in doc["arg_nodes"]]
-            self.num_outputs = len(doc["heads"])
-        except (ValueError, KeyError, IndexError, TypeError) as err:
-            raise LibraryParamError(f"{where}: attribute {self.KEY!r} is not a symbol's JSON ({err})") from None
+    def __init__(self, graph: Subgraph, text: str) -> None:
+        self.input_names = graph.input_names
+        self.num_outputs = graph.num_outputs
         self.text = text
         self._symbol: Any = None
 

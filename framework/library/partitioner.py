@@ -13,10 +13,11 @@ Partitioning replaces groups of nodes by single *subgraph nodes*, MXNet 1.9.1's 
    attributes to its node;
 4. **rewrite**: each accepted group becomes one node of the strategy's subgraph operator
    (registered by the library, e.g. ``_custom_subgraph_op``) whose inputs are the values
-   flowing into the group and whose outputs are the values read outside it. The subgraph
-   travels as the node's attribute ``subgraph_sym_json`` (MXNet's ``MX_STR_SUBGRAPH_SYM_JSON``;
-   MXNet keeps it in the node's ``subgraphs`` field and adds the attribute when the operator
-   is created, MXLab stores the attribute directly).
+   flowing into the group, in the order its subgraph lists its inputs (depth first from its
+   outputs), and whose outputs are the values read outside it. The subgraph is kept in the
+   node's ``subgraphs`` field, as in MXNet's symbol JSON; the operator receives it as the
+   attribute ``subgraph_sym_json`` (``MX_STR_SUBGRAPH_SYM_JSON``) whenever it is called
+   (:mod:`.adapter`).
 
 Strategies are tried in the order the library added them; each works on the previous one's result.
 """
@@ -34,8 +35,6 @@ from ..symbol import load_json
 from .abi import Library, LibraryError, LibraryMetadataError
 from .graph_json import NamedTensors, annotated_json, c_options, strip_annotations
 
-#: the attribute carrying a subgraph node's graph (MX_STR_SUBGRAPH_SYM_JSON)
-SUBGRAPH_KEY = "subgraph_sym_json"
 SUPPORTED, SELECTOR, REVIEW = 1, 2, 4  # _partRegGetStrategy flags
 MAX_STRATEGIES = 64  # more is a corrupt count, not an ambitious partitioner
 
@@ -236,8 +235,9 @@ class _Run:
             node = {
                 "op": self.strategy.op_name,
                 "name": f"{self.strategy.op_name.strip('_')}{accepted}",
-                "attrs": {**attrs, SUBGRAPH_KEY: json.dumps(strip_annotations(copy.deepcopy(sub_doc)))},
+                **({"attrs": attrs} if attrs else {}),
                 "inputs": in_entries,
+                "subgraphs": [strip_annotations(copy.deepcopy(sub_doc))],
                 "_outputs": out_entries,
             }
             accepted += 1
@@ -258,6 +258,19 @@ class _Run:
         for e in readers:
             if e[0] in group and [e[0], e[1], 0] not in out_entries:
                 out_entries.append([e[0], e[1], 0])
+        sub_doc = self._subgraph_doc(members, in_entries, out_entries)
+        # the node's inputs follow the subgraph's own input order (depth first from its outputs),
+        # the order the operator is handed them in; the group's first-seen order may differ
+        names = [n["name"] for n in sub_doc["nodes"][: len(in_entries)]]
+        listed = load_json(json.dumps(strip_annotations(copy.deepcopy(sub_doc)))).list_inputs()
+        if listed != names:
+            in_entries = [in_entries[names.index(name)] for name in listed]
+            sub_doc = self._subgraph_doc(members, in_entries, out_entries)
+        return sub_doc, in_entries, out_entries
+
+    def _subgraph_doc(self, members: list[int], in_entries: list[list[int]], out_entries: list[list[int]]) -> dict:
+        """The JSON document of the group ``members``: a variable per entry flowing in, then its nodes."""
+        group = set(members)
         nodes, position = [], {}
         for k, (src, idx, _) in enumerate(in_entries):
             name = (
@@ -278,14 +291,13 @@ class _Run:
         for k, _node in enumerate(nodes):
             width = 1 if k < len(in_entries) else self._width(members[k - len(in_entries)])
             rows.append(rows[-1] + width)
-        sub_doc = {
+        return {
             "nodes": nodes,
             "arg_nodes": list(range(len(in_entries))),
             "node_row_ptr": rows,
             "heads": [[index[e[0]], e[1], 0] for e in out_entries],
             "attrs": self.doc.get("attrs", {}),
         }
-        return sub_doc, in_entries, out_entries
 
     def _width(self, i: int) -> int:
         rows = self.doc["node_row_ptr"]

@@ -78,6 +78,8 @@ def attr_strings(node: Node) -> dict[str, str]:
     """
     strings = dict(node.attrs.extra)
     parsed = node.attrs.parsed
+    if isinstance(parsed, SubgraphParams) and parsed.holds_subgraphs() and parsed.subgraph_attribute:
+        strings.pop(parsed.subgraph_attribute, None)  # the subgraph is written as ``subgraphs``
     if node.op is not None and parsed is not None:
         for name, field in node.op.params.fields.items():
             if name in strings:
@@ -173,7 +175,7 @@ def _write_graph(w: _Writer, outputs: list[Entry]) -> None:
         if node.control_deps:
             w.key("control_deps")
             w.ints([index[d.id] for d in node.control_deps])
-        if isinstance(node.attrs.parsed, SubgraphParams):
+        if isinstance(node.attrs.parsed, SubgraphParams) and node.attrs.parsed.holds_subgraphs():
             w.key("subgraphs")
             w.begin("[", True)
             for graph in node.attrs.parsed.subgraphs:
@@ -287,8 +289,12 @@ def _upgrade_hidden_keys(name: str, attrs: dict[str, str]) -> tuple[dict[str, st
     return kept, for_inputs
 
 
-def _parse_node_attrs(op: registry.OpDef, name: str, i: int, attrs: dict[str, str]) -> NodeAttrs:
-    params = {k: v for k, v in attrs.items() if not (k.startswith("__") and k.endswith("__"))}
+def _parse_node_attrs(
+    op: registry.OpDef, name: str, i: int, attrs: dict[str, str], subgraphs: list[Subgraph] | None = None
+) -> NodeAttrs:
+    params: dict[str, Any] = {k: v for k, v in attrs.items() if not (k.startswith("__") and k.endswith("__"))}
+    if subgraphs is not None:  # parsed with the parameters: a library's parseAttrs sees them
+        params["subgraphs"] = subgraphs
     try:
         parsed = op.params.parse(op.name, params)
     except OperatorParamError as err:
@@ -366,8 +372,8 @@ def _read_graph(doc: dict, position: list[str], version: int, path: str) -> tupl
                 ) from None
             if version < 905 and op.name in ("argmax", "argmin") and attrs.get("axis") == "-1":
                 del attrs["axis"]  # before 0.9.5 axis=-1 meant "no axis"
-            node = Node(op, _parse_node_attrs(op, name, i, attrs), inputs)
-            _read_subgraphs(node, raw, where, position, version)
+            subgraphs = _read_subgraphs(op, name, raw, where, position, version)
+            node = Node(op, _parse_node_attrs(op, name, i, attrs, subgraphs), inputs)
             _complete_inputs(node, i, version, for_inputs)
             if version < 904:  # before 0.9.4, files lacked these (MXNet's upgrade adds them)
                 set_input_var_attrs(op, node.inputs)
@@ -397,18 +403,21 @@ def _read_graph(doc: dict, position: list[str], version: int, path: str) -> tupl
     return outputs, versions
 
 
-def _read_subgraphs(node: Node, raw: dict, where: str, position: list[str], version: int) -> None:
-    """A control-flow node's ``subgraphs``: each a graph object, read like the document itself."""
+def _read_subgraphs(
+    op: registry.OpDef, name: str, raw: dict, where: str, position: list[str], version: int
+) -> list[Subgraph] | None:
+    """A node's ``subgraphs`` (control flow, a partitioner's subgraph node): each a graph object,
+    read like the document itself. None when the file gives none."""
     raw_graphs = raw.get("subgraphs")
-    parsed = node.attrs.parsed
+    takes = isinstance(op.params, type) and issubclass(op.params, SubgraphParams)
     if not raw_graphs:
-        if isinstance(parsed, SubgraphParams):
-            raise _fail(f"{where}: node {node.name!r} ({node.op.name}) needs its 'subgraphs', the file has none")
-        return
-    if not isinstance(parsed, SubgraphParams):
-        raise _fail(f"{where}.subgraphs: node {node.name!r}: operator {node.op.name} takes no subgraphs")
+        if takes and op.params.needs_subgraphs:
+            raise _fail(f"{where}: node {name!r} ({op.name}) needs its 'subgraphs', the file has none")
+        return None
+    if not takes:
+        raise _fail(f"{where}.subgraphs: node {name!r}: operator {op.name} takes no subgraphs")
     if not isinstance(raw_graphs, list):
-        raise _fail(f"{where}.subgraphs: node {node.name!r}: 'subgraphs' must be a list of graphs")
+        raise _fail(f"{where}.subgraphs: node {name!r}: 'subgraphs' must be a list of graphs")
     graphs = []
     for k, raw_graph in enumerate(raw_graphs):
         path = f"{where}.subgraphs[{k}]."
@@ -416,10 +425,8 @@ def _read_subgraphs(node: Node, raw: dict, where: str, position: list[str], vers
             raise _fail(f"{path[:-1]}: expected an object with a 'nodes' list")
         heads, _ = _read_graph(raw_graph, position, version, path)
         graphs.append(Subgraph(heads))
-    try:
-        node.attrs.parsed = parsed.with_subgraphs(graphs)
-    except OperatorParamError as err:
-        raise SymbolJSONParamError(f"{where}.subgraphs: node {node.name!r}: {err}") from None
+    position[0] = where
+    return graphs
 
 
 def _complete_inputs(node: Node, i: int, version: int, for_inputs: dict[str, dict[str, str]]) -> None:

@@ -22,6 +22,7 @@ from framework import library
 from framework.gluon import nn
 from framework.library import LibraryError, LibraryMetadataError
 from framework.library.build import build
+from framework.operator.params import OperatorParamError
 from framework.symbol.backends import SymbolBackendError
 
 pytestmark = pytest.mark.slow  # compiles four libraries with g++ on first use: several seconds
@@ -33,6 +34,11 @@ RENAME = ["-Dmy_gemm=my_gemm_v19", "-Dstate_gemm=state_gemm_v19"]
 
 def _nodes(symbol: mx.sym.Symbol) -> list[dict]:
     return json.loads(symbol.tojson())["nodes"]
+
+
+def _inner_ops(symbol: mx.sym.Symbol) -> list[list[str]]:
+    """The operators of each subgraph node's subgraph (held in the node's ``subgraphs``, as in MXNet)."""
+    return [[m["op"] for m in n["subgraphs"][0]["nodes"]] for n in _nodes(symbol) if "subgraphs" in n]
 
 
 @pytest.fixture(scope="module")
@@ -219,22 +225,139 @@ def test_partitioned_graph_gives_the_same_outputs(libs, backend):
     nodes = _nodes(part)
     subgraph_nodes = [n for n in nodes if n["op"] == "_custom_subgraph_op"]
     assert len(subgraph_nodes) == 2  # exp(log(x)) and sqrt(y): two groups, not connected
-    inner = [[m["op"] for m in json.loads(n["attrs"]["subgraph_sym_json"])["nodes"]] for n in subgraph_nodes]
-    assert inner == [["null", "log", "exp"], ["null", "sqrt"]]
+    assert _inner_ops(part) == [["null", "log", "exp"], ["null", "sqrt"]]
     assert all(n["attrs"]["myKey"] == "myVal" for n in subgraph_nodes)  # added by reviewSubgraph
     np.testing.assert_allclose(part.eval(**args)[0].asnumpy(), sym.eval(**args)[0].asnumpy(), rtol=1e-5)
     assert part.get_backend_symbol(backend).tojson() == part.tojson()  # nothing left to partition
 
 
+def test_partitioned_json_keeps_each_subgraph_in_the_nodes_subgraphs_field(libs):
+    part = _exp_log_graph().optimize_for("myProp", args=_args())
+    subgraph_nodes = [n for n in _nodes(part) if n["op"] == "_custom_subgraph_op"]
+    assert len(subgraph_nodes) == 2
+    for node in subgraph_nodes:
+        assert "subgraph_sym_json" not in node["attrs"]  # MXNet 1.9.1's layout: not an attribute
+        (graph,) = node["subgraphs"]  # one graph object, with the keys of the document itself
+        assert sorted(graph) == ["arg_nodes", "heads", "node_row_ptr", "nodes"]
+        assert len(node["inputs"]) == len(graph["arg_nodes"])  # one node input per subgraph input
+        assert [graph["nodes"][i]["op"] for i in graph["arg_nodes"]] == ["null"]
+        assert len(graph["heads"]) == 1
+    assert [n["name"] for n in subgraph_nodes[0]["subgraphs"][0]["nodes"]] == ["x", "log0", "exp0"]
+
+
+def test_partitioned_symbol_round_trips_through_save_and_load(libs, tmp_path):
+    sym, args = _exp_log_graph(), _args()
+    part = sym.optimize_for("mySelect", args=dict(args))
+    path = tmp_path / "part-symbol.json"
+    part.save(str(path))
+    loaded = mx.sym.load(str(path))
+    assert loaded.tojson() == part.tojson() == path.read_text()  # exact: the subgraphs come back as they went
+    expected = sym.eval(**args)[0].asnumpy()
+    np.testing.assert_allclose(loaded.eval(**args)[0].asnumpy(), expected, rtol=1e-5)
+    dot = mx.viz.plot_network(loaded, title="loaded").source  # drawn from the field: a group per subgraph node
+    assert dot.count("subgraph cluster_custom_subgraph_op") == 2 and '"custom_subgraph_op0/1" [label="log\nlog0"' in dot
+
+
+def test_the_operator_receives_the_subgraph_as_attribute_subgraph_sym_json(libs, tmp_path, capfd):
+    src = _write(
+        tmp_path,
+        "peek",
+        '#include <iostream>\n#include "mxnet/lib_api.h"\nusing namespace mxnet::ext;\n'
+        "class Copy : public CustomStatefulOp {\n public:\n"
+        "  MXReturnValue Forward(std::vector<MXTensor>* in, std::vector<MXTensor>* out,\n"
+        "                        const OpResource& r) override {\n"
+        "    for (int64_t k = 0; k < in->at(0).size(); k++) out->at(0).data<float>()[k] = in->at(0).data<float>()[k];\n"
+        "    return MX_SUCCESS;\n  }\n};\n"
+        "MXReturnValue create(const std::unordered_map<std::string, std::string>& attrs, const MXContext& ctx,\n"
+        "    const std::vector<std::vector<unsigned int>>& s, const std::vector<int> t, CustomStatefulOp** op) {\n"
+        '  std::cout << "got " << attrs.count(MX_STR_SUBGRAPH_SYM_JSON) << ": " << attrs.at(MX_STR_SUBGRAPH_SYM_JSON)\n'
+        "            << std::endl;\n"
+        "  *op = new Copy();\n  return MX_SUCCESS;\n}\n"
+        'REGISTER_OP(_peek_subgraph_op).setIsSubgraphOp().setCreateOpState(create, "cpu");\n'
+        "MXReturnValue pick(const Graph* g, std::vector<int>* ids, const std::unordered_map<std::string, "
+        "std::string>& o) {\n"
+        '  for (size_t i = 0; i < g->size(); i++) if (g->getNode(i)->op == "relu") ids->at(i) = -1;\n'
+        "  return MX_SUCCESS;\n}\n"
+        'REGISTER_PARTITIONER(peekProp).addStrategy("s", "_peek_subgraph_op").setSupportedOps("s", pick);\n'
+        "MXReturnValue initialize(int version) { return MX_SUCCESS; }\n",
+    )
+    library.load(str(build(src)), verbose=False)
+    part = mx.sym.relu(mx.sym.var("x"), name="r").optimize_for("peekProp")
+    x = mx.nd.array([[1.0, -2.0, 3.0]])
+    capfd.readouterr()
+    out = part.eval(x=x)[0].asnumpy()
+    np.testing.assert_array_equal(out, x.asnumpy())  # the copy operator ran in relu's place
+    printed = capfd.readouterr().out
+    assert printed.startswith("got 1: ")
+    received = json.loads(printed[len("got 1: ") :])
+    assert received == _nodes(part)[1]["subgraphs"][0] | {"attrs": received["attrs"]}  # the node's own subgraph
+    assert [n["op"] for n in received["nodes"]] == ["null", "relu"]
+
+
+def test_a_subgraph_operator_without_its_subgraph_fails_clearly(libs):
+    x, make = mx.sym.var("x"), mx.sym._internal._custom_subgraph_op
+    with pytest.raises(OperatorParamError, match=r"'_custom_subgraph_op' has no parseAttrs, so it needs a subgraph"):
+        make(x)
+    with pytest.raises(OperatorParamError, match=r"attribute 'subgraph_sym_json' is not a symbol's JSON"):
+        make(x, subgraph_sym_json="{not json")
+    # b + a: read depth first the subgraph's inputs are b, a, while arg_nodes lists a, b
+    swapped = {
+        "nodes": [
+            {"op": "null", "name": "a", "inputs": []},
+            {"op": "null", "name": "b", "inputs": []},
+            {"op": "elemwise_add", "name": "add", "inputs": [[1, 0, 0], [0, 0, 0]]},
+        ],
+        "arg_nodes": [0, 1],
+        "heads": [[2, 0, 0]],
+    }
+    with pytest.raises(OperatorParamError, match=r"lists its inputs as \['a', 'b'\].*as \['b', 'a'\]"):
+        make(x, mx.sym.var("y"), subgraph_sym_json=json.dumps(swapped))
+    swapped["arg_nodes"] = [1, 0]
+    node = make(x, mx.sym.var("y"), subgraph_sym_json=json.dumps(swapped))
+    assert [n["op"] for n in json.loads(node.tojson())["nodes"][2]["subgraphs"][0]["nodes"]] == [
+        "null",
+        "null",
+        "elemwise_add",
+    ]
+
+
+def test_a_file_with_the_subgraph_as_an_attribute_still_loads(libs):
+    """Files MXLab wrote before it used MXNet's layout: the attribute moves into ``subgraphs``."""
+    sym, args = _exp_log_graph(), _args()
+    doc = json.loads(sym.optimize_for("myProp").tojson())
+    for node in doc["nodes"]:
+        if "subgraphs" in node:
+            node["attrs"]["subgraph_sym_json"] = json.dumps(node.pop("subgraphs")[0])
+    loaded = mx.sym.load_json(json.dumps(doc))
+    assert _nodes(loaded) == _nodes(sym.optimize_for("myProp"))
+    np.testing.assert_allclose(loaded.eval(**args)[0].asnumpy(), sym.eval(**args)[0].asnumpy(), rtol=1e-5)
+    both = json.loads(sym.optimize_for("myProp").tojson())
+    node = next(n for n in both["nodes"] if "subgraphs" in n)
+    node["attrs"]["subgraph_sym_json"] = json.dumps(node["subgraphs"][0])
+    with pytest.raises(mx.base.MXLabError, match=r"give its subgraph once"):
+        mx.sym.load_json(json.dumps(both))
+
+
+def test_an_exported_partitioned_gluon_block_keeps_its_subgraphs(libs, tmp_path):
+    net = nn.HybridLambda(lambda F, x: F.sqrt(F.exp(F.log(x))) * 2)
+    x = mx.nd.array(np.random.default_rng(2).random((2, 3)) + 0.5)
+    expected = net(x).asnumpy()
+    net.optimize_for(x, backend="myProp")
+    np.testing.assert_allclose(net(x).asnumpy(), expected, rtol=1e-5)
+    symbol_file, _ = net.export(str(tmp_path / "net"))
+    doc = json.loads(Path(symbol_file).read_text())
+    (node,) = [n for n in doc["nodes"] if n["op"] == "_custom_subgraph_op"]
+    assert [m["op"] for m in node["subgraphs"][0]["nodes"]] == ["null", "log", "exp", "sqrt"]
+    assert "subgraph_sym_json" not in node.get("attrs", {})
+    loaded = mx.sym.load(symbol_file)
+    (data_name,) = loaded.list_arguments()
+    np.testing.assert_allclose(loaded.eval(**{data_name: x})[0].asnumpy(), expected, rtol=1e-5)
+
+
 def test_selector_filter_limits_each_subgraph(libs):
     sym = _exp_log_graph()
     part = sym.optimize_for("mySelect", maxNodes=1)
-    inner = [
-        [m["op"] for m in json.loads(n["attrs"]["subgraph_sym_json"])["nodes"]]
-        for n in _nodes(part)
-        if n["op"] == "_custom_subgraph_op"
-    ]
-    assert inner == [
+    assert _inner_ops(part) == [
         ["null", "log"],
         ["null", "exp"],
         ["null", "sqrt"],
@@ -294,8 +417,7 @@ def test_subgraphs_never_form_a_cycle(libs, tmp_path):
     part = sym.optimize_for("convexProp")
     nodes = _nodes(part)
     assert [n["op"] for n in nodes] == ["null", "_custom_subgraph_op", "relu", "_custom_subgraph_op"]
-    inner = [[m["op"] for m in json.loads(n["attrs"]["subgraph_sym_json"])["nodes"]] for n in nodes if "attrs" in n]
-    assert inner == [["null", "exp"], ["null", "null", "elemwise_add"]]  # add became a group of its own
+    assert _inner_ops(part) == [["null", "exp"], ["null", "null", "elemwise_add"]]  # add became a group of its own
     assert nodes[3]["inputs"] == [[1, 0, 0], [2, 0, 0]]  # reads exp's group and relu: no cycle
 
 

@@ -55,6 +55,15 @@ class SubgraphParams(ParamSet):
 
     #: How many subgraphs the operator holds (body; cond and func; cond, then and else).
     num_subgraphs = 1
+    #: Whether a node cannot exist without them (a library operator's subgraph is optional).
+    needs_subgraphs = True
+    #: A string attribute the subgraph may also be given as (a library operator's ``subgraph_sym_json``):
+    #: once the node holds its subgraphs, that attribute is not written again beside them.
+    subgraph_attribute: str | None = None
+
+    def holds_subgraphs(self) -> bool:
+        """Whether this node was given its subgraphs (symbol JSON writes them as ``subgraphs``)."""
+        return "subgraphs" in self._values  # type: ignore[attr-defined]
 
     @property
     def subgraphs(self) -> tuple[Subgraph, ...]:
