@@ -169,9 +169,13 @@ class HybridRecurrentCell(RecurrentCell, HybridBlock):
 
 
 class _GatedCell(HybridRecurrentCell):
-    """The parameters every basic cell has: ``i2h``/``h2h`` weights ``(gates * H, in)`` and biases."""
+    """The parameters every basic cell has: ``i2h``/``h2h`` weights ``(gates * H, in)`` and biases.
+
+    Also shared: the two products and the states, ``_num_states`` arrays of ``(N, hidden_size)``.
+    """
 
     _gates = 1
+    _num_states = 1
 
     def __init__(
         self,
@@ -201,7 +205,7 @@ class _GatedCell(HybridRecurrentCell):
         self.h2h_bias = get("h2h_bias", shape=(rows,), init=h2h_bias_initializer, allow_deferred_init=True)
 
     def state_info(self, batch_size: int = 0) -> list[dict[str, Any]]:
-        return [{"shape": (batch_size, self._hidden_size), "__layout__": "NC"}]
+        return [{"shape": (batch_size, self._hidden_size), "__layout__": "NC"} for _ in range(self._num_states)]
 
     def _products(self, F: Any, inputs: Any, h: Any, i2h_weight, h2h_weight, i2h_bias, h2h_bias) -> tuple[Any, Any]:
         rows = self._gates * self._hidden_size
@@ -252,6 +256,7 @@ class LSTMCell(_GatedCell):
     """LSTM step, gates ``i, f, g, o``: ``c' = f * c + i * g``, ``h' = o * activation(c')``."""
 
     _gates = 4
+    _num_states = 2  # h and c
 
     def __init__(
         self,
@@ -275,9 +280,6 @@ class LSTMCell(_GatedCell):
 
     def _alias(self) -> str:
         return "lstm"
-
-    def state_info(self, batch_size: int = 0) -> list[dict[str, Any]]:
-        return [{"shape": (batch_size, self._hidden_size), "__layout__": "NC"} for _ in range(2)]
 
     def hybrid_forward(self, F: Any, inputs: Any, states: Any, i2h_weight, h2h_weight, i2h_bias, h2h_bias) -> Any:
         i2h, h2h = self._products(F, inputs, states[0], i2h_weight, h2h_weight, i2h_bias, h2h_bias)
