@@ -18,15 +18,9 @@ from typing import Any
 
 from ...block import BlockError, HybridBlock
 from ...nn import Activation
+from ...nn.conv_layers import _tuple
 
 __all__ = ["DeformableConvolution", "ModulatedDeformableConvolution"]
-
-
-def _pair(who: str, what: str, value: int | Sequence[int]) -> tuple[int, int]:
-    values = (value, value) if isinstance(value, int) else tuple(value)
-    if len(values) != 2:
-        raise BlockError(f"{who}: {what} must be an int or two ints (h, w), got {value!r}")
-    return values
 
 
 class _DeformableConvolutionBase(HybridBlock):
@@ -71,12 +65,12 @@ class _DeformableConvolutionBase(HybridBlock):
                 f"{who}: in_channels {in_channels} must be divisible by groups {groups} "
                 f"and num_deformable_group {num_deformable_group}"
             )
-        kernel = _pair(who, "kernel_size", kernel_size)
+        kernel = _tuple(kernel_size, 2, f"{who}: kernel_size")
         geometry = {
             "kernel": kernel,
-            "stride": _pair(who, "strides", strides),
-            "dilate": _pair(who, "dilation", dilation),
-            "pad": _pair(who, "padding", padding),
+            "stride": _tuple(strides, 2, f"{who}: strides"),
+            "dilate": _tuple(dilation, 2, f"{who}: dilation"),
+            "pad": _tuple(padding, 2, f"{who}: padding"),
             "num_group": groups,
             "layout": layout,
         }
