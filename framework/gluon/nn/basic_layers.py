@@ -338,6 +338,13 @@ class HybridLambda(HybridBlock):
         return f"{type(self).__name__}({self._func_name})"
 
 
+def _norm_repr(block: InstanceNorm | LayerNorm) -> str:
+    """``Name(option=value, ..., in_channels=C)``: InstanceNorm's and LayerNorm's repr (C is 0 until known)."""
+    shape = block.gamma.shape
+    inner = ", ".join(f"{k}={v}" for k, v in block._kwargs.items())
+    return f"{type(block).__name__}({inner}, in_channels={shape[0] if shape else 0})"
+
+
 class InstanceNorm(HybridBlock):
     """Normalizes each sample's each channel over its spatial axes; ``axis`` is the channel axis.
 
@@ -369,9 +376,7 @@ class InstanceNorm(HybridBlock):
         return F.swapaxes(F.InstanceNorm(x, gamma, beta, name="fwd", eps=self._epsilon), 1, self._axis)
 
     def __repr__(self) -> str:
-        shape = self.gamma.shape
-        inner = ", ".join(f"{k}={v}" for k, v in self._kwargs.items())
-        return f"{type(self).__name__}({inner}, in_channels={shape[0] if shape else 0})"
+        return _norm_repr(self)
 
 
 class LayerNorm(HybridBlock):
@@ -401,9 +406,7 @@ class LayerNorm(HybridBlock):
         return F.LayerNorm(data, gamma=gamma, beta=beta, axis=self._axis, eps=self._epsilon)
 
     def __repr__(self) -> str:
-        shape = self.gamma.shape
-        inner = ", ".join(f"{k}={v}" for k, v in self._kwargs.items())
-        return f"{type(self).__name__}({inner}, in_channels={shape[0] if shape else 0})"
+        return _norm_repr(self)
 
 
 class GroupNorm(HybridBlock):
