@@ -252,11 +252,11 @@ class RNNCell(_GatedCell):
         return f"{type(self).__name__}({shape[1] if shape[1] else None} -> {shape[0]}, {self._activation})"
 
 
-class LSTMCell(_GatedCell):
-    """LSTM step, gates ``i, f, g, o``: ``c' = f * c + i * g``, ``h' = o * activation(c')``."""
+class _SquashedGatesCell(_GatedCell):
+    """The constructor LSTM and GRU share: MXNet gives both the same signature.
 
-    _gates = 4
-    _num_states = 2  # h and c
+    ``recurrent_activation`` squashes the gates, ``activation`` the candidate (and LSTM's cell state).
+    """
 
     def __init__(
         self,
@@ -277,6 +277,13 @@ class LSTMCell(_GatedCell):
         )  # fmt: skip
         self._activation = activation
         self._recurrent_activation = recurrent_activation
+
+
+class LSTMCell(_SquashedGatesCell):
+    """LSTM step, gates ``i, f, g, o``: ``c' = f * c + i * g``, ``h' = o * activation(c')``."""
+
+    _gates = 4
+    _num_states = 2  # h and c
 
     def _alias(self) -> str:
         return "lstm"
@@ -292,30 +299,10 @@ class LSTMCell(_GatedCell):
         return next_h, [next_h, next_c]
 
 
-class GRUCell(_GatedCell):
+class GRUCell(_SquashedGatesCell):
     """GRU step, gates ``r, z, n``: ``n = activation(x_n + r * h_n)``, ``h' = (1 - z) * n + z * h``."""
 
     _gates = 3
-
-    def __init__(
-        self,
-        hidden_size: int,
-        i2h_weight_initializer: Any = None,
-        h2h_weight_initializer: Any = None,
-        i2h_bias_initializer: Any = "zeros",
-        h2h_bias_initializer: Any = "zeros",
-        input_size: int = 0,
-        prefix: str | None = None,
-        params: Any = None,
-        activation: Any = "tanh",
-        recurrent_activation: Any = "sigmoid",
-    ) -> None:
-        super().__init__(
-            hidden_size, i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer,
-            h2h_bias_initializer, input_size, prefix, params,
-        )  # fmt: skip
-        self._activation = activation
-        self._recurrent_activation = recurrent_activation
 
     def _alias(self) -> str:
         return "gru"
