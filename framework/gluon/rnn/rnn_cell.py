@@ -168,6 +168,27 @@ class HybridRecurrentCell(RecurrentCell, HybridBlock):
         raise NotImplementedError(f"{type(self).__name__} must implement hybrid_forward")
 
 
+def _product_params(
+    cell: HybridRecurrentCell,
+    i2h_shape: tuple[int, ...],
+    h2h_shape: tuple[int, ...],
+    i2h_weight_initializer: Any,
+    h2h_weight_initializer: Any,
+    i2h_bias_initializer: Any,
+    h2h_bias_initializer: Any,
+) -> None:
+    """Declare the ``i2h``/``h2h`` weights, then their biases (one per output row), in MXNet's order.
+
+    Shared by the dense cells here and ``gluon.contrib.rnn``'s convolutional cells, which differ only
+    in the weights' shapes (a matrix or a convolution kernel); a 0 in a shape is found at the first call.
+    """
+    rows = i2h_shape[0]
+    inits = (i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer)
+    shapes = (i2h_shape, h2h_shape, (rows,), (rows,))
+    for name, shape, init in zip(("i2h_weight", "h2h_weight", "i2h_bias", "h2h_bias"), shapes, inits, strict=True):
+        setattr(cell, name, cell.params.get(name, shape=shape, init=init, allow_deferred_init=True))
+
+
 class _GatedCell(HybridRecurrentCell):
     """The parameters every basic cell has: ``i2h``/``h2h`` weights ``(gates * H, in)`` and biases.
 
@@ -194,15 +215,10 @@ class _GatedCell(HybridRecurrentCell):
         self._hidden_size = hidden_size
         self._input_size = input_size
         rows = self._gates * hidden_size
-        get = self.params.get
-        self.i2h_weight = get(
-            "i2h_weight", shape=(rows, input_size), init=i2h_weight_initializer, allow_deferred_init=True
-        )
-        self.h2h_weight = get(
-            "h2h_weight", shape=(rows, hidden_size), init=h2h_weight_initializer, allow_deferred_init=True
-        )
-        self.i2h_bias = get("i2h_bias", shape=(rows,), init=i2h_bias_initializer, allow_deferred_init=True)
-        self.h2h_bias = get("h2h_bias", shape=(rows,), init=h2h_bias_initializer, allow_deferred_init=True)
+        _product_params(
+            self, (rows, input_size), (rows, hidden_size), i2h_weight_initializer, h2h_weight_initializer,
+            i2h_bias_initializer, h2h_bias_initializer,
+        )  # fmt: skip
 
     def state_info(self, batch_size: int = 0) -> list[dict[str, Any]]:
         return [{"shape": (batch_size, self._hidden_size), "__layout__": "NC"} for _ in range(self._num_states)]

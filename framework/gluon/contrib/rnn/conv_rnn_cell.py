@@ -20,7 +20,7 @@ from typing import Any
 from ....rnn.conv_gates import GRU_GATES, LSTM_GATES, RNN_GATES, GateKind
 from ...block import BlockError
 from ...nn.conv_layers import _tuple
-from ...rnn.rnn_cell import HybridRecurrentCell, _activation
+from ...rnn.rnn_cell import HybridRecurrentCell, _activation, _product_params
 
 __all__ = [
     "Conv1DGRUCell",
@@ -102,11 +102,10 @@ class _BaseConvRNNCell(HybridRecurrentCell):
             i2h_shape = (rows, *self._i2h_kernel, in_channels)
             h2h_shape = (rows, *self._h2h_kernel, hidden_channels)
             self._state_shape = (*out, hidden_channels)
-        get = self.params.get
-        self.i2h_weight = get("i2h_weight", shape=i2h_shape, init=i2h_weight_initializer, allow_deferred_init=True)
-        self.h2h_weight = get("h2h_weight", shape=h2h_shape, init=h2h_weight_initializer, allow_deferred_init=True)
-        self.i2h_bias = get("i2h_bias", shape=(rows,), init=i2h_bias_initializer, allow_deferred_init=True)
-        self.h2h_bias = get("h2h_bias", shape=(rows,), init=h2h_bias_initializer, allow_deferred_init=True)
+        _product_params(
+            self, i2h_shape, h2h_shape, i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer,
+            h2h_bias_initializer,
+        )  # fmt: skip
 
     def _alias(self) -> str:
         return self._alias_name
