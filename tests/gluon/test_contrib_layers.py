@@ -156,7 +156,7 @@ def test_deformable_convolution_parameter_shapes_order_and_errors() -> None:
         contrib.cnn.DeformableConvolution(2, layout="NHWC")
     with pytest.raises(BlockError, match="adj belongs to transposed"):
         contrib.cnn.DeformableConvolution(2, adj=(1, 1))
-    with pytest.raises(BlockError, match="kernel_size must be an int or two ints"):
+    with pytest.raises(BlockError, match="DeformableConvolution: kernel_size must be an int or a tuple of 2 ints"):
         contrib.cnn.DeformableConvolution(2, kernel_size=(3, 3, 3))
     with pytest.raises(BlockError, match="in_channels 3 must be divisible by groups 2"):
         contrib.cnn.DeformableConvolution(2, groups=2, in_channels=3)
@@ -230,7 +230,7 @@ def test_conv_cell_hybridized_unroll_matches_imperative_with_gradients(make) -> 
 def test_conv_cell_argument_errors_name_the_cell() -> None:
     with pytest.raises(BlockError, match="Conv2DLSTMCell: h2h_kernel sizes must be odd"):
         contrib.rnn.Conv2DLSTMCell((2, 4, 4), 2, 3, (2, 3))
-    with pytest.raises(BlockError, match="Conv1DGRUCell: i2h_kernel must be an int or 1 ints"):
+    with pytest.raises(BlockError, match="Conv1DGRUCell: i2h_kernel must be an int or a tuple of 1 ints"):
         contrib.rnn.Conv1DGRUCell((2, 4), 2, (3, 3), 3)
     with pytest.raises(BlockError, match="Conv3DRNNCell: input_shape is one step without the batch axis"):
         contrib.rnn.Conv3DRNNCell((1, 2, 4, 4, 4), 2, 1, 3)

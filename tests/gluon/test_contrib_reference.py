@@ -1,8 +1,8 @@
 """gluon.contrib against MXNet 1.9.1: the same blocks, parameters and inputs give the same outputs.
 
 The cases and the recorded arrays come from tests/data/mxnet_1_9_1/gluon_contrib/
-make_contrib_reference.py (run with real MXNet); its ``CASES`` are read from the script's source,
-so the code that built each block there builds it here. Every case runs imperatively and
+make_contrib_reference.py (run with real MXNet); its ``CASES`` and ``run`` are read from the script's
+source, so the code that built and ran each block there builds and runs it here. Every case runs imperatively and
 hybridized, and parameter names must be MXNet's (a ``.params`` file of MXNet's loads, too;
 with MXNET_PYTHON set, MXNet loads the ``.params`` files written here).
 """
@@ -27,27 +27,32 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "mxnet_1_9_1" / "gluon_con
 SCRIPT = DATA / "make_contrib_reference.py"
 
 
+SCRIPT_TREE = ast.parse(SCRIPT.read_text(encoding="utf-8"))
+
+
 def _cases() -> dict:
-    tree = ast.parse(SCRIPT.read_text(encoding="utf-8"))
-    for node in tree.body:
+    for node in SCRIPT_TREE.body:
         if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "CASES":
             return ast.literal_eval(node.value)
     raise AssertionError(f"{SCRIPT} defines no CASES")
 
 
+def _script_run():
+    """The script's own ``run(block, x, how)``, compiled here with ``mx`` bound to MXLab.
+
+    Taken from the script's source (like ``CASES``) so a case runs here exactly as it ran under MXNet.
+    """
+    for node in SCRIPT_TREE.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "run":
+            namespace: dict = {"mx": mx}
+            exec(compile(ast.Module(body=[node], type_ignores=[]), str(SCRIPT), "exec"), namespace)
+            return namespace["run"]
+    raise AssertionError(f"{SCRIPT} defines no run(block, x, how)")
+
+
 CASES = _cases()
 REFERENCE = np.load(DATA / "reference.npz")
-
-
-def _run(block, x, how: str) -> list:
-    if how == "cell":
-        outputs, states = block.unroll(x.shape[1], x, layout="NTC", merge_outputs=True)
-        return [outputs, *states]
-    if how == "train":
-        with mx.autograd.record():
-            out = block(x)
-        return [out]
-    return [block(x)]
+_run = _script_run()
 
 
 def _build(case: str, hybridize: bool):

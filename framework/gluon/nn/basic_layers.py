@@ -158,6 +158,28 @@ class Dropout(HybridBlock):
         return f"{type(self).__name__}(p = {self._rate}, axes={self._axes})"
 
 
+def _affine_params(
+    block: HybridBlock,
+    size: int,
+    center: bool,
+    scale: bool,
+    beta_initializer: Any,
+    gamma_initializer: Any,
+    switched_off_not_differentiable: bool = False,
+) -> None:
+    """Declare ``gamma`` / ``beta`` of length ``size``; a switched-off one keeps its init value, untrained.
+
+    Shared by every normalization layer. BatchNorm alone also marks a switched-off one as not
+    differentiable (``switched_off_not_differentiable``), as MXNet's BatchNorm does.
+    """
+    for name, trained, init in (("gamma", scale, gamma_initializer), ("beta", center, beta_initializer)):
+        extra = {"differentiable": trained} if switched_off_not_differentiable else {}
+        param = block.params.get(
+            name, grad_req="write" if trained else "null", shape=(size,), init=init, allow_deferred_init=True, **extra
+        )
+        setattr(block, name, param)
+
+
 class BatchNorm(HybridBlock):
     """Batch normalization over ``axis``, with moving statistics ``running_mean`` / ``running_var``."""
 
@@ -186,38 +208,15 @@ class BatchNorm(HybridBlock):
         }
         if in_channels != 0:
             self.in_channels = in_channels
-        self.gamma = self.params.get(
-            "gamma",
-            grad_req="write" if scale else "null",
-            shape=(in_channels,),
-            init=gamma_initializer,
-            allow_deferred_init=True,
-            differentiable=scale,
+        _affine_params(
+            self, in_channels, center, scale, beta_initializer, gamma_initializer, switched_off_not_differentiable=True
         )
-        self.beta = self.params.get(
-            "beta",
-            grad_req="write" if center else "null",
-            shape=(in_channels,),
-            init=beta_initializer,
-            allow_deferred_init=True,
-            differentiable=center,
-        )
-        self.running_mean = self.params.get(
-            "running_mean",
-            grad_req="null",
-            shape=(in_channels,),
-            init=running_mean_initializer,
-            allow_deferred_init=True,
-            differentiable=False,
-        )
-        self.running_var = self.params.get(
-            "running_var",
-            grad_req="null",
-            shape=(in_channels,),
-            init=running_variance_initializer,
-            allow_deferred_init=True,
-            differentiable=False,
-        )
+        # the moving statistics: auxiliary states the operator updates in training, never trained
+        for name, init in (("running_mean", running_mean_initializer), ("running_var", running_variance_initializer)):
+            param = self.params.get(
+                name, grad_req="null", shape=(in_channels,), init=init, allow_deferred_init=True, differentiable=False
+            )
+            setattr(self, name, param)
 
     def cast(self, dtype: Any) -> None:
         if np.dtype(dtype).name == "float16":  # the statistics stay in float32, as MXNet keeps them
@@ -339,16 +338,11 @@ class HybridLambda(HybridBlock):
         return f"{type(self).__name__}({self._func_name})"
 
 
-def _affine_params(
-    block: HybridBlock, size: int, center: bool, scale: bool, beta_initializer: Any, gamma_initializer: Any
-) -> None:
-    """Declare ``gamma`` / ``beta`` of length ``size``; a switched-off one keeps its init value, untrained."""
-    block.gamma = block.params.get(
-        "gamma", grad_req="write" if scale else "null", shape=(size,), init=gamma_initializer, allow_deferred_init=True
-    )
-    block.beta = block.params.get(
-        "beta", grad_req="write" if center else "null", shape=(size,), init=beta_initializer, allow_deferred_init=True
-    )
+def _norm_repr(block: InstanceNorm | LayerNorm) -> str:
+    """``Name(option=value, ..., in_channels=C)``: InstanceNorm's and LayerNorm's repr (C is 0 until known)."""
+    shape = block.gamma.shape
+    inner = ", ".join(f"{k}={v}" for k, v in block._kwargs.items())
+    return f"{type(block).__name__}({inner}, in_channels={shape[0] if shape else 0})"
 
 
 class InstanceNorm(HybridBlock):
@@ -382,9 +376,7 @@ class InstanceNorm(HybridBlock):
         return F.swapaxes(F.InstanceNorm(x, gamma, beta, name="fwd", eps=self._epsilon), 1, self._axis)
 
     def __repr__(self) -> str:
-        shape = self.gamma.shape
-        inner = ", ".join(f"{k}={v}" for k, v in self._kwargs.items())
-        return f"{type(self).__name__}({inner}, in_channels={shape[0] if shape else 0})"
+        return _norm_repr(self)
 
 
 class LayerNorm(HybridBlock):
@@ -414,9 +406,7 @@ class LayerNorm(HybridBlock):
         return F.LayerNorm(data, gamma=gamma, beta=beta, axis=self._axis, eps=self._epsilon)
 
     def __repr__(self) -> str:
-        shape = self.gamma.shape
-        inner = ", ".join(f"{k}={v}" for k, v in self._kwargs.items())
-        return f"{type(self).__name__}({inner}, in_channels={shape[0] if shape else 0})"
+        return _norm_repr(self)
 
 
 class GroupNorm(HybridBlock):

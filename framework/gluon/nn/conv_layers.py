@@ -23,6 +23,10 @@ _LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
 
 
 def _tuple(value: Any, n: int, what: str) -> tuple[int, ...]:
+    """A per-axis setting (kernel, stride, pad, ...) as ``n`` ints; one int is repeated on every axis.
+
+    The one reading of such settings for Gluon's layers, the contrib convolutional ones included.
+    """
     if isinstance(value, numbers.Integral):
         return (int(value),) * n
     value = tuple(int(v) for v in value)

@@ -168,10 +168,35 @@ class HybridRecurrentCell(RecurrentCell, HybridBlock):
         raise NotImplementedError(f"{type(self).__name__} must implement hybrid_forward")
 
 
+def _product_params(
+    cell: HybridRecurrentCell,
+    i2h_shape: tuple[int, ...],
+    h2h_shape: tuple[int, ...],
+    i2h_weight_initializer: Any,
+    h2h_weight_initializer: Any,
+    i2h_bias_initializer: Any,
+    h2h_bias_initializer: Any,
+) -> None:
+    """Declare the ``i2h``/``h2h`` weights, then their biases (one per output row), in MXNet's order.
+
+    Shared by the dense cells here and ``gluon.contrib.rnn``'s convolutional cells, which differ only
+    in the weights' shapes (a matrix or a convolution kernel); a 0 in a shape is found at the first call.
+    """
+    rows = i2h_shape[0]
+    inits = (i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer)
+    shapes = (i2h_shape, h2h_shape, (rows,), (rows,))
+    for name, shape, init in zip(("i2h_weight", "h2h_weight", "i2h_bias", "h2h_bias"), shapes, inits, strict=True):
+        setattr(cell, name, cell.params.get(name, shape=shape, init=init, allow_deferred_init=True))
+
+
 class _GatedCell(HybridRecurrentCell):
-    """The parameters every basic cell has: ``i2h``/``h2h`` weights ``(gates * H, in)`` and biases."""
+    """The parameters every basic cell has: ``i2h``/``h2h`` weights ``(gates * H, in)`` and biases.
+
+    Also shared: the two products and the states, ``_num_states`` arrays of ``(N, hidden_size)``.
+    """
 
     _gates = 1
+    _num_states = 1
 
     def __init__(
         self,
@@ -190,18 +215,13 @@ class _GatedCell(HybridRecurrentCell):
         self._hidden_size = hidden_size
         self._input_size = input_size
         rows = self._gates * hidden_size
-        get = self.params.get
-        self.i2h_weight = get(
-            "i2h_weight", shape=(rows, input_size), init=i2h_weight_initializer, allow_deferred_init=True
-        )
-        self.h2h_weight = get(
-            "h2h_weight", shape=(rows, hidden_size), init=h2h_weight_initializer, allow_deferred_init=True
-        )
-        self.i2h_bias = get("i2h_bias", shape=(rows,), init=i2h_bias_initializer, allow_deferred_init=True)
-        self.h2h_bias = get("h2h_bias", shape=(rows,), init=h2h_bias_initializer, allow_deferred_init=True)
+        _product_params(
+            self, (rows, input_size), (rows, hidden_size), i2h_weight_initializer, h2h_weight_initializer,
+            i2h_bias_initializer, h2h_bias_initializer,
+        )  # fmt: skip
 
     def state_info(self, batch_size: int = 0) -> list[dict[str, Any]]:
-        return [{"shape": (batch_size, self._hidden_size), "__layout__": "NC"}]
+        return [{"shape": (batch_size, self._hidden_size), "__layout__": "NC"} for _ in range(self._num_states)]
 
     def _products(self, F: Any, inputs: Any, h: Any, i2h_weight, h2h_weight, i2h_bias, h2h_bias) -> tuple[Any, Any]:
         rows = self._gates * self._hidden_size
@@ -248,10 +268,11 @@ class RNNCell(_GatedCell):
         return f"{type(self).__name__}({shape[1] if shape[1] else None} -> {shape[0]}, {self._activation})"
 
 
-class LSTMCell(_GatedCell):
-    """LSTM step, gates ``i, f, g, o``: ``c' = f * c + i * g``, ``h' = o * activation(c')``."""
+class _SquashedGatesCell(_GatedCell):
+    """The constructor LSTM and GRU share: MXNet gives both the same signature.
 
-    _gates = 4
+    ``recurrent_activation`` squashes the gates, ``activation`` the candidate (and LSTM's cell state).
+    """
 
     def __init__(
         self,
@@ -273,11 +294,15 @@ class LSTMCell(_GatedCell):
         self._activation = activation
         self._recurrent_activation = recurrent_activation
 
+
+class LSTMCell(_SquashedGatesCell):
+    """LSTM step, gates ``i, f, g, o``: ``c' = f * c + i * g``, ``h' = o * activation(c')``."""
+
+    _gates = 4
+    _num_states = 2  # h and c
+
     def _alias(self) -> str:
         return "lstm"
-
-    def state_info(self, batch_size: int = 0) -> list[dict[str, Any]]:
-        return [{"shape": (batch_size, self._hidden_size), "__layout__": "NC"} for _ in range(2)]
 
     def hybrid_forward(self, F: Any, inputs: Any, states: Any, i2h_weight, h2h_weight, i2h_bias, h2h_bias) -> Any:
         i2h, h2h = self._products(F, inputs, states[0], i2h_weight, h2h_weight, i2h_bias, h2h_bias)
@@ -290,30 +315,10 @@ class LSTMCell(_GatedCell):
         return next_h, [next_h, next_c]
 
 
-class GRUCell(_GatedCell):
+class GRUCell(_SquashedGatesCell):
     """GRU step, gates ``r, z, n``: ``n = activation(x_n + r * h_n)``, ``h' = (1 - z) * n + z * h``."""
 
     _gates = 3
-
-    def __init__(
-        self,
-        hidden_size: int,
-        i2h_weight_initializer: Any = None,
-        h2h_weight_initializer: Any = None,
-        i2h_bias_initializer: Any = "zeros",
-        h2h_bias_initializer: Any = "zeros",
-        input_size: int = 0,
-        prefix: str | None = None,
-        params: Any = None,
-        activation: Any = "tanh",
-        recurrent_activation: Any = "sigmoid",
-    ) -> None:
-        super().__init__(
-            hidden_size, i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer,
-            h2h_bias_initializer, input_size, prefix, params,
-        )  # fmt: skip
-        self._activation = activation
-        self._recurrent_activation = recurrent_activation
 
     def _alias(self) -> str:
         return "gru"

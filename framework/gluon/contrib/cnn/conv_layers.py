@@ -18,19 +18,13 @@ from typing import Any
 
 from ...block import BlockError, HybridBlock
 from ...nn import Activation
+from ...nn.conv_layers import _tuple
 
 __all__ = ["DeformableConvolution", "ModulatedDeformableConvolution"]
 
 
-def _pair(who: str, what: str, value: int | Sequence[int]) -> tuple[int, int]:
-    values = (value, value) if isinstance(value, int) else tuple(value)
-    if len(values) != 2:
-        raise BlockError(f"{who}: {what} must be an int or two ints (h, w), got {value!r}")
-    return values
-
-
 class _DeformableConvolutionBase(HybridBlock):
-    """The offset convolution, the deformable weights and the repr; subclasses say how offsets are used."""
+    """The offset convolution, the deformable weights, the forward and the repr; subclasses say how offsets are used."""
 
     #: values the offset convolution predicts per kernel tap and deformable group (dy, dx [, mask])
     _per_tap = 2
@@ -71,12 +65,12 @@ class _DeformableConvolutionBase(HybridBlock):
                 f"{who}: in_channels {in_channels} must be divisible by groups {groups} "
                 f"and num_deformable_group {num_deformable_group}"
             )
-        kernel = _pair(who, "kernel_size", kernel_size)
+        kernel = _tuple(kernel_size, 2, f"{who}: kernel_size")
         geometry = {
             "kernel": kernel,
-            "stride": _pair(who, "strides", strides),
-            "dilate": _pair(who, "dilation", dilation),
-            "pad": _pair(who, "padding", padding),
+            "stride": _tuple(strides, 2, f"{who}: strides"),
+            "dilate": _tuple(dilation, 2, f"{who}: dilation"),
+            "pad": _tuple(padding, 2, f"{who}: padding"),
             "num_group": groups,
             "layout": layout,
         }
@@ -117,8 +111,21 @@ class _DeformableConvolutionBase(HybridBlock):
             return F.Convolution(x, offset_weight, **self._kwargs_offset)
         return F.Convolution(x, offset_weight, offset_bias, **self._kwargs_offset)
 
-    def _activate(self, out: Any) -> Any:
+    def hybrid_forward(
+        self, F: Any, x: Any, offset_weight: Any, deformable_conv_weight: Any, offset_bias: Any = None,
+        deformable_conv_bias: Any = None,
+    ) -> Any:  # fmt: skip
+        """Shared by both layers: predict the offsets, run the subclass's operator, then the activation."""
+        predicted = self._offsets(F, x, offset_weight, offset_bias)
+        weights = [deformable_conv_weight]
+        if deformable_conv_bias is not None:
+            weights.append(deformable_conv_bias)
+        out = self._deform(F, x, predicted, weights)
         return self.act(out) if self.act is not None else out
+
+    def _deform(self, F: Any, x: Any, predicted: Any, weights: list[Any]) -> Any:
+        """The deformable operator on ``x`` given the offset convolution's output and ``[weight(, bias)]``."""
+        raise NotImplementedError(f"{type(self).__name__} must say how its offsets are used (_deform)")
 
     def __repr__(self) -> str:
         kw = self._kwargs_deformable_conv
@@ -175,16 +182,9 @@ class DeformableConvolution(_DeformableConvolutionBase):
     def _alias(self) -> str:
         return "deformable_conv"
 
-    def hybrid_forward(
-        self, F: Any, x: Any, offset_weight: Any, deformable_conv_weight: Any, offset_bias: Any = None,
-        deformable_conv_bias: Any = None,
-    ) -> Any:  # fmt: skip
-        offset = self._offsets(F, x, offset_weight, offset_bias)
-        inputs = [x, offset, deformable_conv_weight]
-        if deformable_conv_bias is not None:
-            inputs.append(deformable_conv_bias)
-        out = F.contrib.DeformableConvolution(*inputs, name="fwd", **self._kwargs_deformable_conv)
-        return self._activate(out)
+    def _deform(self, F: Any, x: Any, predicted: Any, weights: list[Any]) -> Any:
+        # every predicted channel is an offset (dy, dx per tap and deformable group)
+        return F.contrib.DeformableConvolution(x, predicted, *weights, name="fwd", **self._kwargs_deformable_conv)
 
 
 class ModulatedDeformableConvolution(_DeformableConvolutionBase):
@@ -225,15 +225,9 @@ class ModulatedDeformableConvolution(_DeformableConvolutionBase):
     def _alias(self) -> str:
         return "modulated_deformable_conv"
 
-    def hybrid_forward(
-        self, F: Any, x: Any, offset_weight: Any, deformable_conv_weight: Any, offset_bias: Any = None,
-        deformable_conv_bias: Any = None,
-    ) -> Any:  # fmt: skip
-        predicted = self._offsets(F, x, offset_weight, offset_bias)
+    def _deform(self, F: Any, x: Any, predicted: Any, weights: list[Any]) -> Any:
+        # the first channels are the offsets, the rest the masks (2 * sigmoid: 1 at initialisation)
         offset = F.slice_axis(predicted, axis=1, begin=0, end=self._offset_split)
         mask = F.sigmoid(F.slice_axis(predicted, axis=1, begin=self._offset_split, end=None)) * 2
-        inputs = [x, offset, mask, deformable_conv_weight]
-        if deformable_conv_bias is not None:
-            inputs.append(deformable_conv_bias)
-        out = F.contrib.ModulatedDeformableConvolution(*inputs, name="fwd", **self._kwargs_deformable_conv)
-        return self._activate(out)
+        kwargs = self._kwargs_deformable_conv
+        return F.contrib.ModulatedDeformableConvolution(x, offset, mask, *weights, name="fwd", **kwargs)

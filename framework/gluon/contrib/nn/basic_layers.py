@@ -194,14 +194,10 @@ class SyncBatchNorm(_nn.BatchNorm):
             num_devices = max(context.num_gpus(), 1)
         if not isinstance(num_devices, int) or num_devices < 1:
             raise BlockError(f"SyncBatchNorm: num_devices must be a positive int, got {num_devices!r}")
-        self._kwargs = {
-            "eps": epsilon,
-            "momentum": momentum,
-            "fix_gamma": not scale,
-            "use_global_stats": use_global_stats,
-            "ndev": num_devices,
-            "key": self.prefix,
-        }
+        # BatchNorm's operator arguments (the SyncBatchNorm operator has no axis: it is 1), plus the
+        # devices sharing the statistics and the key they meet under
+        operator_kwargs = {name: value for name, value in self._kwargs.items() if name != "axis"}
+        self._kwargs = {**operator_kwargs, "ndev": num_devices, "key": self.prefix}
 
     def hybrid_forward(self, F: Any, x: Any, gamma: Any, beta: Any, running_mean: Any, running_var: Any) -> Any:
         return F.contrib.SyncBatchNorm(x, gamma, beta, running_mean, running_var, name="fwd", **self._kwargs)

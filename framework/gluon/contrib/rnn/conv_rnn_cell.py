@@ -19,7 +19,8 @@ from typing import Any
 
 from ....rnn.conv_gates import GRU_GATES, LSTM_GATES, RNN_GATES, GateKind
 from ...block import BlockError
-from ...rnn.rnn_cell import HybridRecurrentCell, _activation
+from ...nn.conv_layers import _tuple
+from ...rnn.rnn_cell import HybridRecurrentCell, _activation, _product_params
 
 __all__ = [
     "Conv1DGRUCell",
@@ -34,16 +35,6 @@ __all__ = [
 ]
 
 Spec = int | Sequence[int]
-
-
-def _per_axis(who: str, what: str, spec: Spec, dims: int) -> tuple[int, ...]:
-    """A kernel/pad/dilate setting as ``dims`` ints (one int is repeated)."""
-    if isinstance(spec, int):
-        return (spec,) * dims
-    values = tuple(spec)
-    if len(values) != dims:
-        raise BlockError(f"{who}: {what} must be an int or {dims} ints for a {dims}D convolution, got {spec!r}")
-    return values
 
 
 class _BaseConvRNNCell(HybridRecurrentCell):
@@ -83,11 +74,11 @@ class _BaseConvRNNCell(HybridRecurrentCell):
         self._input_shape = tuple(input_shape)
         self._conv_layout = conv_layout
         self._activation = activation
-        self._i2h_kernel = _per_axis(who, "i2h_kernel", i2h_kernel, dims)
-        self._i2h_pad = _per_axis(who, "i2h_pad", i2h_pad, dims)
-        self._i2h_dilate = _per_axis(who, "i2h_dilate", i2h_dilate, dims)
-        self._h2h_kernel = _per_axis(who, "h2h_kernel", h2h_kernel, dims)
-        self._h2h_dilate = _per_axis(who, "h2h_dilate", h2h_dilate, dims)
+        self._i2h_kernel = _tuple(i2h_kernel, dims, f"{who}: i2h_kernel")
+        self._i2h_pad = _tuple(i2h_pad, dims, f"{who}: i2h_pad")
+        self._i2h_dilate = _tuple(i2h_dilate, dims, f"{who}: i2h_dilate")
+        self._h2h_kernel = _tuple(h2h_kernel, dims, f"{who}: h2h_kernel")
+        self._h2h_dilate = _tuple(h2h_dilate, dims, f"{who}: h2h_dilate")
         if any(k % 2 == 0 for k in self._h2h_kernel):
             raise BlockError(f"{who}: h2h_kernel sizes must be odd (the state keeps its size), got {h2h_kernel}")
         # padding d*(k-1)/2 on each side keeps a stride-1 convolution's output the size of its input
@@ -111,11 +102,10 @@ class _BaseConvRNNCell(HybridRecurrentCell):
             i2h_shape = (rows, *self._i2h_kernel, in_channels)
             h2h_shape = (rows, *self._h2h_kernel, hidden_channels)
             self._state_shape = (*out, hidden_channels)
-        get = self.params.get
-        self.i2h_weight = get("i2h_weight", shape=i2h_shape, init=i2h_weight_initializer, allow_deferred_init=True)
-        self.h2h_weight = get("h2h_weight", shape=h2h_shape, init=h2h_weight_initializer, allow_deferred_init=True)
-        self.i2h_bias = get("i2h_bias", shape=(rows,), init=i2h_bias_initializer, allow_deferred_init=True)
-        self.h2h_bias = get("h2h_bias", shape=(rows,), init=h2h_bias_initializer, allow_deferred_init=True)
+        _product_params(
+            self, i2h_shape, h2h_shape, i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer,
+            h2h_bias_initializer,
+        )  # fmt: skip
 
     def _alias(self) -> str:
         return self._alias_name

@@ -64,6 +64,7 @@ CASES = {
 
 
 def run(block, x, how):
+    """One case's outputs; tests/gluon/test_contrib_reference.py compiles this from source (only ``mx`` bound)."""
     if how == "cell":
         outputs, states = block.unroll(x.shape[1], x, layout="NTC", merge_outputs=True)
         return [outputs, *states]
