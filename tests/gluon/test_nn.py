@@ -205,6 +205,10 @@ def test_sequential_containers_and_bad_layouts():
         nn.Conv2D(2, 3, layout="NHWC")
     with pytest.raises(BlockError, match="kernel_size must be an int or a tuple of 2"):
         nn.Conv2D(2, (3, 3, 3))
+    for fractional in (2.5, (3, 2.5)):  # never silently truncated
+        with pytest.raises(BlockError, match=r"kernel_size must be an int or a tuple of 2 ints, got .*2\.5"):
+            nn.Conv2D(2, fractional)
+    assert nn.Conv2D(2, np.int64(3))._kwargs["kernel"] == (3, 3)
 
 
 def test_reflection_pad_matches_numpy():

@@ -27,12 +27,16 @@ def _tuple(value: Any, n: int, what: str) -> tuple[int, ...]:
 
     The one reading of such settings for Gluon's layers, the contrib convolutional ones included.
     """
-    if isinstance(value, numbers.Integral):
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return (int(value),) * n
-    value = tuple(int(v) for v in value)
-    if len(value) != n:
-        raise BlockError(f"{what} must be an int or a tuple of {n} ints, got {value}")
-    return value
+    items = tuple(value) if isinstance(value, (tuple, list)) else None
+    if (
+        items is None
+        or len(items) != n
+        or not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in items)
+    ):
+        raise BlockError(f"{what} must be an int or a tuple of {n} ints, got {value!r}")
+    return tuple(int(v) for v in items)
 
 
 def _signature(names: list[str], defaults: dict[str, Any], required: tuple[str, ...] = ()) -> inspect.Signature:
