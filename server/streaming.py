@@ -43,7 +43,7 @@ HISTORY_CHUNK_EVENTS = 5000  # late joiners receive the history in messages of a
 CLIENT_QUEUE_EVENTS = 20_000  # per-client bound, in events ...
 CLIENT_QUEUE_BYTES = 2 * 1024 * 1024  # ... and in characters of JSON (so in the size of one message)
 SPARSE_BLOCK_EVENTS = 64  # a thinned frame keeps the kinds with at most this many events in it
-WHOLE_FRAMES_SHARE = 0.75  # whole frames fill at most this share of a queue; thinned ones the rest
+SPARSE_RESERVE_SHARE = 0.25  # beyond its bounds a queue takes this share more, of thinned frames only
 SEND_TIMEOUT_S = 60.0  # a send blocked this long (the client stopped reading) ends the connection
 MAX_CLIENTS = 128  # WebSockets open at once on the server ...
 MAX_CLIENTS_PER_RUN = 32  # ... and on one run
@@ -70,13 +70,13 @@ def history_chunks(
 
 # ----------------------------------------------------------------------------- per-client queue
 class ClientQueue:
-    """The frames waiting for one WebSocket client: at most ``bound`` events and ``bound_bytes``
-    characters of their JSON (one frame larger than that still goes through an empty queue).
+    """The frames waiting for one WebSocket client: whole frames up to ``bound`` events and
+    ``bound_bytes`` characters of their JSON (one frame larger than that still goes through an
+    empty queue), and thinned ones up to a quarter more.
 
-    Whole frames fill at most three quarters of the bounds; a frame that does not fit is
-    thinned to its blocks of at most ``sparse_events`` events, which may use the last
-    quarter (so the rare kinds keep arriving while a client is behind); if even that does
-    not fit, the frame is dropped whole. Everything left
+    A frame that does not fit is thinned to its blocks of at most ``sparse_events`` events,
+    which may use the extra quarter (so the rare kinds keep arriving while a client is
+    behind); if even that does not fit, the frame is dropped whole. Everything left
     out is counted per kind. ``offer`` is called by the run's producer thread, ``take`` by
     the client's sender task on the event loop; a lock makes the handoff safe. ``offer``
     never blocks on the client.
@@ -114,12 +114,12 @@ class ClientQueue:
     def offer(self, frame: StoredFrame) -> None:
         """Queue ``frame`` whole, thinned, or not at all (counted), whichever fits."""
         with self._lock:
-            if not self._behind and self._fits(frame.count, frame.chars, WHOLE_FRAMES_SHARE):
+            if not self._behind and self._fits(frame.count, frame.chars):
                 self._append(frame, frame.count)
                 return
             self._behind = True
             thin = frame.thinned(self.sparse_events)
-            if thin.blocks and self._fits(thin.held, thin.chars):
+            if thin.blocks and self._fits(thin.held, thin.chars, 1.0 + SPARSE_RESERVE_SHARE):
                 self._append(thin, thin.held)
                 self._count_dropped(dict(thin.dropped))
             else:
