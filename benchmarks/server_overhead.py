@@ -18,14 +18,18 @@ rep, so that drift hits all alike:
 * ``no_subscriber`` -- nobody listens: publishing costs one attribute check;
 * ``recorder`` -- a ``framework.events`` recorder appends every event to a list: the
   framework's own cost of building events, without any server;
-* ``served`` -- ``server.attach()`` (attach mode) is subscribed, encodes the events into
-  batches every 50 ms and streams them over a WebSocket to one client in another process
+* ``buffer`` -- an :class:`~framework.events.EventBuffer` emptied every 10 ms by a thread
+  that throws the events away: the floor of any live watcher (the engine's event fields,
+  three ``emit`` calls per operation, the collector scanning waiting events), without
+  encoding, pipe or client;
+* ``served`` -- the server is subscribed (an event buffer emptied every 10 ms), encodes the
+  events into frames and streams them over a WebSocket to one client in another process
   that, like the browser, receives and JSON-parses every message.
 
-The target (issue 5): ``served`` at most 20% slower than ``no_subscriber``
+The target (issues 5 and 19): ``served`` at most 20% slower than ``no_subscriber``
 (``ratios["served/no_subscriber"] <= 1.2``). The client reports how many events it
 received: at several hundred thousand events a second a Python client (like a browser)
-may not keep up, and then the server drops events for it (``client_events_dropped``)
+may not keep up, and then the server thins frames for it (``client_events_dropped``)
 rather than slow the run.
 """
 
@@ -55,6 +59,7 @@ from framework.engine import create
 from server.app import create_app
 from server.runs import RunManager
 from server.scenarios.base import DirectContext, Scenario, ScenarioParams
+from server.worker import EventForwarder
 
 TARGET_RATIO = 1.2
 EVENTS_PER_OP = 3  # engine.push, engine.start, engine.end
@@ -79,8 +84,8 @@ def follow(url, stop=None):
             except Exception:
                 break
             message = json.loads(text)
-            if message["type"] == "events":
-                received += len(message["events"])
+            if message["type"] == "frames":
+                received += sum(block["n"] for frame in message["frames"] for block in frame["blocks"])
     print(received, flush=True)
 
 if len(sys.argv) > 1:
@@ -145,6 +150,18 @@ DISPATCH = Scenario(
 )
 
 
+def with_discarding_buffer(measure: Any) -> float:
+    """``measure()`` while an event buffer is subscribed and emptied by a forwarder that sends nowhere."""
+    forwarder = EventForwarder(lambda tag, payload: None)
+    subscription = forwarder.subscribe()
+    forwarder.start()
+    try:
+        return measure()
+    finally:
+        events.unsubscribe(subscription)
+        forwarder.stop()
+
+
 def start_server(app: Any) -> tuple[Any, threading.Thread, int]:
     """``app`` on uvicorn in a daemon thread, on a free loopback port."""
     sock = socket.socket()
@@ -190,6 +207,7 @@ def report(mode: str, kernel: str, times: dict[str, list[float]], n: int, extra:
             record["ratios"].update(
                 {
                     "served/recorder": medians["served"] / medians["recorder"],
+                    "served/buffer": medians["served"] / medians["buffer"],
                     "paired_median": statistics.median(paired),
                     "of_minimums": min(samples) / min(times["no_subscriber"]),
                 }
@@ -225,7 +243,12 @@ def server_mode(n: int, reps: int, kernel: str) -> None:
         streamed += summary["events"]
         return summary["result"]["us_per_op"]
 
-    configs = {"no_subscriber": lambda: in_process(False), "recorder": lambda: in_process(True), "served": served}
+    configs = {
+        "no_subscriber": lambda: in_process(False),
+        "recorder": lambda: in_process(True),
+        "buffer": lambda: with_discarding_buffer(lambda: in_process(False)),
+        "served": served,
+    }
     try:
         for measure in configs.values():  # warm-up (and the fork server's start)
             measure()
@@ -277,6 +300,7 @@ def attach_mode(n: int, reps: int, kernel: str) -> None:
         configs = {
             "no_subscriber": lambda: time_dispatch(engine, variables, n, kernel),
             "recorder": recorder,
+            "buffer": lambda: with_discarding_buffer(lambda: time_dispatch(engine, variables, n, kernel)),
             "served": served,
         }
         for measure in configs.values():  # warm-up

@@ -9,8 +9,14 @@ one attribute check. Each event is a plain dict ``{"kind", "t_ns", **fields}`` w
 The hottest publishers (the engine's push/start/end, three per operation) call
 :func:`emit` with the fields as positional values in ``KINDS`` order. A subscriber that asks
 for ``raw=True`` then receives the tuple ``(kind, t_ns, values)`` as it is, and builds dicts
-later, off the hot path, with :func:`to_dict`: the server's event forwarder does this, so
-watching a program costs it a tuple and an append per event rather than a dict.
+later, off the hot path, with :func:`to_dict`.
+
+The cheapest subscriber is an :class:`EventBuffer` (:func:`subscribe_buffer`): a bounded
+buffer of raw events that a consumer thread empties (the server's event forwarder is one).
+When a buffer is the only subscriber of a kind, :func:`emit` appends to it directly: one
+tuple and one append per event on the publishing thread, no callback frame; when the
+buffer is full the event is counted, not kept, so a consumer that falls behind costs the
+program neither memory nor time.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -72,18 +79,71 @@ _subscriptions: tuple[Subscription, ...] = ()
 # subscribes or unsubscribes. Replaced, never mutated, so publishers read it without a lock
 # and pay a single dict lookup per event.
 _routes: dict[str, tuple[Subscription, ...]] = {}
+# kind -> the EventBuffer that is its only subscriber (the fast path of emit and publish).
+_sole_buffers: dict[str, EventBuffer] = {}
+_now = time.perf_counter_ns
+
+
+class EventBuffer:
+    """Raw events waiting for a consumer thread: at most ``bound``; beyond it events are counted.
+
+    The publishing thread (often an engine worker) only appends; the consumer calls
+    :meth:`take` and :meth:`take_dropped`. Dropping the newest events when full (rather
+    than the oldest) keeps what was taken contiguous up to the moment the buffer filled.
+    """
+
+    __slots__ = ("bound", "pending", "_dropped", "_lock")
+
+    def __init__(self, bound: int) -> None:
+        if isinstance(bound, bool) or not isinstance(bound, int) or bound < 1:
+            raise ValueError(f"EventBuffer: bound must be an int >= 1, got {bound!r}")
+        self.bound = bound
+        #: The raw events waiting, oldest first (a deque: appends and pops are thread-safe).
+        self.pending: deque[RawEvent] = deque()
+        self._dropped: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def offer(self, raw: RawEvent) -> None:
+        """Keep ``raw``, or count it when the buffer is full (what the subscription calls)."""
+        if len(self.pending) < self.bound:
+            self.pending.append(raw)
+        else:
+            self.overflowed(raw[0])
+
+    def overflowed(self, kind: str) -> None:
+        """Count one event of ``kind`` that did not fit."""
+        with self._lock:
+            self._dropped[kind] += 1
+
+    def take(self, max_events: int) -> list[RawEvent]:
+        """Up to ``max_events`` of the oldest waiting events (removed from the buffer)."""
+        pending = self.pending
+        n = min(len(pending), max_events)
+        return [pending.popleft() for _ in range(n)]
+
+    def take_dropped(self) -> dict[str, int]:
+        """How many events of each kind did not fit since the last call (and reset the counts)."""
+        with self._lock:
+            dropped, self._dropped = dict(self._dropped), Counter()
+        return dropped
+
+    def __len__(self) -> int:
+        return len(self.pending)
 
 
 class Subscription:
     """A handle returned by :func:`subscribe`; pass it to :func:`unsubscribe` (or use ``with``)."""
 
-    __slots__ = ("callback", "kinds", "raw", "failures")
+    __slots__ = ("callback", "kinds", "raw", "failures", "buffer")
 
-    def __init__(self, callback: Callback, kinds: frozenset[str] | None, raw: bool = False) -> None:
+    def __init__(
+        self, callback: Callback, kinds: frozenset[str] | None, raw: bool = False, buffer: EventBuffer | None = None
+    ) -> None:
         self.callback = callback
         self.kinds = kinds
         self.raw = raw
         self.failures = 0
+        self.buffer = buffer
 
     def wants(self, kind: str) -> bool:
         return self.kinds is None or kind in self.kinds
@@ -105,13 +165,32 @@ def subscribe(callback: Callback, kinds: Iterable[str] | None = None, raw: bool 
     """
     if not callable(callback):
         raise TypeError(f"events.subscribe: callback must be callable, got {type(callback).__name__}")
-    kind_set = None
-    if kinds is not None:
-        kind_set = frozenset([kinds] if isinstance(kinds, str) else kinds)
-        unknown = sorted(kind_set - KINDS.keys())
-        if unknown:
-            raise ValueError(f"events.subscribe: unknown event kind(s) {unknown}; known kinds: {sorted(KINDS)}")
-    sub = Subscription(callback, kind_set, bool(raw))
+    kind_set = _kind_set(kinds)
+    return _add(Subscription(callback, kind_set, bool(raw)))
+
+
+def subscribe_buffer(buffer: EventBuffer, kinds: Iterable[str] | None = None) -> Subscription:
+    """Append every published event of ``kinds`` (all if None) to ``buffer`` as a :data:`RawEvent`.
+
+    The cheapest way to watch: see :class:`EventBuffer`. Unsubscribe as any subscription.
+    """
+    if not isinstance(buffer, EventBuffer):
+        raise TypeError(f"events.subscribe_buffer: expected an EventBuffer, got {type(buffer).__name__}")
+    return _add(Subscription(buffer.offer, _kind_set(kinds), raw=True, buffer=buffer))
+
+
+def _kind_set(kinds: Iterable[str] | None) -> frozenset[str] | None:
+    """``kinds`` as a frozenset (None: all kinds); an unknown kind is an error that lists the known ones."""
+    if kinds is None:
+        return None
+    kind_set = frozenset([kinds] if isinstance(kinds, str) else kinds)
+    unknown = sorted(kind_set - KINDS.keys())
+    if unknown:
+        raise ValueError(f"events.subscribe: unknown event kind(s) {unknown}; known kinds: {sorted(KINDS)}")
+    return kind_set
+
+
+def _add(sub: Subscription) -> Subscription:
     global _subscriptions
     with _lock:
         _subscriptions = (*_subscriptions, sub)
@@ -129,8 +208,11 @@ def unsubscribe(sub: Subscription) -> None:
 
 def _rebuild_routes() -> None:
     """Recompute ``_routes`` and ``enabled`` from the subscriptions (called under ``_lock``)."""
-    global _routes, enabled
+    global _routes, _sole_buffers, enabled
     _routes = {kind: targets for kind in KINDS if (targets := tuple(s for s in _subscriptions if s.wants(kind)))}
+    _sole_buffers = {
+        kind: targets[0].buffer for kind, targets in _routes.items() if len(targets) == 1 and targets[0].buffer
+    }
     enabled = bool(_subscriptions)
 
 
@@ -148,7 +230,11 @@ def publish(kind: str, **fields: Any) -> None:
     targets = _routes.get(kind)
     if not targets:
         return
-    t_ns = fields.pop("t_ns", None) or time.perf_counter_ns()
+    t_ns = fields.pop("t_ns", None) or _now()
+    buffer = _sole_buffers.get(kind)
+    if buffer is not None:
+        buffer.offer((kind, t_ns, fields))
+        return
     event = {"kind": kind, "t_ns": t_ns, **fields}
     for sub in targets:
         _deliver(sub, kind, (kind, t_ns, fields) if sub.raw else event)
@@ -160,11 +246,18 @@ def emit(kind: str, *values: Any) -> None:
     Raw subscribers get the values tuple as it is; a dict is built only if some subscriber
     wants dicts. Callers still guard with ``if events.enabled:``.
     """
+    buffer = _sole_buffers.get(kind)
+    if buffer is not None:  # the fast path: no callback frame, see EventBuffer
+        pending = buffer.pending
+        if len(pending) < buffer.bound:
+            pending.append((kind, _now(), values))
+        else:
+            buffer.overflowed(kind)
+        return
     targets = _routes.get(kind)
     if not targets:
         return
-    t_ns = time.perf_counter_ns()
-    raw = (kind, t_ns, values)
+    raw = (kind, _now(), values)
     event = None
     for sub in targets:
         if sub.raw:

@@ -4,7 +4,8 @@ watched live in the browser.
 * :mod:`server.scenarios` -- the registered scenarios (typed, range-checked parameters);
 * :mod:`server.runs` -- a worker process per run, supervised (timeouts, crashes, cancel);
 * :mod:`server.worker` -- what runs inside that process: the scenario, its events batched back;
-* :mod:`server.streaming` -- event batches, bounded per-client queues, the WebSocket sender;
+* :mod:`server.frames` -- events as frames: column arrays per kind, in strict JSON;
+* :mod:`server.streaming` -- bounded per-client queues that thin when a client falls behind, the sender;
 * :mod:`server.traces` -- strict Chrome trace parsing, replay of uploaded traces;
 * :mod:`server.app` -- the FastAPI app: REST routes, WebSocket, static UI, token guard;
 * :mod:`server.addresses` -- loopback check, listening socket and printed URL of both entry points;

@@ -12,11 +12,12 @@ or, without changing the script, ``mxlab attach script.py [args...]`` (see :mod:
 
 The same web app as ``python -m server`` runs in a daemon thread (uvicorn with its own
 event loop). Instead of worker processes, one run with id ``"live"`` (scenario
-``"attach"``, status ``running``) is fed by a subscription to this process's event bus:
-the callback is a deque's ``append`` (engine threads must not wait), and the worker's
-forwarder thread publishes batches every 50 ms -- the same path a worker's events take,
-except that here the JSON encoding shares this process's GIL with the code being watched
-(benchmarks/server_overhead.py measures what that costs).
+``"attach"``, status ``running``) is fed by this process's event bus: an
+:class:`~framework.events.EventBuffer` (engine threads only append, never wait), emptied
+every 10 ms by the worker's forwarder thread, which encodes frames into the run -- the
+same path a worker's events take, except that here the frame encoding shares this
+process's GIL with the code being watched (benchmarks/server_overhead.py measures what
+that costs).
 Starting scenario runs is refused in this mode (a worker process would re-import the
 user's script); ``/api/health`` reports ``"mode": "attach"`` so the UI opens ``?run=live``.
 """
@@ -37,7 +38,7 @@ from .addresses import is_loopback, listen, url_for
 from .app import create_app
 from .runs import Run, RunManager
 from .serving import uvicorn_config
-from .streaming import BATCH_MAX_EVENTS, FLUSH_INTERVAL_S
+from .streaming import BATCH_MAX_EVENTS, FORWARD_INTERVAL_S
 from .worker import EventForwarder
 
 LIVE_RUN_ID = "live"
@@ -50,18 +51,21 @@ class LiveFeed:
     batches go differs: into the live run here, down a pipe in a worker process.
     """
 
-    def __init__(self, run: Run, interval: float = FLUSH_INTERVAL_S, batch_events: int = BATCH_MAX_EVENTS) -> None:
+    def __init__(self, run: Run, interval: float = FORWARD_INTERVAL_S, batch_events: int = BATCH_MAX_EVENTS) -> None:
         self.run = run
         self._forwarder = EventForwarder(self._publish, interval, batch_events)
         self._subscription: events.Subscription | None = None
         self._stopping = False
 
-    def _publish(self, tag: str, batch: list[events.RawEvent]) -> None:
-        # raw tuples were queued on the hot path; dicts are built here, in the forwarder's thread
-        self.run.publish_events([events.to_dict(e) for e in batch])
+    def _publish(self, tag: str, payload: Any) -> None:
+        # raw tuples were buffered on the hot path; the frame is encoded here, in the forwarder's thread
+        if tag == "events":
+            self.run.publish_raw(payload)
+        elif tag == "dropped":
+            self.run.count_dropped_at_source(payload)
 
     def start(self) -> None:
-        self._subscription = events.subscribe(self._forwarder.on_event, raw=True)
+        self._subscription = self._forwarder.subscribe()
         self._forwarder.start()
 
     def pause(self) -> None:
@@ -72,7 +76,7 @@ class LiveFeed:
 
     def resume(self) -> None:
         if self._subscription is None and not self._stopping:
-            self._subscription = events.subscribe(self._forwarder.on_event, raw=True)
+            self._subscription = self._forwarder.subscribe()
 
     def stop(self) -> None:
         self.pause()

@@ -13,7 +13,7 @@ Lifecycle of a :class:`Run` (``status``)::
     queued -> running -> done | failed | cancelled | timeout
 
 A supervisor thread per run starts the process, reads its messages (``server.worker``),
-appends event batches to the run's history and offers them to every connected client
+encodes event batches into frames, appends them to the run's history and offers them to every connected client
 (``server.streaming``), enforces the wall-clock limit, carries out cancellation and, at
 the end, decides the final status. A run is ``done`` only once its result has arrived.
 """
@@ -21,8 +21,8 @@ the end, decides the final status. A run is ``done`` only once its result has ar
 from __future__ import annotations
 
 import json
+import marshal
 import multiprocessing
-import operator
 import secrets
 import signal
 import threading
@@ -34,23 +34,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from framework.events import to_dict as raw_event_dict
+from framework.events import RawEvent
 
+from .frames import Frame, PackedFrame, StoredFrame, as_raw, encode_blocks, json_safe
 from .scenarios import REGISTRY
 from .scenarios.base import Scenario
-from .streaming import (
-    BATCH_MAX_EVENTS,
-    FINAL_STATUSES,
-    Batch,
-    ClientQueue,
-    PackedBatch,
-    StoredBatch,
-    encode_events,
-    json_safe,
-)
+from .streaming import BATCH_MAX_EVENTS, FINAL_STATUSES, ClientQueue
 from .worker import worker_main
 
-_kind = operator.itemgetter("kind")
 STATUSES = ("queued", "running", "done", "failed", "cancelled", "timeout")
 MAX_HISTORY_EVENTS = 500_000
 MAX_STORED_HISTORY_BYTES = 256 * 1024 * 1024  # finished runs' compressed histories, all runs together
@@ -84,10 +75,12 @@ class RunsDisabledError(RunError):
 class Run:
     """One run: its parameters, status, result and the history of its events.
 
-    The history keeps the first ``max_history`` events (as encoded batches, compressed once
-    the run has finished: :class:`~server.streaming.PackedBatch`); later events
+    The history keeps the first ``max_history`` events (as encoded frames, compressed once
+    the run has finished: :class:`~server.frames.PackedFrame`); later events
     still reach connected clients but are only counted in ``dropped_history``, so a run
-    that floods events cannot exhaust the server's memory.
+    that floods events cannot exhaust the server's memory. Events the publishing process
+    could not keep (its :class:`~framework.events.EventBuffer` was full) never reach the
+    run; they are counted in ``dropped_at_source``.
     """
 
     def __init__(
@@ -113,9 +106,10 @@ class Run:
         self.started: float | None = None
         self.ended: float | None = None
         self.max_history = max_history
-        self.history: list[StoredBatch] = []
+        self.history: list[StoredFrame] = []
         self.history_events = 0
         self.dropped_history = 0
+        self.dropped_at_source: Counter[str] = Counter()
         self.history_evicted = False
         self.total_events = 0
         self.event_counts: Counter[str] = Counter()
@@ -124,39 +118,45 @@ class Run:
         self._lock = threading.Lock()
 
     # ----------------------------------------------------------------- events
-    def publish(self, json_text: str, count: int, kinds: Mapping[str, int]) -> None:
-        """Append one encoded batch to the history (within the bound) and offer it to every client."""
-        with self._lock:
-            batch = Batch(self.total_events, count, json_text)
-            self._publish_locked(batch, kinds)
-
-    def publish_packed(self, batch: PackedBatch, kinds: Mapping[str, int]) -> None:
-        """Append a compressed batch that continues the stream (a replay's, built elsewhere) to the history."""
-        with self._lock:
-            if batch.seq != self.total_events:
-                raise ValueError(f"publish_packed: batch starts at event {batch.seq}, the run has {self.total_events}")
-            self._publish_locked(batch, kinds)
-
-    def _publish_locked(self, batch: StoredBatch, kinds: Mapping[str, int]) -> None:
-        """Count ``batch``, keep it within the history bound, offer it to the clients (lock held)."""
-        self.total_events += batch.count
-        self.event_counts.update(kinds)
-        if self.history_events + batch.count <= self.max_history:
-            self.history.append(batch)
-            self.history_events += batch.count
-        else:
-            self.dropped_history += batch.count
-        for client in self._clients:
-            client.offer(batch)
-
-    def publish_events(self, events: list[dict[str, Any]]) -> None:
-        """Encode and publish event dicts (replays and attach mode), in batches."""
+    def publish_raw(self, events: list[RawEvent]) -> None:
+        """Encode raw events (or event dicts) into frames of at most 2000 events and publish them."""
         for start in range(0, len(events), BATCH_MAX_EVENTS):
             chunk = events[start : start + BATCH_MAX_EVENTS]
-            self.publish(encode_events(chunk), len(chunk), Counter(map(_kind, chunk)))
+            blocks = encode_blocks(chunk)  # the costly part, outside the lock
+            with self._lock:
+                frame = Frame(self.total_events, len(chunk), blocks)
+                self._publish_locked(frame, frame.kind_counts())
 
-    def attach(self, client: ClientQueue) -> list[StoredBatch]:
-        """Register ``client`` for live batches; returns the history it has not seen (all of it)."""
+    def publish_events(self, events: list[dict[str, Any]]) -> None:
+        """Encode and publish event dicts (replays, tests), in frames."""
+        self.publish_raw([as_raw(event) for event in events])
+
+    def publish_packed(self, frame: PackedFrame, kinds: Mapping[str, int]) -> None:
+        """Append a compressed frame that continues the stream (a replay's, built elsewhere) to the history."""
+        with self._lock:
+            if frame.seq != self.total_events:
+                raise ValueError(f"publish_packed: frame starts at event {frame.seq}, the run has {self.total_events}")
+            self._publish_locked(frame, kinds)
+
+    def count_dropped_at_source(self, kinds: Mapping[str, int]) -> None:
+        """Count events the publishing process dropped because its buffer was full."""
+        with self._lock:
+            self.dropped_at_source.update(kinds)
+
+    def _publish_locked(self, frame: StoredFrame, kinds: Mapping[str, int]) -> None:
+        """Count ``frame``, keep it within the history bound, offer it to the clients (lock held)."""
+        self.total_events += frame.count
+        self.event_counts.update(kinds)
+        if self.history_events + frame.count <= self.max_history:
+            self.history.append(frame)
+            self.history_events += frame.count
+        else:
+            self.dropped_history += frame.count
+        for client in self._clients:
+            client.offer(frame)
+
+    def attach(self, client: ClientQueue) -> list[StoredFrame]:
+        """Register ``client`` for live frames; returns the history it has not seen (all of it)."""
         with self._lock:
             self._clients.add(client)
             return list(self.history)
@@ -173,8 +173,8 @@ class Run:
     def events(self) -> list[dict[str, Any]]:
         """Every event in the history, decoded (for the Chrome trace download)."""
         with self._lock:
-            batches = list(self.history)
-        return [event for batch in batches for event in batch.decode()]
+            frames = list(self.history)
+        return [event for frame in frames for event in frame.decode()]
 
     # ----------------------------------------------------------------- status
     def set_running(self) -> None:
@@ -192,15 +192,15 @@ class Run:
             self.status, self.error, self.ended = status, error, time.time()
             history = list(self.history)
         # A finished run's history only is read again (late joiners, downloads): keep it compressed.
-        # Nothing is appended any more, so the packed list replaces the batches one for one.
-        packed = [batch.packed() for batch in history]
+        # Nothing is appended any more, so the packed list replaces the frames one for one.
+        packed = [frame.packed() for frame in history]
         with self._lock:
             self.history[: len(packed)] = packed
 
     def stored_bytes(self) -> int:
-        """What the history holds: compressed bytes of packed batches, characters of the others."""
+        """What the history holds: compressed bytes of packed frames, characters of the others."""
         with self._lock:
-            return sum(len(b.data) if isinstance(b, PackedBatch) else b.chars for b in self.history)
+            return sum(len(f.data) if isinstance(f, PackedFrame) else f.chars for f in self.history)
 
     def evict_history(self) -> None:
         """Forget the events (the server's budget is spent); counts and result stay, ``history_evicted`` says so."""
@@ -231,6 +231,7 @@ class Run:
                 "time_limit_s": self.time_limit_s,
                 "has_graph": self.graph is not None,
                 "dropped_history": self.dropped_history,
+                "dropped_at_source": sum(self.dropped_at_source.values()),
                 "history_evicted": self.history_evicted,
                 "log": list(self.log),
             }
@@ -372,14 +373,14 @@ class RunManager:
         self,
         scenario: str,
         params: dict[str, Any],
-        batches: list[tuple[PackedBatch, Mapping[str, int]]],
+        frames: list[tuple[PackedFrame, Mapping[str, int]]],
         result: dict[str, Any],
     ) -> Run:
-        """A run made of compressed batches and their kind counts (a replayed trace): already ``done``."""
+        """A run made of compressed frames and their kind counts (a replayed trace): already ``done``."""
         run = Run(self.new_id(), scenario, params, max_history=self.max_history)
         run.set_running()
-        for batch, kinds in batches:
-            run.publish_packed(batch, kinds)
+        for frame, kinds in frames:
+            run.publish_packed(frame, kinds)
         run.result = {**result, "event_counts": dict(run.event_counts)}
         run.finish("done")
         self._add(run, counts_as_running=False)
@@ -478,8 +479,12 @@ class RunManager:
                     except (EOFError, OSError):
                         break  # the worker exited (or died)
                     tag = message[0]
-                    if tag == "events":
-                        run.publish_events([e if isinstance(e, dict) else raw_event_dict(e) for e in message[1]])
+                    if tag == "events":  # raw events, marshalled (server.worker); or pickled, or event dicts
+                        payload = message[1]
+                        raw = marshal.loads(payload) if isinstance(payload, bytes) else list(map(as_raw, payload))
+                        run.publish_raw(raw)
+                    elif tag == "dropped":
+                        run.count_dropped_at_source(message[1])
                     elif tag == "graph":
                         run.graph = message[1]
                     elif tag == "log":

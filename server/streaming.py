@@ -1,263 +1,151 @@
-"""Events on the wire: JSON batches, a bounded queue per client, and the WebSocket sender.
+"""Events on the wire: frames, a bounded queue per client that thins when full, and the sender.
 
 The path of an event from the framework to a browser:
 
-1. a subscriber (in the worker process, or in the user's process in attach mode) collects
-   events and every 50 ms encodes them, at most 2000 at a time, with :func:`encode_events`
-   into one JSON text (the events separated by commas, without the brackets);
-2. the run (:class:`server.runs.Run`) stores that text as a :class:`Batch` in its history
-   and offers it to the :class:`ClientQueue` of every connected WebSocket;
+1. an :class:`~framework.events.EventBuffer` (in the worker process, or in the user's
+   process in attach mode) keeps the raw events; a forwarder thread takes them, at most
+   2000 at a time, every few milliseconds;
+2. the run (:class:`server.runs.Run`) encodes each such batch once into a
+   :class:`~server.frames.Frame` (column arrays per kind, :mod:`server.frames`), stores it
+   in its history and offers it to the :class:`ClientQueue` of every connected WebSocket;
 3. each WebSocket has its own sender task (:func:`stream_run`) that, every 50 ms, takes
-   whatever its queue holds and sends it as one ``events`` message.
+   whatever its queue holds and sends it as one ``frames`` message.
 
-Events are encoded once and never parsed again on the way out: a message is the batches'
+Frames are encoded once and never parsed again on the way out: a message is the frames'
 texts joined inside a small envelope. A queue holds at most ``bound`` events and
-``bound_bytes`` characters of JSON (so one message of a client that stopped reading is all
-the memory it can hold); when a batch does not fit, it is dropped and counted, and the
-queue keeps dropping until the sender has emptied it, so that every message is a
-contiguous slice of the run's event stream that starts at ``seq``. The producer never
-waits for a client: a stalled browser only loses events (and learns how many from
-``dropped``), it never slows the run or other clients.
+``bound_bytes`` characters of JSON. A client that reads slower than events arrive sees its
+queue fill; from then on each new frame is *thinned* (:meth:`Frame.thinned`: the kinds
+with many events in that frame are left out, the rare ones pass) until the sender has
+taken the queue again. So a slow client receives a sample of the stream in time -- whole
+frames as often as it keeps up, the sparse kinds always -- and learns how many events of
+each kind it lost (``dropped``, ``dropped_kinds``). The producer never waits for a client:
+a stalled browser only loses events, it never slows the run or other clients.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import math
 import threading
-import zlib
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any, Protocol
 
-import numpy as np
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from .frames import StoredFrame, frames_message
+
 FLUSH_INTERVAL_S = 0.05  # at most ~20 messages a second per client
-BATCH_MAX_EVENTS = 2000  # a producer flushes early when this many events are waiting
+FORWARD_INTERVAL_S = 0.01  # a forwarder takes the events every 10 ms: few events wait, each briefly
+BATCH_MAX_EVENTS = 2000  # events per frame at most
+EVENT_BUFFER_EVENTS = 50_000  # raw events a process keeps for its forwarder; beyond, counted and dropped
 HISTORY_CHUNK_EVENTS = 5000  # late joiners receive the history in messages of at most this many events
 CLIENT_QUEUE_EVENTS = 20_000  # per-client bound, in events ...
 CLIENT_QUEUE_BYTES = 2 * 1024 * 1024  # ... and in characters of JSON (so in the size of one message)
+SPARSE_BLOCK_EVENTS = 64  # a thinned frame keeps the kinds with at most this many events in it
+SPARSE_RESERVE_SHARE = 0.25  # beyond its bounds a queue takes this share more, of thinned frames only
 SEND_TIMEOUT_S = 60.0  # a send blocked this long (the client stopped reading) ends the connection
 MAX_CLIENTS = 128  # WebSockets open at once on the server ...
 MAX_CLIENTS_PER_RUN = 32  # ... and on one run
 FINAL_STATUSES = frozenset({"done", "failed", "cancelled", "timeout"})
 
 
-# ----------------------------------------------------------------------------- encoding
-def _json_default(value: Any) -> Any:
-    """What ``json.dumps`` cannot encode: NumPy scalars become numbers, anything else ``str``."""
-    if isinstance(value, np.generic):
-        return json_safe(value.item())
-    if isinstance(value, np.ndarray):
-        return json_safe(value.tolist())
-    return str(value)
-
-
-def json_safe(value: Any) -> Any:
-    """``value`` with only JSON types left: tuples become lists, keys strings, and NaN,
-    infinities and unknown objects their ``str`` (JSON has no NaN; browsers refuse it)."""
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
-    return json_safe(_json_default(value))
-
-
-_encode_strict = json.JSONEncoder(default=_json_default, allow_nan=False, separators=(",", ":")).encode
-_quote = json.encoder.encode_basestring_ascii  # a str as an ASCII JSON string literal (C; lone surrogates escaped)
-
-
-def _encode_engine_event(e: dict[str, Any]) -> str | None:
-    """The hottest kinds (push/start/end: three per engine operation) through a template.
-
-    ``json.dumps`` walks each dict generically (about 2.5 us per event here, more than the
-    engine takes to dispatch a small operation); filling a fixed template is about 3x
-    faster. Only an event with exactly the usual fields and types takes this path (bool is
-    not int here); anything else returns None and goes through ``json.dumps``.
-    """
-    kind = e["kind"]
-    if kind == "engine.start" and len(e) == 5:
-        t, op, worker, stream = e["t_ns"], e["op"], e["worker"], e["stream"]
-        if type(t) is int and type(op) is int and type(worker) is str and stream is None:
-            return f'{{"kind":"engine.start","t_ns":{t},"op":{op},"worker":{_quote(worker)},"stream":null}}'
-    elif kind == "engine.end" and len(e) == 6:
-        t, op, worker, stream, error = e["t_ns"], e["op"], e["worker"], e["stream"], e["error"]
-        if type(t) is int and type(op) is int and type(worker) is str and stream is None and error is None:
-            return f'{{"kind":"engine.end","t_ns":{t},"op":{op},"worker":{_quote(worker)},"stream":null,"error":null}}'
-    elif kind == "engine.push" and len(e) == 9:
-        t, op, name, ctx, prop, priority = e["t_ns"], e["op"], e["name"], e["ctx"], e["prop"], e["priority"]
-        reads, writes = e["reads"], e["writes"]
-        if (
-            type(t) is int
-            and type(op) is int
-            and type(name) is str
-            and type(ctx) is str
-            and type(prop) is str
-            and type(priority) is int
-            and type(reads) is list
-            and type(writes) is list
-            and all(type(v) is int for v in reads)
-            and all(type(v) is int for v in writes)
-        ):
-            return (
-                f'{{"kind":"engine.push","t_ns":{t},"op":{op},"name":{_quote(name)},"ctx":{_quote(ctx)},'
-                f'"reads":{reads},"writes":{writes},"priority":{priority},"prop":{_quote(prop)}}}'
-            )
-    return None
-
-
-def _encode_event(event: dict[str, Any]) -> str:
-    try:
-        text = _encode_engine_event(event)
-    except KeyError:  # the usual number of fields, but not the usual ones
-        text = None
-    if text is not None:
-        return text
-    try:
-        return _encode_strict(event)
-    except (ValueError, TypeError):  # NaN, a tuple key, ...: say it in JSON's terms
-        return json.dumps(json_safe(event), separators=(",", ":"))
-
-
-def encode_events(events: list[dict[str, Any]]) -> str:
-    """The events as JSON objects separated by commas (a JSON array without its brackets).
-
-    Engine push/start/end events are filled into templates; every other event goes
-    through the standard encoder, and an event holding something JSON cannot say exactly
-    (NaN, a tuple key, an unknown object) through :func:`json_safe` first.
-    """
-    return ",".join(map(_encode_event, events))
-
-
-def count_kinds(events: Iterable[dict[str, Any]]) -> dict[str, int]:
-    """How many events of each kind."""
-    return dict(Counter(e["kind"] for e in events))
-
-
-@dataclass(frozen=True)
-class Batch:
-    """Consecutive events of one run: ``count`` events starting at stream index ``seq``."""
-
-    seq: int
-    count: int
-    json: str  # the events' JSON objects, comma-separated
-
-    @property
-    def chars(self) -> int:
-        return len(self.json)
-
-    def decode(self) -> list[dict[str, Any]]:
-        return json.loads(f"[{self.json}]") if self.count else []
-
-    def packed(self) -> PackedBatch:
-        """The same events, compressed (a finished run's history is kept this way)."""
-        return PackedBatch(self.seq, self.count, len(self.json), zlib.compress(self.json.encode("utf-8"), 1))
-
-
-@dataclass(frozen=True)
-class PackedBatch:
-    """A :class:`Batch` kept zlib-compressed: engine events repeat their keys and names, so the
-    JSON shrinks about tenfold; ``json`` inflates it again when a message or a download needs it."""
-
-    seq: int
-    count: int
-    chars: int  # the length of the inflated JSON
-    data: bytes
-
-    @property
-    def json(self) -> str:
-        return zlib.decompress(self.data).decode("utf-8")
-
-    def decode(self) -> list[dict[str, Any]]:
-        return json.loads(f"[{self.json}]") if self.count else []
-
-    def packed(self) -> PackedBatch:
-        return self
-
-
-StoredBatch = Batch | PackedBatch  # what a run's history holds
-
-
-def events_message(batches: list[StoredBatch], dropped: int) -> str:
-    """One ``events`` message for consecutive ``batches`` (see docs/server.md)."""
-    seq = batches[0].seq if batches else 0
-    body = ",".join(b.json for b in batches if b.count)
-    return f'{{"type":"events","seq":{seq},"events":[{body}],"dropped":{dropped}}}'
-
-
 def history_chunks(
-    batches: list[StoredBatch], max_events: int = HISTORY_CHUNK_EVENTS, max_chars: int = CLIENT_QUEUE_BYTES
-) -> Iterator[list[StoredBatch]]:
-    """Group whole batches into messages of at most ``max_events`` events and ``max_chars``
-    characters (a larger batch goes alone)."""
-    chunk: list[StoredBatch] = []
+    frames: list[StoredFrame], max_events: int = HISTORY_CHUNK_EVENTS, max_chars: int = CLIENT_QUEUE_BYTES
+) -> Iterator[list[StoredFrame]]:
+    """Group whole frames into messages of at most ``max_events`` events and ``max_chars``
+    characters (a larger frame goes alone)."""
+    chunk: list[StoredFrame] = []
     size = chars = 0
-    for batch in batches:
-        if chunk and (size + batch.count > max_events or chars + batch.chars > max_chars):
+    for frame in frames:
+        if chunk and (size + frame.count > max_events or chars + frame.chars > max_chars):
             yield chunk
             chunk, size, chars = [], 0, 0
-        chunk.append(batch)
-        size += batch.count
-        chars += batch.chars
+        chunk.append(frame)
+        size += frame.count
+        chars += frame.chars
     if chunk:
         yield chunk
 
 
 # ----------------------------------------------------------------------------- per-client queue
 class ClientQueue:
-    """The events waiting for one WebSocket client: at most ``bound`` events and ``bound_bytes``
-    characters of their JSON (one batch larger than that still goes through an empty queue).
+    """The frames waiting for one WebSocket client: whole frames up to ``bound`` events and
+    ``bound_bytes`` characters of their JSON (one frame larger than that still goes through an
+    empty queue), and thinned ones up to a quarter more.
 
-    ``offer`` is called by the run's producer thread, ``take`` by the client's sender task
-    on the event loop; a lock makes the handoff safe. ``offer`` never blocks on the client.
+    A frame that does not fit is thinned to its blocks of at most ``sparse_events`` events,
+    which may use the extra quarter (so the rare kinds keep arriving while a client is
+    behind); if even that does not fit, the frame is dropped whole. Everything left
+    out is counted per kind. ``offer`` is called by the run's producer thread, ``take`` by
+    the client's sender task on the event loop; a lock makes the handoff safe. ``offer``
+    never blocks on the client.
     """
 
-    def __init__(self, bound: int = CLIENT_QUEUE_EVENTS, bound_bytes: int = CLIENT_QUEUE_BYTES) -> None:
+    def __init__(
+        self,
+        bound: int = CLIENT_QUEUE_EVENTS,
+        bound_bytes: int = CLIENT_QUEUE_BYTES,
+        sparse_events: int = SPARSE_BLOCK_EVENTS,
+    ) -> None:
         if bound < 1:
             raise ValueError(f"ClientQueue: bound must be >= 1, got {bound}")
         if bound_bytes < 1:
             raise ValueError(f"ClientQueue: bound_bytes must be >= 1, got {bound_bytes}")
+        if sparse_events < 0:
+            raise ValueError(f"ClientQueue: sparse_events must be >= 0, got {sparse_events}")
         self.bound = bound
         self.bound_bytes = bound_bytes
+        self.sparse_events = sparse_events
         self.chars = 0
         self.dropped = 0
+        self.dropped_kinds: Counter[str] = Counter()
         self._lock = threading.Lock()
-        self._batches: deque[StoredBatch] = deque()
+        self._frames: deque[StoredFrame] = deque()
         self._events = 0
-        self._overflowing = False
+        self._behind = False  # a frame did not fit since the last take: thin the next ones too
 
-    def offer(self, batch: StoredBatch) -> None:
-        """Queue ``batch``, or drop it (counted) when it does not fit or the queue overflowed."""
+    def _fits(self, events: int, chars: int, share: float = 1.0) -> bool:
+        """Whether ``events`` more and ``chars`` more stay within ``share`` of the bounds."""
+        if not self._frames:
+            return True  # a frame larger than the bounds still goes through an empty queue
+        return self._events + events <= self.bound * share and self.chars + chars <= self.bound_bytes * share
+
+    def offer(self, frame: StoredFrame) -> None:
+        """Queue ``frame`` whole, thinned, or not at all (counted), whichever fits."""
         with self._lock:
-            size = batch.chars
-            too_big = self._batches and self.chars + size > self.bound_bytes
-            if self._overflowing or self._events + batch.count > self.bound or too_big:
-                self._overflowing = True  # keep dropping until emptied: messages stay contiguous
-                self.dropped += batch.count
+            if not self._behind and self._fits(frame.count, frame.chars):
+                self._append(frame, frame.count)
                 return
-            self._batches.append(batch)
-            self._events += batch.count
-            self.chars += size
+            self._behind = True
+            thin = frame.thinned(self.sparse_events)
+            if thin.blocks and self._fits(thin.held, thin.chars, 1.0 + SPARSE_RESERVE_SHARE):
+                self._append(thin, thin.held)
+                self._count_dropped(dict(thin.dropped))
+            else:
+                self._count_dropped(frame.kind_counts())
 
-    def take(self) -> tuple[list[StoredBatch], int]:
-        """Everything queued (oldest first) and the drop count so far; empties the queue."""
+    def _append(self, frame: StoredFrame, events: int) -> None:
+        self._frames.append(frame)
+        self._events += events
+        self.chars += frame.chars
+
+    def _count_dropped(self, kinds: dict[str, int]) -> None:
+        self.dropped += sum(kinds.values())
+        self.dropped_kinds.update(kinds)
+
+    def take(self) -> tuple[list[StoredFrame], int, dict[str, int]]:
+        """Everything queued (oldest first) and the drop counts so far; empties the queue."""
         with self._lock:
-            batches = list(self._batches)
-            self._batches.clear()
+            frames = list(self._frames)
+            self._frames.clear()
             self._events = 0
             self.chars = 0
-            self._overflowing = False
-            return batches, self.dropped
+            self._behind = False
+            return frames, self.dropped, dict(self.dropped_kinds)
 
     def __len__(self) -> int:
-        """Events waiting now (never more than ``bound``)."""
+        """Events waiting now (never more than ``bound``, but for one larger frame alone)."""
         return self._events
 
 
@@ -309,7 +197,7 @@ class StreamedRun(Protocol):
 
     status: str
 
-    def attach(self, client: ClientQueue) -> list[StoredBatch]: ...
+    def attach(self, client: ClientQueue) -> list[StoredFrame]: ...
 
     def detach(self, client: ClientQueue) -> None: ...
 
@@ -344,13 +232,13 @@ async def stream_run(
         last_status = summary["status"]
         await send(json.dumps({"type": "hello", "run": summary}))
         for chunk in history_chunks(history, history_chunk, queue_bytes):
-            await send(events_message(chunk, client.dropped))
-        sent_dropped = client.dropped
+            await send(frames_message(chunk, 0, {}))
+        sent_dropped = 0
         while not incoming.done():
             status = run.status  # read before taking: events published before this status are queued
-            batches, dropped = client.take()
-            if batches or dropped != sent_dropped:
-                await send(events_message(batches, dropped))
+            frames, dropped, dropped_kinds = client.take()
+            if frames or dropped != sent_dropped:
+                await send(frames_message(frames, dropped, dropped_kinds))
                 sent_dropped = dropped
             if status != last_status:
                 await send(json.dumps({"type": "status", "run": run.summary()}))

@@ -7,7 +7,7 @@ WebSocket for hundreds of milliseconds at a time. So in server mode it runs in a
 process from the fork server (as scenario runs do), one process per upload
 (``max_tasks_per_child=1``: the memory of the parsed document goes back to the system with
 the process). The process returns the events already encoded and compressed as a finished
-run keeps them (:class:`~server.streaming.PackedBatch`), so the server only appends them to a
+run keeps them (:class:`~server.frames.PackedFrame`), so the server only appends them to a
 new run and never holds the uncompressed replay.
 
 In attach mode a worker process would re-import the user's script (see server.live), so
@@ -19,30 +19,27 @@ from __future__ import annotations
 import asyncio
 import gc
 import multiprocessing
-import operator
-from collections import Counter
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
-from .streaming import BATCH_MAX_EVENTS, Batch, PackedBatch, encode_events
+from .frames import Frame, PackedFrame, as_raw
+from .streaming import BATCH_MAX_EVENTS
 from .traces import MAX_TRACE_EVENTS, Deadline, parse_trace, replay_events
 
-EncodedBatch = tuple[PackedBatch, dict[str, int]]  # (the events, compressed; how many of each kind)
-_kind = operator.itemgetter("kind")
+EncodedBatch = tuple[PackedFrame, dict[str, int]]  # (the events, compressed; how many of each kind)
 
 
 def replay_to_batches(
     data: bytes, time_limit_s: float | None, max_events: int = MAX_TRACE_EVENTS
 ) -> tuple[list[EncodedBatch], dict[str, Any]]:
-    """The replay of the trace in ``data`` as compressed batches (the history of a finished run), and
+    """The replay of the trace in ``data`` as compressed frames (the history of a finished run), and
     its summary (raises TraceError)."""
     deadline = Deadline(time_limit_s)
     events, summary = replay_events(parse_trace(data, max_events, deadline), deadline)
     batches = []
     for start in range(0, len(events), BATCH_MAX_EVENTS):
-        chunk = events[start : start + BATCH_MAX_EVENTS]
-        packed = Batch(start, len(chunk), encode_events(chunk)).packed()
-        batches.append((packed, dict(Counter(map(_kind, chunk)))))
+        frame = Frame.of(start, [as_raw(event) for event in events[start : start + BATCH_MAX_EVENTS]])
+        batches.append((frame.packed(), frame.kind_counts()))
     return batches, summary
 
 

@@ -3,10 +3,13 @@
 The server starts :func:`worker_main` in a fresh process (``server.runs``) and reads the
 other end of ``conn``. Everything the worker says is a tuple ``(tag, payload...)``:
 
-* ``("events", [raw, ...])`` -- a batch of at most 2000 raw events ``(kind, t_ns, values)``
-  (:data:`framework.events.RawEvent`), pickled as they are: the server turns them into
-  dicts and JSON (that costs more than the engine's own dispatch, so it belongs on the
-  server's core, not in the process being watched);
+* ``("events", data)`` -- a batch of at most 2000 raw events ``(kind, t_ns, values)``
+  (:data:`framework.events.RawEvent`) as ``marshal`` bytes (about twice as fast as pickle
+  for tuples of numbers and strings), or pickled as a list when a value is not a plain
+  Python type: the server encodes them into a frame (that costs more than the engine's own
+  dispatch, so it belongs on the server's core, not in the process being watched);
+* ``("dropped", {kind: n})`` -- events the worker's buffer could not keep (the server
+  did not take them fast enough);
 * ``("graph", dot)`` and ``("log", line)`` -- from the scenario's :class:`WorkerContext`;
 * ``("result", dict)`` -- the scenario's return value plus ``event_counts``, sent last;
 * ``("error", text)`` -- the scenario raised; ``text`` is the exception's type and message.
@@ -18,11 +21,12 @@ server as the end of the pipe and the process's exit code.
 from __future__ import annotations
 
 import gc
+import marshal
 import operator
 import pickle
 import threading
 import traceback
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
@@ -30,8 +34,9 @@ from typing import Any
 import framework as mx
 from framework import events
 
+from .frames import json_safe
 from .scenarios.base import Scenario
-from .streaming import BATCH_MAX_EVENTS, FLUSH_INTERVAL_S, json_safe
+from .streaming import BATCH_MAX_EVENTS, EVENT_BUFFER_EVENTS, FORWARD_INTERVAL_S
 
 MAX_GRAPH_CHARS = 2_000_000
 MAX_LOG_CHARS = 2_000
@@ -41,30 +46,37 @@ _kind = operator.itemgetter(0)  # raw events are (kind, t_ns, values)
 
 
 class EventForwarder:
-    """Subscribed to every event; a background thread sends them in batches.
+    """An :class:`~framework.events.EventBuffer` and a thread that sends its events in batches.
 
-    The subscriber callback runs in whichever thread published (often an engine worker),
-    so it is the deque's own ``append``: thread-safe, no lock, no Python frame. Every
-    ``interval`` seconds the sender thread takes what has accumulated and sends it in
-    batches of at most ``batch_events``.
+    The publishing threads (often engine workers) only append to the buffer, or count an
+    event when it is full (:func:`framework.events.emit`'s fast path). Every ``interval``
+    seconds the forwarder thread takes what has accumulated and sends it in batches of at
+    most ``batch_events``; a short interval keeps few events waiting, so few of them live
+    long enough for the garbage collector to scan them again and again.
     """
 
-    def __init__(self, send: Send, interval: float = FLUSH_INTERVAL_S, batch_events: int = BATCH_MAX_EVENTS) -> None:
+    def __init__(
+        self,
+        send: Send,
+        interval: float = FORWARD_INTERVAL_S,
+        batch_events: int = BATCH_MAX_EVENTS,
+        bound: int = EVENT_BUFFER_EVENTS,
+    ) -> None:
         self._send = send
         self._interval = interval
         self._batch_events = batch_events
-        self._pending: deque[events.RawEvent] = deque()
+        self.buffer = events.EventBuffer(bound)
         self._wake = threading.Event()
         self._stopping = False
         self._flush_lock = threading.Lock()
         self._thread = threading.Thread(target=self._loop, name="mxlab-event-forwarder", daemon=True)
         self.counts: Counter[str] = Counter()
         self.forwarded = 0
+        self.dropped: Counter[str] = Counter()
 
-    @property
-    def on_event(self) -> Callable[[events.RawEvent], None]:
-        """The subscriber callback (a ``raw=True`` subscription)."""
-        return self._pending.append
+    def subscribe(self) -> events.Subscription:
+        """Subscribe the buffer to every event (unsubscribe with :func:`framework.events.unsubscribe`)."""
+        return events.subscribe_buffer(self.buffer)
 
     def start(self) -> None:
         self._thread.start()
@@ -78,24 +90,35 @@ class EventForwarder:
         self.flush()
 
     def flush(self) -> None:
-        """Encode and send every waiting event, ``batch_events`` at a time."""
+        """Send every waiting event, ``batch_events`` at a time, and the count of those dropped."""
         with self._flush_lock:
-            pending = self._pending
-            while pending:
-                n = min(len(pending), self._batch_events)
-                batch = [pending.popleft() for _ in range(n)]
-                try:
-                    self._send("events", batch)
-                except (TypeError, AttributeError, pickle.PicklingError):
-                    self._send("events", [json_safe(events.to_dict(e)) for e in batch])  # unpicklable: str
+            while self.buffer.pending:
+                batch = self.buffer.take(self._batch_events)
+                self._send("events", batch)
                 self.counts.update(map(_kind, batch))
-                self.forwarded += n
+                self.forwarded += len(batch)
+            dropped = self.buffer.take_dropped()
+            if dropped:
+                self.dropped.update(dropped)
+                self._send("dropped", dropped)
 
     def _loop(self) -> None:
         while not self._stopping:
             self._wake.wait(self._interval)
             self._wake.clear()
             self.flush()
+
+
+def _send_events(conn: Connection, batch: list[events.RawEvent]) -> None:
+    """A batch of raw events down the pipe: marshal bytes, else pickled, else as JSON-safe dicts."""
+    try:
+        payload: Any = marshal.dumps(batch)
+    except ValueError:  # a value marshal does not know (a NumPy scalar, an object): pickle it
+        payload = batch
+    try:
+        conn.send(("events", payload))
+    except (TypeError, AttributeError, pickle.PicklingError):
+        conn.send(("events", [json_safe(events.to_dict(e)) for e in batch]))  # unpicklable: str
 
 
 class WorkerContext:
@@ -121,7 +144,10 @@ def _locked_sender(conn: Connection) -> Send:
 
     def send(tag: str, *payload: Any) -> None:
         with lock:
-            conn.send((tag, *payload))
+            if tag == "events":
+                _send_events(conn, payload[0])
+            else:
+                conn.send((tag, *payload))
 
     return send
 
@@ -146,7 +172,7 @@ def worker_main(conn: Connection, scenario: Scenario, raw_params: dict[str, Any]
         # events triggers do not rescan it (gc.freeze, the preforking servers' trick).
         gc.freeze()
         forwarder = EventForwarder(send)
-        subscription = events.subscribe(forwarder.on_event, raw=True)
+        subscription = forwarder.subscribe()
         forwarder.start()
         try:
             result = scenario.run(params, WorkerContext(send))
@@ -158,6 +184,8 @@ def worker_main(conn: Connection, scenario: Scenario, raw_params: dict[str, Any]
             raise TypeError(f"scenario {scenario.name!r} returned {type(result).__name__}, expected a dict")
         result = json_safe(result)
         result["event_counts"] = dict(forwarder.counts)
+        if forwarder.dropped:
+            result["events_dropped_at_source"] = dict(forwarder.dropped)
         send("result", result)
     except BaseException as err:  # reported to the server, which marks the run failed
         send("error", describe_error(err))

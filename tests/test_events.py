@@ -104,3 +104,28 @@ def test_engine_events_match_the_kinds_table(make_engine):
         assert set(event) == {"kind", "t_ns", *events.KINDS[event["kind"]]}
     push = rec.of_kind("engine.push")[0]
     assert push["name"] == "noop" and push["writes"] == [var.id] and push["reads"] == []
+
+
+def test_an_event_buffer_keeps_at_most_its_bound_and_counts_the_rest():
+    buffer = events.EventBuffer(3)
+    with events.subscribe_buffer(buffer):
+        for i in range(5):
+            events.emit("engine.start", i, "w", None)  # the fast path: the buffer is the only subscriber
+        events.publish("kvstore.push", key="w", nbytes=4, ctx="cpu(0)")
+    events.emit("engine.start", 9, "w", None)  # unsubscribed: nothing more arrives
+    assert [raw[2][0] for raw in buffer.take(2)] == [0, 1] and len(buffer) == 1
+    assert buffer.take_dropped() == {"engine.start": 2, "kvstore.push": 1} and buffer.take_dropped() == {}
+    assert buffer.take(10)[0][:1] == ("engine.start",) and len(buffer) == 0
+    with pytest.raises(ValueError, match="bound must be an int >= 1"):
+        events.EventBuffer(0)
+    with pytest.raises(TypeError, match="expected an EventBuffer"):
+        events.subscribe_buffer([])
+
+
+def test_an_event_buffer_next_to_other_subscribers_gets_the_same_events():
+    buffer, plain = events.EventBuffer(10), []
+    with events.subscribe_buffer(buffer, kinds=["engine.start"]), events.subscribe(plain.append):
+        events.emit("engine.start", 1, "w", None)
+        events.emit("engine.end", 1, "w", None, None)  # not a kind the buffer asked for
+    assert [events.to_dict(raw) for raw in buffer.take(10)] == plain[:1]
+    assert [e["kind"] for e in plain] == ["engine.start", "engine.end"]

@@ -27,6 +27,7 @@ class NoParams(ScenarioParams):
 class FloodParams(ScenarioParams):
     events: int = Field(1000, ge=0, le=2_000_000)
     per_ms: int = Field(0, ge=0, description="events per millisecond at most (0: as fast as possible)")
+    pad: int = Field(0, ge=0, le=1000, description="characters of a per-event note (0: no note)")
 
 
 class SleepParams(ScenarioParams):
@@ -63,7 +64,8 @@ def flood(params: FloodParams, ctx: RunContext) -> dict[str, Any]:
     ctx.log("flooding")
     start = time.perf_counter()
     for i in range(params.events):
-        events.publish("train.metric", epoch=0, batch=i, name="flood", value=float(i))
+        note = {"note": f"{i:0{params.pad}d}"} if params.pad else {}  # differs per event: not sent once per frame
+        events.publish("train.metric", epoch=0, batch=i, name="flood", value=float(i), **note)
         if params.per_ms and i % params.per_ms == 0:
             ahead = i / params.per_ms / 1000 - (time.perf_counter() - start)
             if ahead > 0:

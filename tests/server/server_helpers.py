@@ -15,6 +15,7 @@ from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from server.app import create_app
+from server.frames import decode_frame
 from server.runs import RunManager
 from server.serving import uvicorn_config
 
@@ -46,12 +47,13 @@ def read_stream(client: TestClient, run_id: str, **params: str) -> tuple[list[di
 
 
 def stream_events(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The events of ``events`` messages, checking that each message continues the previous one."""
+    """The events of ``frames`` messages, checking that each frame continues the previous one whole."""
     out: list[dict[str, Any]] = []
     for message in messages:
-        if message["type"] == "events":
-            assert message["seq"] == len(out) or not message["events"], (message["seq"], len(out))
-            out.extend(message["events"])
+        if message["type"] == "frames":
+            for frame in message["frames"]:
+                assert frame["seq"] == len(out) and "dropped" not in frame, (frame["seq"], len(out))
+                out.extend(decode_frame(frame))
     return out
 
 

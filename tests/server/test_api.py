@@ -58,7 +58,7 @@ def test_every_scenario_runs_with_defaults_and_streams_every_event(client, name)
     assert messages[0]["type"] == "hello" and messages[0]["run"]["id"] == run["id"]
     assert messages[-1]["type"] == "status" and messages[-1]["run"]["status"] == "done", messages[-1]
     received = stream_events(messages)
-    assert all(m["dropped"] == 0 for m in messages if m["type"] == "events")
+    assert all(m["dropped"] == 0 and m["dropped_kinds"] == {} for m in messages if m["type"] == "frames")
     summary = client.get(f"/api/runs/{run['id']}").json()
     assert summary["status"] == "done" and summary["error"] is None
     counts = dict(Counter(e["kind"] for e in received))
@@ -171,7 +171,7 @@ def test_status_messages_follow_the_run_and_the_socket_closes_after_the_end(clie
     statuses = [m["run"]["status"] for m in messages if m["type"] in ("hello", "status")]
     assert statuses[-1] == "done" and code == 1000
     assert statuses == sorted(statuses, key=["queued", "running", "done"].index)
-    last_events = max(i for i, m in enumerate(messages) if m["type"] == "events")
+    last_events = max(i for i, m in enumerate(messages) if m["type"] == "frames")
     assert last_events < len(messages) - 1  # the final status comes after every event
 
 

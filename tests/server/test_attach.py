@@ -14,6 +14,7 @@ from websockets.sync.client import connect
 import framework as mx
 import server
 from framework.engine import create
+from server.frames import decode_frame
 
 
 def test_attach_streams_this_processs_events_and_stops():
@@ -40,8 +41,9 @@ def test_attach_streams_this_processs_events_and_stops():
             deadline = time.monotonic() + 10
             while len(names) < 20 and time.monotonic() < deadline:
                 message = json.loads(ws.recv(timeout=10))
-                if message["type"] == "events":
-                    names += [e["name"] for e in message["events"] if e["kind"] == "engine.push"]
+                if message["type"] == "frames":
+                    events = [e for frame in message["frames"] for e in decode_frame(frame)]
+                    names += [e["name"] for e in events if e["kind"] == "engine.push"]
             assert names == [f"live{i}" for i in range(20)]
             handle.stop()
             statuses = [json.loads(m) for m in ws]  # the rest, until the server closes

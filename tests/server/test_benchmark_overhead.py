@@ -29,7 +29,7 @@ def test_server_overhead_benchmark_quick_prints_json_lines():
         f"{mode}/{kernel}/{case}"
         for mode in ("worker_process", "attach")
         for kernel in ("noop", "matmul128")
-        for case in ("no_subscriber", "recorder", "served")
+        for case in ("no_subscriber", "recorder", "buffer", "served")
     }
     for record in records:
         assert KEYS <= record.keys() and record["min"] <= record["median"] <= record["max"]
@@ -37,5 +37,5 @@ def test_server_overhead_benchmark_quick_prints_json_lines():
     for served in (r for r in records if r["case"].endswith("/served")):
         assert 0 < served["client_events_received"] <= served["events_streamed"]
         assert served["client_events_dropped"] == served["events_streamed"] - served["client_events_received"]
-        assert {"served/no_subscriber", "served/recorder"} <= served["ratios"].keys()
+        assert {"served/no_subscriber", "served/recorder", "served/buffer"} <= served["ratios"].keys()
         assert served["meets_target"] == (served["ratios"]["served/no_subscriber"] <= served["target"])

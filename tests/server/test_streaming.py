@@ -18,60 +18,120 @@ import framework as mx
 from framework import events
 from framework.engine import create
 from server.app import create_app
+from server.frames import Frame, PackedFrame, decode_frame, encode_blocks, frames_message, json_safe
 from server.runs import Run
-from server.streaming import (
-    Batch,
-    ClientLimits,
-    ClientQueue,
-    PackedBatch,
-    encode_events,
-    events_message,
-    history_chunks,
-    json_safe,
-)
+from server.streaming import SPARSE_RESERVE_SHARE, ClientLimits, ClientQueue, history_chunks
+
+
+def _frame(seq: int, kinds: dict[str, int]) -> Frame:
+    """A frame of ``kinds[k]`` events of each kind ``k`` (fields of a monitor-like kind)."""
+    raw = [(kind, seq + i, {"x": i}) for kind, n in kinds.items() for i in range(n)]
+    return Frame.of(seq, raw)
+
+
+def _events_of(message: dict) -> list[dict]:
+    return [event for frame in message["frames"] for event in decode_frame(frame)]
 
 
 def test_encoding_is_json_with_non_json_values_as_strings():
-    text = encode_events([{"kind": "a", "ctx": mx.cpu(1), "v": (1, 2), "x": np.float32(0.5), "n": float("nan")}])
-    assert json.loads(f"[{text}]") == [{"kind": "a", "ctx": "cpu(1)", "v": [1, 2], "x": 0.5, "n": "nan"}]
+    frame = Frame.of(0, [("a", 1, {"ctx": mx.cpu(1), "v": (1, 2), "x": np.float32(0.5), "n": float("nan")})])
+    assert frame.decode() == [{"kind": "a", "t_ns": 1, "ctx": "cpu(1)", "v": [1, 2], "x": 0.5, "n": "nan"}]
     assert json_safe({(1, 2): float("inf"), "ok": [np.int64(3)]}) == {"(1, 2)": "inf", "ok": [3]}
-    assert encode_events([]) == ""
+    assert encode_blocks([]) == () and Frame.of(5, []).decode() == []
 
 
-def test_a_full_queue_drops_whole_batches_until_emptied():
-    queue = ClientQueue(bound=10)
-    queue.offer(Batch(0, 6, "x"))
-    queue.offer(Batch(6, 6, "x"))  # does not fit: dropped
-    queue.offer(Batch(12, 1, "x"))  # would fit, but the queue overflowed: dropped too (no gap inside a message)
-    assert len(queue) == 6 and queue.dropped == 7
-    batches, dropped = queue.take()
-    assert [b.seq for b in batches] == [0] and dropped == 7 and len(queue) == 0
-    queue.offer(Batch(13, 4, "x"))
-    assert [b.seq for b in queue.take()[0]] == [13]
+def test_a_frame_is_column_arrays_per_kind_with_constant_fields_sent_once():
+    raw = [
+        ("engine.push", 10, (7, "a", "cpu(0)", [], [1], 0, "normal")),
+        ("engine.start", 11, (7, "w0", None)),
+        ("engine.push", 12, (8, "b", "cpu(0)", [1], [2], 0, "normal")),
+        ("monitor", 13, {"name": "fc1_output", "value": 0.5}),  # any kind passes, with its own field names
+        ("monitor", 14, {"name": "fc2_output"}),  # other field names: a block of its own
+    ]
+    frame = json.loads(Frame.of(120, raw).json)
+    assert frame["seq"] == 120 and frame["n"] == 5
+    push, start, monitor, monitor_short = frame["blocks"]
+    assert push["kind"] == "engine.push" and push["n"] == 2 and push["i"] == [0, 2] and push["t_ns"] == [10, 12]
+    assert push["fields"]["op"] == [7, 8] and push["fields"]["reads"] == [[], [1]]
+    assert push["fields"]["ctx"] == {"all": "cpu(0)"} and push["fields"]["priority"] == {"all": 0}
+    assert start["i"] == [1] and start["fields"] == {"op": {"all": 7}, "worker": {"all": "w0"}, "stream": {"all": None}}
+    assert monitor["kind"] == "monitor" and monitor["fields"] == {"name": {"all": "fc1_output"}, "value": {"all": 0.5}}
+    assert monitor_short["i"] == [4] and monitor_short["fields"] == {"name": {"all": "fc2_output"}}
+    decoded = decode_frame(frame)  # publication order comes back from the positions
+    assert [e["t_ns"] for e in decoded] == [10, 11, 12, 13, 14]
+    assert decoded[0] == {
+        "kind": "engine.push", "t_ns": 10, "op": 7, "name": "a", "ctx": "cpu(0)", "reads": [], "writes": [1],
+        "priority": 0, "prop": "normal",
+    }  # fmt: skip
+    assert decoded[3] == {"kind": "monitor", "t_ns": 13, "name": "fc1_output", "value": 0.5}
+
+
+def test_a_column_is_constant_only_when_values_and_types_agree():
+    raw = [("k", 1, {"v": 1}), ("k", 2, {"v": True}), ("k", 3, {"v": 1.0})]  # 1 == True == 1.0, types differ
+    assert json.loads(Frame.of(0, raw).json)["blocks"][0]["fields"]["v"] == [1, True, 1.0]
+    arrays = [("k", 1, {"v": np.zeros(2)}), ("k", 2, {"v": np.zeros(2)})]  # == gives an array: not constant
+    assert Frame.of(0, arrays).decode()[1]["v"] == [0.0, 0.0]
+    nans = [("k", 1, {"v": float("nan")}), ("k", 2, {"v": float("nan")})]
+    assert [e["v"] for e in Frame.of(0, nans).decode()] == ["nan", "nan"]
+
+
+def test_values_that_do_not_match_the_kinds_table_are_named():
+    with pytest.raises(ValueError, match=r"engine.start has fields \('op', 'worker', 'stream'\), got 2 values"):
+        Frame.of(0, [("engine.start", 1, (7, "w", None)), ("engine.start", 2, (8, "w"))])
+
+
+def test_a_full_queue_thins_frames_to_their_sparse_kinds_until_taken():
+    queue = ClientQueue(bound=10, sparse_events=2)  # whole frames up to 10 events, thinned ones up to 12.5
+    queue.offer(_frame(0, {"engine.push": 6}))
+    queue.offer(_frame(6, {"engine.push": 6, "train.metric": 1}))  # does not fit: the metric passes alone
+    queue.offer(_frame(13, {"engine.push": 1}))  # would fit, but the client is behind: thinned too (1 <= 2 passes)
+    assert len(queue) == 6 + 1 + 1 and queue.dropped == 6 and queue.dropped_kinds == {"engine.push": 6}
+    frames, dropped, dropped_kinds = queue.take()
+    assert [f.seq for f in frames] == [0, 6, 13] and dropped == 6 and dropped_kinds == {"engine.push": 6}
+    assert [e["kind"] for e in frames[1].decode()] == ["train.metric"]
+    message = json.loads(frames_message(frames, dropped, dropped_kinds))
+    assert message["frames"][1]["dropped"] == {"engine.push": 6} and message["frames"][1]["n"] == 7
+    assert message["dropped"] == 6 and message["dropped_kinds"] == {"engine.push": 6}
+    assert len(queue) == 0
+    queue.offer(_frame(14, {"engine.push": 4}))  # taken: whole frames again
+    assert [f.held for f in queue.take()[0]] == [4]
     with pytest.raises(ValueError, match="bound must be >= 1"):
         ClientQueue(0)
+    with pytest.raises(ValueError, match="sparse_events must be >= 0"):
+        ClientQueue(10, sparse_events=-1)
+
+
+def test_a_queue_stays_bounded_when_even_thinned_frames_do_not_fit():
+    queue = ClientQueue(bound=20, sparse_events=5)
+    for seq in range(0, 1000, 10):  # a client that never reads: 100 frames of 9 pushes and 1 metric
+        queue.offer(_frame(seq, {"engine.push": 9, "train.metric": 1}))
+    # two frames whole (the bound), then metrics alone up to a quarter more, then nothing
+    assert len(queue) == 25 and queue.dropped + len(queue) == 1000
+    assert queue.dropped_kinds == {"engine.push": 900 - 18, "train.metric": 100 - 2 - 5}
 
 
 def test_messages_and_history_chunks():
-    batches = [Batch(0, 2, '{"a":1},{"a":2}'), Batch(2, 3000, "[x]"), Batch(3002, 3000, "[y]"), Batch(6002, 1, "{}")]
-    assert [[b.seq for b in c] for c in history_chunks(batches, 5000)] == [[0, 2], [3002, 6002]]
-    message = json.loads(events_message(batches[:1], dropped=4))
-    assert message == {"type": "events", "seq": 0, "events": [{"a": 1}, {"a": 2}], "dropped": 4}
-    assert json.loads(events_message([], 0)) == {"type": "events", "seq": 0, "events": [], "dropped": 0}
+    frames = [_frame(0, {"a": 2}), _frame(2, {"a": 3000}), _frame(3002, {"a": 3000}), _frame(6002, {"a": 1})]
+    assert [[f.seq for f in c] for c in history_chunks(frames, 5000)] == [[0, 2], [3002, 6002]]
+    message = json.loads(frames_message(frames[:1], dropped=4, dropped_kinds={"a": 4}))
+    assert message["type"] == "frames" and message["dropped"] == 4 and message["dropped_kinds"] == {"a": 4}
+    assert _events_of(message) == [{"kind": "a", "t_ns": 0, "x": 0}, {"kind": "a", "t_ns": 1, "x": 1}]
+    empty = json.loads(frames_message([], 0, {}))
+    assert empty == {"type": "frames", "frames": [], "dropped": 0, "dropped_kinds": {}}
 
 
 def test_a_queue_is_bounded_in_characters_too():
-    queue = ClientQueue(bound=1000, bound_bytes=10)
-    queue.offer(Batch(0, 1, "x" * 6))
-    queue.offer(Batch(1, 1, "y" * 6))  # 12 characters would exceed 10: dropped
-    assert len(queue) == 1 and queue.chars == 6 and queue.dropped == 1
+    small, large = _frame(0, {"a": 1}), _frame(1, {"a": 40})
+    queue = ClientQueue(bound=1000, bound_bytes=small.chars + 10, sparse_events=0)
+    queue.offer(small)
+    queue.offer(_frame(1, {"a": 1}))  # two small frames exceed the characters: dropped (nothing is sparse)
+    assert len(queue) == 1 and queue.chars == small.chars and queue.dropped == 1
     assert queue.take()[0][0].seq == 0 and queue.chars == 0
-    queue.offer(Batch(2, 1, "z" * 50))  # larger than the bound, but alone: it passes (a batch is never split)
-    assert [b.seq for b in queue.take()[0]] == [2]
+    queue.offer(large)  # larger than the bound, but alone: it passes (a frame is never split)
+    assert [f.seq for f in queue.take()[0]] == [1]
     with pytest.raises(ValueError, match="bound_bytes must be >= 1"):
         ClientQueue(10, 0)
-    big = [Batch(0, 1, "a" * 8), Batch(1, 1, "b" * 8), Batch(2, 1, "c")]
-    assert [[b.seq for b in c] for c in history_chunks(big, 5000, max_chars=10)] == [[0], [1, 2]]
+    assert [[f.seq for f in c] for c in history_chunks([small, large, small], 5000, large.chars)] == [[0], [1], [0]]
 
 
 def test_a_finished_runs_history_is_kept_compressed_and_reads_the_same():
@@ -81,15 +141,14 @@ def test_a_finished_runs_history_is_kept_compressed_and_reads_the_same():
     ]
     run.publish_events(events)
     plain = list(run.history)
-    assert all(isinstance(b, Batch) for b in plain)
+    assert all(isinstance(f, Frame) for f in plain)
     run.finish("done")
-    assert all(isinstance(b, PackedBatch) for b in run.history)
-    assert sum(len(b.data) for b in run.history) * 5 < sum(b.chars for b in plain)  # at least 5x smaller
-    assert [(b.seq, b.count, b.chars, b.json) for b in run.history] == [
-        (b.seq, b.count, b.chars, b.json) for b in plain
-    ]
+    assert all(isinstance(f, PackedFrame) for f in run.history)
+    assert sum(len(f.data) for f in run.history) * 2 < sum(f.chars for f in plain)  # at least 2x smaller
+    assert [(f.seq, f.count, f.json) for f in run.history] == [(f.seq, f.count, f.json) for f in plain]
     assert run.events() == events
-    assert json.loads(events_message(run.history[:1], 0))["events"] == events[: run.history[0].count]
+    assert _events_of(json.loads(frames_message(run.history[:1], 0, {}))) == events[: run.history[0].count]
+    assert run.history[0].kind_counts() == {"engine.start": run.history[0].count}
 
 
 def test_client_limits_count_per_run_and_in_total():
@@ -148,15 +207,17 @@ def test_a_client_that_never_reads_is_isolated_and_bounded(live_server):
     manager, port = live_server
 
     base = f"http://127.0.0.1:{port}"
-    run = httpx.post(f"{base}/api/runs", json={"scenario": "flood", "params": {"events": 80_000, "per_ms": 25}}).json()
+    # Frames are compact: padded events make the flood outgrow the socket buffers (megabytes), so a send blocks.
+    flood = {"events": 80_000, "per_ms": 25, "pad": 100}
+    run = httpx.post(f"{base}/api/runs", json={"scenario": "flood", "params": flood}).json()
     stalled = _stalled_websocket(port, f"/api/runs/{run['id']}/events")
     time.sleep(0.3)  # the stalled client is attached before most events exist
     received, dropped = [], []
     with connect(f"ws://127.0.0.1:{port}/api/runs/{run['id']}/events", max_size=None) as ws:
         for text in ws:
             message = json.loads(text)
-            if message["type"] == "events":
-                received.extend(message["events"])
+            if message["type"] == "frames":
+                received.extend(_events_of(message))
                 dropped.append(message["dropped"])
             if message["type"] == "status" and message["run"]["status"] in ("done", "failed"):
                 final = message["run"]
@@ -165,7 +226,9 @@ def test_a_client_that_never_reads_is_isolated_and_bounded(live_server):
     live = manager.get(run["id"])
     stuck = live.clients
     assert len(stuck) == 1, "the stalled client is still attached"
-    assert len(stuck[0]) <= 5000 and stuck[0].dropped > 0  # its queue stayed within its bound
+    # its queue stayed within its bound (whole frames) and the reserve for thinned ones
+    assert len(stuck[0]) <= 5000 * (1 + SPARSE_RESERVE_SHARE) and stuck[0].dropped > 0
+    assert set(stuck[0].dropped_kinds) == {"train.metric"}  # the flood's kind, counted
     stalled.close()
     deadline = time.monotonic() + 10
     while live.clients and time.monotonic() < deadline:
@@ -174,23 +237,27 @@ def test_a_client_that_never_reads_is_isolated_and_bounded(live_server):
     assert httpx.get(f"{base}/api/health").json()["status"] == "ok"
 
 
-def test_the_engine_event_templates_give_the_same_json_as_json_dumps():
+def test_engine_events_come_back_from_a_frame_as_json_dumps_says_them():
     engine = create("ThreadedEnginePerDevice", 2)
-    with events.record() as recorder:
+    raw: list = []
+    with events.subscribe(raw.append, raw=True):
         a, b = engine.new_variable("a"), engine.new_variable('b "quoted" \\ \u00e9')
         engine.push_sync(lambda run_ctx: None, mx.cpu(), const_vars=[a], mutable_vars=[b], name='op "1"\n')
         engine.push_sync(lambda run_ctx: None, mx.cpu(), mutable_vars=[a, b], priority=3)
         engine.wait_for_all()
     engine.stop()
-    assert {"engine.push", "engine.start", "engine.end"} <= {e["kind"] for e in recorder.events}
-    assert json.loads(f"[{encode_events(recorder.events)}]") == json.loads(json.dumps(recorder.events))
+    dicts = [events.to_dict(e) for e in raw]
+    assert {"engine.push", "engine.start", "engine.end"} <= {e["kind"] for e in dicts}
+    assert Frame.of(0, raw).decode() == json.loads(json.dumps(dicts))
     odd = [
-        {"kind": "engine.start", "t_ns": 1, "op": True, "worker": "w", "stream": None},  # bool is not an op id
+        {"kind": "engine.start", "t_ns": 1, "op": True, "worker": "w", "stream": None},
         {"kind": "engine.end", "t_ns": 1, "op": 2, "worker": "w", "stream": "s0", "error": "boom"},
         {"kind": "engine.push", "t_ns": 1, "op": 3, "name": "n", "ctx": "c", "reads": [1.5], "writes": [], "x": 0},
         {"kind": "engine.start", "t_ns": 1, "op": 4, "worker": "w", "other": None},
     ]
-    assert json.loads(f"[{encode_events(odd)}]") == odd
+    run = Run("odd", "replay", {})
+    run.publish_events(odd)
+    assert run.events() == odd
 
 
 @pytest.mark.slow  # waits for the send timeout and the abort grace

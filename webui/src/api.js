@@ -45,7 +45,7 @@ export function describeError(error) {
   return error?.message || String(error);
 }
 
-/** Open the event stream of run `id`; `handlers` get hello/events/status messages and close. */
+/** Open the event stream of run `id`; `handlers` get hello/frames/status messages and close. */
 export function openEventStream(id, handlers) {
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const socket = new WebSocket(`${scheme}://${location.host}/api/runs/${encodeURIComponent(id)}/events`);
@@ -58,7 +58,7 @@ export function openEventStream(id, handlers) {
       return;
     }
     if (data.type === "hello") handlers.onHello?.(data.run);
-    else if (data.type === "events") handlers.onEvents?.(data);
+    else if (data.type === "frames") handlers.onFrames?.(data);
     else if (data.type === "status") handlers.onStatus?.(data.run);
   });
   socket.addEventListener("close", (event) => handlers.onClose?.(event));

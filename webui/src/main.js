@@ -94,7 +94,8 @@ function renderRunBar() {
     <span class="badge status-${escapeHtml(s.status ?? "unknown")}" id="run-status">${escapeHtml(statusText)}</span>
     ${untilStopped ? `<span class="muted" id="run-lifetime">repeats until you press Stop or start another run (at most ${Math.round((s.time_limit_s ?? 0) / 60)} min)</span>` : ""}
     <span>${model.eventCount} events · ${model.order.length} operations · ${formatMs(elapsed)}</span>
-    ${model.dropped ? `<span class="warning" title="Your browser fell behind; the server dropped events for this page only. Reload the run to get the full history.">${model.dropped} events dropped</span>` : ""}
+    ${model.dropped ? `<span class="warning" id="run-dropped" title="Your browser fell behind, so the server sent it a sample: whole frames as often as it kept up, the rare kinds always (${escapeHtml(droppedText(model.droppedKinds))}). For this page only: reload the run to get the full history.">${model.dropped} events dropped</span>` : ""}
+    ${s.dropped_at_source ? `<span class="warning" title="The watched process made events faster than the server took them; its bounded buffer dropped these for every viewer.">${s.dropped_at_source} events dropped at the source</span>` : ""}
     ${s.id && !evicted ? `<a href="${api.traceUrl(s.id)}" download title="Chrome trace JSON for Perfetto (ui.perfetto.dev) or chrome://tracing">⤓ trace</a>` : ""}
     ${s.error ? `<div class="error">${escapeHtml(s.error)}</div>` : ""}
     ${evicted ? evictedNoticeHtml(s, canRerun(s)) : ""}
@@ -103,6 +104,13 @@ function renderRunBar() {
   const running = s.status === "running" || s.status === "queued";
   $("stop-button").disabled = !running || s.id === "live";
   renderRerun(s);
+}
+
+/** "engine.push 700 · engine.end 650": what was left out, per kind. */
+function droppedText(kinds) {
+  return Object.entries(kinds)
+    .map(([kind, n]) => `${kind} ${n}`)
+    .join(" · ");
 }
 
 // ---------------------------------------------------------------- runs
@@ -131,7 +139,6 @@ async function openRun(id, { keepReconnects = false } = {}) {
     selectScenario(summary.scenario, summary.params);
   }
   const model = new RunModel(summary);
-  model.nextSeq = 0;
   app.model = model;
   setUrl({ run: id });
   for (const view of Object.values(views)) view.setModel(model);
@@ -141,13 +148,9 @@ async function openRun(id, { keepReconnects = false } = {}) {
       model.summary = run;
       scheduleRender();
     },
-    onEvents: (message) => {
-      let events = Array.isArray(message.events) ? message.events : [];
-      const seq = Number(message.seq) || 0;
-      if (seq < model.nextSeq) events = events.slice(model.nextSeq - seq); // already seen
-      model.nextSeq = Math.max(model.nextSeq, seq + (message.events?.length ?? 0));
-      model.dropped = Number(message.dropped) || 0;
-      model.addEvents(events);
+    onFrames: (message) => {
+      const frames = Array.isArray(message.frames) ? message.frames : [];
+      model.addFrames(frames, Number(message.dropped) || 0, message.dropped_kinds ?? {});
       scheduleRender();
     },
     onStatus: (run) => {

@@ -2,6 +2,7 @@
 // Panels read from a RunModel; they never look at raw events. Times are milliseconds since the
 // run's first event (the worker's perf_counter_ns clock).
 import { DependencyTracker } from "./dependencies.js";
+import { decodeFrame, leftOut } from "./frames.js";
 import { addKVStoreEvent } from "./kvstore.js";
 import { MonitorStats } from "./monitorstats.js";
 import { UserTracks } from "./usertracks.js";
@@ -14,7 +15,11 @@ export class RunModel {
     this.t0 = null;
     this.now = 0; // time of the latest event, ms
     this.eventCount = 0;
-    this.dropped = 0;
+    this.nextSeq = 0; // stream index after the last frame folded in
+    this.dropped = 0; // events the server left out for this page (it fell behind), in all ...
+    this.droppedKinds = {}; // ... and per kind
+    this.gaps = []; // time ranges in which events were left out: { tFrom, tTo, events }
+    this.openGap = null; // the gap still going on (closed by the next whole frame)
     this.version = 0; // bumped on every change so panels can skip redundant redraws
     this.ops = new Map(); // op id -> operation record
     this.order = []; // operation records in push order
@@ -43,6 +48,38 @@ export class RunModel {
   time(tNs) {
     if (this.t0 === null) this.t0 = tNs;
     return (tNs - this.t0) / 1e6;
+  }
+
+  /**
+   * Fold the frames of one message into the model. A frame seen before (the history sent again
+   * after a reconnect) is skipped; a jump in `seq` or a thinned frame opens a gap, which the next
+   * whole frame closes, so the timeline can show where the stream was only sampled.
+   */
+  addFrames(frames, dropped = this.dropped, droppedKinds = this.droppedKinds) {
+    for (const frame of frames) {
+      if (frame.seq + frame.n <= this.nextSeq) continue;
+      const missing = Math.max(0, frame.seq - this.nextSeq) + leftOut(frame);
+      if (missing > 0 && this.t0 !== null) {
+        this.openGap ??= { tFrom: this.now, tTo: null, events: 0 };
+        this.openGap.events += missing;
+      }
+      const events = decodeFrame(frame);
+      if (this.openGap && missing === 0 && events.length) {
+        this.openGap.tTo = Math.max(this.openGap.tFrom, this.time(events[0].t_ns));
+        this.gaps.push(this.openGap);
+        this.openGap = null;
+      }
+      for (const event of events) this.addEvent(event);
+      this.nextSeq = frame.seq + frame.n;
+    }
+    this.dropped = dropped;
+    this.droppedKinds = droppedKinds;
+    this.version += 1;
+  }
+
+  /** The gaps to draw, the open one ending now. */
+  sampledRanges() {
+    return this.openGap ? [...this.gaps, { ...this.openGap, tTo: this.now }] : this.gaps;
   }
 
   /** Fold a batch of events (in order) into the model. */

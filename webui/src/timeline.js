@@ -53,6 +53,7 @@ export class Timeline {
     this.userLanes = this.svg.append("g").attr("class", "user-lanes");
     this.axisG = this.svg.append("g").attr("class", "axis");
     this.plot = this.svg.append("g").attr("class", "plot").attr("clip-path", "url(#timeline-clip)");
+    this.gaps = this.plot.append("g").attr("class", "sampled-gaps"); // where the stream was only sampled
     this.bars = this.plot.append("g").attr("class", "bars");
     this.labels = this.plot.append("g").attr("class", "labels");
     this.arrows = this.plot.append("g").attr("class", "arrows");
@@ -261,8 +262,30 @@ export class Timeline {
       .text((op) => op.name)
       .attr("x", (op) => x(op.tStart) + 3)
       .attr("y", (op) => laneY(op) + LANE_HEIGHT / 2);
+    this.drawGaps(x, t0, t1);
     this.drawUserTracks(x, t0, t1);
     if (this.focused) this.drawArrows(this.focused);
+  }
+
+  /** Hatched bands where the server left events out for this page (it fell behind): a sample, not all. */
+  drawGaps(x, t0, t1) {
+    const height = (this.laneIndex?.size || 1) * LANE_HEIGHT + (this.trackRow?.size ?? 0) * LANE_HEIGHT;
+    const gaps = this.model.sampledRanges().filter((g) => g.tFrom <= t1 && g.tTo >= t0);
+    this.gaps
+      .selectAll("rect.sampled-gap")
+      .data(gaps)
+      .join((enter) => {
+        const rect = enter.append("rect").attr("class", "sampled-gap");
+        rect.append("title");
+        return rect;
+      })
+      .attr("data-events", (g) => g.events)
+      .attr("x", (g) => x(g.tFrom))
+      .attr("y", 0)
+      .attr("height", height)
+      .attr("width", (g) => Math.max(2, x(g.tTo) - x(g.tFrom)))
+      .select("title")
+      .text((g) => `${g.events} events not shown here: your browser fell behind, so the server sent a sample`);
   }
 
   /** The instrumentation tracks inside the zoom window: ranges, counter step lines, markers. */
