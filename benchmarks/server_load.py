@@ -217,8 +217,8 @@ class Load:
             with connect(url, max_size=None, open_timeout=30) as ws:
                 for text in ws:
                     message = json.loads(text)
-                    if message["type"] == "events":
-                        delivered += len(message["events"])
+                    if message["type"] == "frames":  # events held by the frames (thinned ones hold fewer)
+                        delivered += sum(block["n"] for frame in message["frames"] for block in frame["blocks"])
                         dropped = message["dropped"]
             close = str(ws.close_code)
         except Exception as err:  # a refused or broken stream is a figure, not a crash

@@ -8,6 +8,7 @@ as Ray's zero-copy deserialisation delivers them.
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -26,7 +27,10 @@ def frozen(values) -> np.ndarray:
 
 
 def run(coro):
-    return asyncio.run(coro)
+    """``coro`` on an event loop of its own, in a helper thread: this thread may already run a loop
+    (Playwright's sync API keeps one while browser tests share the session), where asyncio.run refuses."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 async def sync_server(num_workers: int = 2, timeout: float = 5.0) -> KVServer:

@@ -76,8 +76,9 @@ def test_attach_shows_the_scripts_own_monitor():
             deadline = time.monotonic() + 10
             while len(stats) < 9 and time.monotonic() < deadline:
                 message = json.loads(ws.recv(timeout=10))
-                if message["type"] == "events":
-                    stats += [e for e in message["events"] if e["kind"] == "monitor.stat"]
+                if message["type"] == "frames":
+                    for frame in message["frames"]:
+                        stats += [e for e in decode_frame(frame) if e["kind"] == "monitor.stat"]
         names = ["fc_output", "fc_weight", "fc_bias"]
         assert [(e["batch"], e["name"]) for e in stats] == [(b, n) for b in (1, 2, 3) for n in names]
         assert {e["stat"] for e in stats} == {"rms"} and all(isinstance(e["value"], float) for e in stats)

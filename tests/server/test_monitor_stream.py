@@ -12,7 +12,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from framework import events
 from server import strict_json
-from server.streaming import encode_events
+from server.frames import Frame, as_raw, decode_frame
 
 
 def read_strict(client: TestClient, run_id: str) -> list[dict[str, Any]]:
@@ -55,11 +55,12 @@ def test_nan_and_infinite_statistics_arrive_as_strings(client):
 
 
 def test_encoding_a_recorded_monitor_event_is_strict_json():
-    """The same rule without a worker: the encoder the stream and the attach mode share."""
+    """The same rule without a worker: the frame encoder the stream and the attach mode share."""
     nan_event = {"kind": "monitor.stat", "t_ns": 1, "batch": 1, "name": "fc1_output", "role": "output"}
-    encoded = encode_events(
-        [{**nan_event, "stat": "rms", "value": math.nan}, {**nan_event, "stat": "x", "value": [1.5, -math.inf]}]
-    )
-    decoded = strict_json.loads(f"[{encoded}]")
+    raw = [
+        as_raw({**nan_event, "stat": "rms", "value": math.nan}),
+        as_raw({**nan_event, "stat": "x", "value": [1.5, -math.inf]}),
+    ]
+    decoded = decode_frame(strict_json.loads(Frame.of(0, raw).json))
     assert [e["value"] for e in decoded] == ["nan", [1.5, "-inf"]]
     assert tuple(k for k in decoded[0] if k not in ("kind", "t_ns")) == events.KINDS["monitor.stat"]
