@@ -323,22 +323,25 @@ class GRUCell(BaseRNNCell):
         return next_h, [next_h]
 
 
-class SequentialRNNCell(BaseRNNCell):
-    """A stack of cells: each step feeds one cell's output to the next; states are the cells' states in order.
+class _CellGroup(BaseRNNCell):
+    """A cell made of child cells (``_cells``): its states, initial states and weights are the children's, in order.
 
-    Args:
-        params: parameters shared by every added cell (then the cells must not have been given their own).
+    Children share one parameter table with the group: the group's when it was given ``params``
+    (``_override_cell_params``), else their own, which the group takes in.
     """
 
-    def __init__(self, params: RNNParams | None = None) -> None:
-        super().__init__(prefix="", params=params)
-        self._override_cell_params = params is not None
-        self._cells: list[BaseRNNCell] = []
+    _cells: list[BaseRNNCell]
+    _override_cell_params: bool
 
-    def add(self, cell: BaseRNNCell) -> None:
-        """Append ``cell`` to the stack."""
-        _adopt_params(self, cell)
-        self._cells.append(cell)
+    def _adopt(self, cell: BaseRNNCell) -> None:
+        """Make this group and ``cell`` share one parameter table (the group's, when it was given one)."""
+        if self._override_cell_params:
+            if not cell._own_params:
+                raise RNNCellError(
+                    f"{type(self).__name__}: give params either to the container or to the child cells, not both"
+                )
+            cell.params._params.update(self.params._params)
+        self.params._params.update(cell.params._params)
 
     @property
     def state_info(self) -> list[dict[str, Any]]:
@@ -358,6 +361,24 @@ class SequentialRNNCell(BaseRNNCell):
         for cell in self._cells:
             args = cell.pack_weights(args)
         return args
+
+
+class SequentialRNNCell(_CellGroup):
+    """A stack of cells: each step feeds one cell's output to the next; states are the cells' states in order.
+
+    Args:
+        params: parameters shared by every added cell (then the cells must not have been given their own).
+    """
+
+    def __init__(self, params: RNNParams | None = None) -> None:
+        super().__init__(prefix="", params=params)
+        self._override_cell_params = params is not None
+        self._cells: list[BaseRNNCell] = []
+
+    def add(self, cell: BaseRNNCell) -> None:
+        """Append ``cell`` to the stack."""
+        self._adopt(cell)
+        self._cells.append(cell)
 
     def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
         self._counter += 1
@@ -400,18 +421,7 @@ class SequentialRNNCell(BaseRNNCell):
         return inputs, next_states
 
 
-def _adopt_params(container: BaseRNNCell, cell: BaseRNNCell) -> None:
-    """Make a container cell and a child share one parameter table (the container's, when it was given one)."""
-    if container._override_cell_params:
-        if not cell._own_params:
-            raise RNNCellError(
-                f"{type(container).__name__}: give params either to the container or to the child cells, not both"
-            )
-        cell.params._params.update(container.params._params)
-    container.params._params.update(cell.params._params)
-
-
-class BidirectionalCell(BaseRNNCell):
+class BidirectionalCell(_CellGroup):
     """Runs ``l_cell`` forwards and ``r_cell`` backwards over the sequence; each step's output concatenates both.
 
     It cannot be stepped (the backward direction needs the whole sequence): use :meth:`unroll`.
@@ -427,29 +437,10 @@ class BidirectionalCell(BaseRNNCell):
         self._override_cell_params = params is not None
         self._cells = [l_cell, r_cell]
         for cell in self._cells:
-            _adopt_params(self, cell)
+            self._adopt(cell)
 
     def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
         raise NotImplementedError("BidirectionalCell cannot be stepped; use unroll")
-
-    @property
-    def state_info(self) -> list[dict[str, Any]]:
-        return [info for cell in self._cells for info in cell.state_info]
-
-    def begin_state(self, **kwargs: Any) -> list[Symbol]:
-        if self._modified:
-            raise RNNCellError("begin_state: this cell is wrapped by a modifier cell; call the modifier cell instead")
-        return [state for cell in self._cells for state in cell.begin_state(**kwargs)]
-
-    def unpack_weights(self, args: dict[str, Any]) -> dict[str, Any]:
-        for cell in self._cells:
-            args = cell.unpack_weights(args)
-        return args
-
-    def pack_weights(self, args: dict[str, Any]) -> dict[str, Any]:
-        for cell in self._cells:
-            args = cell.pack_weights(args)
-        return args
 
     def unroll(
         self,
