@@ -33,7 +33,8 @@ from ..errors import SparseStorageError
 from ..ndarray import io as nd_io
 from ..ndarray.creation import zeros
 from ..ndarray.ndarray import NDArray, array
-from ..symbol.symbol import Symbol, var
+from ..symbol.symbol import Symbol
+from ..symbol.variable import var
 
 #: What a Gluon block computes on: symbols while tracing, arrays when running (MXNet's name).
 tensor_types = (Symbol, NDArray)

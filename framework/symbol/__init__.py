@@ -1,6 +1,8 @@
 """``mx.sym``: symbolic graphs, built before they run.
 
-* ``Variable`` / ``var``, ``Group``, ``load``, ``load_json``: :mod:`.symbol`, :mod:`.json_format`;
+* ``Symbol`` and ``Group``: :mod:`.symbol` (node creation, structure, composition, operators), with
+  inference in :mod:`.inference`; ``Variable`` / ``var``: :mod:`.variable`; ``load``, ``load_json``:
+  :mod:`.loading` (the JSON layouts: :mod:`.json_format`); ``optimize_for``'s backends: :mod:`.backends`;
 * ``mx.sym.<operator>``: generated from the operator registry on first use (:mod:`.register`);
   ``_``-prefixed operators are in ``mx.sym._internal``, ``_contrib_<x>`` in
   ``mx.sym.contrib``, ``_linalg_<x>`` in ``mx.sym.linalg``, the samplers in ``mx.sym.random``;
@@ -45,9 +47,11 @@ from .functions import (
     zeros,
 )
 from .json_format import SymbolJSONError
+from .loading import load, load_json
 from .naming import NameManager, Prefix
 from .register import SymbolNamespace, lookup, symbol_function
-from .symbol import Group, Symbol, Variable, load, load_json, var
+from .symbol import Group, Symbol
+from .variable import Variable, var
 
 _internal = SymbolNamespace("mx.sym._internal", "")
 op = SymbolNamespace("mx.sym.op", "")

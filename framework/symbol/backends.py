@@ -16,10 +16,11 @@ are parameters the backend made.
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Callable
 from typing import Any
 
-from .errors import SymbolError
+from .errors import SymbolError, SymbolTypeError
 
 BackendFn = Callable[..., tuple[Any, dict, dict]]
 
@@ -72,3 +73,60 @@ def get_backend(name: str) -> _Backend:
 def option_strings(kwargs: dict[str, Any]) -> dict[str, str]:
     """Backend options as the strings a library sees (``True`` -> "True", as MXNet's str())."""
     return {str(k): v if isinstance(v, str) else str(v) for k, v in kwargs.items()}
+
+
+def _named(arrays: Any, names: list[str], what: str) -> dict[str, Any]:
+    """``optimize_for``'s args/aux as a name -> NDArray dict (a list follows ``names``)."""
+    if arrays is None:
+        return {}
+    if isinstance(arrays, dict):
+        return dict(arrays)
+    if isinstance(arrays, list | tuple):
+        if len(arrays) != len(names):
+            raise SymbolError(f"optimize_for: {what} has {len(arrays)} arrays, the symbol has {len(names)}: {names}")
+        return dict(zip(names, arrays, strict=True))
+    raise SymbolTypeError(f"optimize_for: {what} must be a dict or a list of NDArrays, got {type(arrays).__name__}")
+
+
+def optimize(
+    symbol: Any,
+    backend: str,
+    args: Any,
+    aux: Any,
+    ctx: Any,
+    shape_dict: dict | None,
+    type_dict: dict | None,
+    stype_dict: dict | None,
+    skip_infer: bool,
+    options: dict[str, Any],
+) -> Any:
+    """``symbol.optimize_for(backend, ...)``: look the backend up, call it, hand back what it made.
+
+    ``args``/``aux`` may be dicts or lists in the symbol's argument/auxiliary order; parameters
+    the backend creates are added to them when they are dicts (MXNet 1.9.1), with a warning
+    otherwise, since a list cannot receive new names.
+    """
+    found = get_backend(backend)
+    if stype_dict and any(v not in ("default", 0) for v in stype_dict.values()):
+        raise SymbolBackendError(f"optimize_for({backend!r}): MXLab arrays are dense; stype_dict {stype_dict}")
+    out, new_args, new_aux = found.fn(
+        symbol=symbol,
+        args=_named(args, symbol.list_arguments(), "args"),
+        aux=_named(aux, symbol.list_auxiliary_states(), "aux"),
+        ctx=ctx,
+        shape_dict=dict(shape_dict or {}),
+        type_dict=dict(type_dict or {}),
+        skip_infer=skip_infer,
+        options=option_strings(options),
+    )
+    for given, made, what in ((args, new_args, "args"), (aux, new_aux, "aux")):
+        if not made:
+            continue
+        if isinstance(given, dict):
+            given.update(made)
+        else:
+            warnings.warn(
+                f"optimize_for({backend!r}) created new {what} {sorted(made)}; pass {what} as a dict to receive them",
+                stacklevel=3,
+            )
+    return out

@@ -40,6 +40,7 @@ from ..operator.node import Entry, Node, NodeAttrs, topo_sort
 from ..operator.params import REQUIRED, OperatorParamError
 from ..operator.registry import OperatorError
 from ..shape_mode import is_np_shape
+from .graph import VAR_VERSIONS
 
 #: The version this format is written as (MXNet 1.9.1).
 MXNET_VERSION = 10901
@@ -318,6 +319,17 @@ def from_json(text: str, source: str | None = None) -> tuple[list[Entry], dict[i
         raise SymbolJSONError(f"{prefix}: {position[0]}: nested too deeply to read") from None
     except Exception as err:  # a malformed value an operator's own code tripped over
         raise SymbolJSONError(f"{prefix}: {position[0]}: cannot read it ({type(err).__name__}: {err})") from err
+
+
+def read_graph(text: str, source: str | None = None) -> list[Entry]:
+    """The output entries of the graph in ``text``, its variables' versions recorded in ``VAR_VERSIONS``.
+
+    Recording the versions is what lets later node creation read a mutated variable (an
+    auxiliary state) at its current version, as in a graph built in this process.
+    """
+    outputs, versions = from_json(text, source=source)
+    VAR_VERSIONS.update(versions)
+    return outputs
 
 
 def _from_json(text: str, position: list[str]) -> tuple[list[Entry], dict[int, int]]:

@@ -22,7 +22,9 @@ How a node is made (:func:`create_symbol`, behind every ``mx.sym.<op>`` function
    *auxiliary states*, listed apart from the arguments, and read at a new version.
 
 Everything else reads the graph: ``list_arguments`` walks it depth first, ``infer_shape``
-runs :mod:`framework.executor.infer`, ``tojson`` writes :mod:`json_format`. Operator
+runs :mod:`framework.executor.infer` (through :mod:`.inference`), ``tojson`` writes
+:mod:`.json_format`, ``optimize_for`` calls a backend (:mod:`.backends`). Variables are made in
+:mod:`.variable`, and symbols are read back from JSON in :mod:`.loading`. Operator
 overloads follow MXNet 1.x: ``a + b`` is ``_Plus`` (``elemwise_add``), ``a * 2`` is
 ``_MulScalar``, ``2 - a`` is ``_RMinusScalar``.
 """
@@ -31,31 +33,26 @@ from __future__ import annotations
 
 import itertools
 import numbers
-import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..atomic_file import write_text_atomic
-from ..base import DTYPE_TO_FLAG
 from ..context import current_context
-from ..errors import check_stype
 from ..executor import bind, simple_bind
-from ..executor.infer import infer_shapes, infer_types
 from ..ndarray.ndarray import NDArray
 from ..operator import registry
 from ..operator.fluent import available_fluent_methods, fluent_doc
-from ..operator.infer import InferenceError, shape_known
 from ..operator.node import Entry, Node, NodeAttrs, topo_sort
 from ..operator.params import OperatorParamError, python_scalar
 from ..operator.registry import OpDef
 from ..operator.signature import declared_input_names
-from . import attribute, backends, json_format, naming
+from . import attribute, backends, inference, json_format, naming
 from .attr_keys import expand_hidden, is_dunder, normalize_attr_key, param_string
 from .errors import NotImplementedForSymbol, SymbolError, SymbolTypeError
 from .graph import VAR_VERSIONS, copy_graph, mutated_ids, output_name
-from .json_format import HIDDEN_KEYS, SymbolJSONError, attr_strings, set_input_var_attrs
+from .json_format import HIDDEN_KEYS, attr_strings, set_input_var_attrs
 
 _STORAGE_TYPES = {"default": 0}
 
@@ -219,53 +216,6 @@ def call_op(op_name: str, *args: Any, **kwargs: Any) -> Symbol:
     return create_symbol(op_name, op_name.lower(), args, kwargs, name=name, attr=attr)
 
 
-def Variable(
-    name: str,
-    attr: dict[str, str] | None = None,
-    shape: Sequence[int] | None = None,
-    lr_mult: float | None = None,
-    wd_mult: float | None = None,
-    dtype: Any = None,
-    init: Any = None,
-    stype: str | None = None,
-    **kwargs: Any,
-) -> Symbol:
-    """A named input of a graph; ``shape`` (0 = unknown dimension) and ``dtype`` guide inference."""
-    if not isinstance(name, str):
-        raise SymbolTypeError(f"Variable: name must be a string, got {name!r}")
-    extra: dict[str, str] = {}
-    for key, value in attribute.current().get(attr).items():  # `with AttrScope(...)`; attr= wins
-        extra[normalize_attr_key(key)] = str(value)
-    if shape is not None:
-        extra["__shape__"] = str(shape)
-    if lr_mult is not None:
-        extra["__lr_mult__"] = str(lr_mult)
-    if wd_mult is not None:
-        extra["__wd_mult__"] = str(wd_mult)
-    if dtype is not None:
-        try:
-            extra["__dtype__"] = str(DTYPE_TO_FLAG[np.dtype(dtype)])
-        except (TypeError, KeyError):
-            known = ", ".join(d.name for d in DTYPE_TO_FLAG)
-            raise SymbolError(f"Variable {name!r}: dtype must be one of {known}, got {dtype!r}") from None
-    if init is not None:
-        extra["__init__"] = init if isinstance(init, str) else init.dumps()
-    if stype is not None:
-        check_stype(stype, f"Variable {name!r}")
-        extra["__storage_type__"] = str(_STORAGE_TYPES[stype])
-    for key, value in kwargs.items():
-        if not is_dunder(key):
-            raise SymbolError(
-                f"Variable {name!r}: attribute name={key} is not supported; additional attributes "
-                "must start and end with double underscores, e.g. __yourattr__"
-            )
-        extra[key] = str(value)
-    return Symbol([Entry(Node(None, NodeAttrs(name, None, None, extra)), 0, 0)])
-
-
-var = Variable
-
-
 def Group(symbols: Sequence[Symbol], create_fn: Any = None) -> Symbol:
     """One symbol whose outputs are the outputs of ``symbols``, in order.
 
@@ -279,49 +229,7 @@ def Group(symbols: Sequence[Symbol], create_fn: Any = None) -> Symbol:
     return Symbol([e for s in symbols for e in s.outputs])
 
 
-def load_json(json_str: str) -> Symbol:
-    """The symbol saved as ``json_str`` by ``tojson`` (MXLab's or MXNet's)."""
-    if not isinstance(json_str, str):
-        raise SymbolTypeError(f"load_json: expected a JSON string, got {type(json_str).__name__}")
-    outputs, versions = json_format.from_json(json_str)
-    VAR_VERSIONS.update(versions)
-    return Symbol(outputs)
-
-
-def load(fname: str) -> Symbol:
-    """The symbol saved in the file ``fname`` (``save``, ``export`` or MXNet's ``-symbol.json``).
-
-    A malformed file raises :class:`SymbolJSONError` naming the file and where in it.
-    """
-    if not isinstance(fname, str):
-        raise SymbolTypeError(f"load: fname must be a path string, got {fname!r}")
-    with open(fname, "rb") as f:
-        raw = f.read()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise SymbolJSONError(
-            f"symbol JSON file {fname!r}: byte {err.start}: not UTF-8 text ({raw[err.start : err.start + 8]!r})"
-        ) from None
-    outputs, versions = json_format.from_json(text, source=fname)
-    VAR_VERSIONS.update(versions)
-    return Symbol(outputs)
-
-
 # ---------------------------------------------------------------------------- the class
-def _named(arrays: Any, names: list[str], what: str) -> dict[str, Any]:
-    """``optimize_for``'s args/aux as a name -> NDArray dict (a list follows ``names``)."""
-    if arrays is None:
-        return {}
-    if isinstance(arrays, dict):
-        return dict(arrays)
-    if isinstance(arrays, list | tuple):
-        if len(arrays) != len(names):
-            raise SymbolError(f"optimize_for: {what} has {len(arrays)} arrays, the symbol has {len(names)}: {names}")
-        return dict(zip(names, arrays, strict=True))
-    raise SymbolTypeError(f"optimize_for: {what} must be a dict or a list of NDArrays, got {type(arrays).__name__}")
-
-
 def _binary(lhs: Symbol, other: Any, sym_op: str, scalar_op: str, symbol: str) -> Symbol:
     other = python_scalar(other)  # a 0-d NumPy array is a number here, as np.float32(2) is
     if isinstance(other, Symbol):
@@ -444,35 +352,18 @@ class Symbol:
         are added to ``args``/``aux`` when those are dicts (as in MXNet 1.9.1). See
         :mod:`framework.symbol.backends` and docs/custom-operators.md.
         """
-        found = backends.get_backend(backend)
-        if stype_dict and any(v not in ("default", 0) for v in stype_dict.values()):
-            raise backends.SymbolBackendError(
-                f"optimize_for({backend!r}): MXLab arrays are dense; stype_dict {stype_dict}"
-            )
-        arg_dict = _named(args, self.list_arguments(), "args")
-        aux_dict = _named(aux, self.list_auxiliary_states(), "aux")
-        out, new_args, new_aux = found.fn(
-            symbol=self,
-            args=arg_dict,
-            aux=aux_dict,
+        return backends.optimize(
+            self,
+            backend,
+            args,
+            aux,
             ctx=ctx,
-            shape_dict=dict(shape_dict or {}),
-            type_dict=dict(type_dict or {}),
+            shape_dict=shape_dict,
+            type_dict=type_dict,
+            stype_dict=stype_dict,
             skip_infer=skip_infer,
-            options=backends.option_strings(kwargs),
+            options=kwargs,
         )
-        for given, made, what in ((args, new_args, "args"), (aux, new_aux, "aux")):
-            if not made:
-                continue
-            if isinstance(given, dict):
-                given.update(made)
-            else:
-                warnings.warn(
-                    f"optimize_for({backend!r}) created new {what} {sorted(made)}; pass {what} as a dict to receive "
-                    "them",
-                    stacklevel=2,
-                )
-        return out
 
     def get_backend_symbol(self, backend: str) -> Symbol:
         """This symbol partitioned by ``backend`` without parameters (MXNet's ``get_backend_symbol``)."""
@@ -557,115 +448,27 @@ class Symbol:
         node.attrs.parsed = parsed
         node.attrs.plan = None
 
-    # ------------------------------------------------------------ inference
-    def _known(self, noun: str, args: tuple, kwargs: dict, convert: Any) -> tuple[dict[Node, Any], str]:
-        """Known values by variable node, from positional (argument order) or keyword values."""
-        if args and kwargs:
-            raise SymbolError(f"Can only specify known argument {noun}s either by positional or kwargs way.")
-        known: dict[Node, Any] = {}
-        shown = []
-        if args:
-            nodes = self._inputs("args")
-            if len(args) > len(nodes):
-                raise SymbolError(f"infer_{noun}: got {len(args)} positional {noun}s for {len(nodes)} arguments")
-            for i, (node, value) in enumerate(zip(nodes, args, strict=False)):
-                if value is not None:
-                    known[node] = convert(value, f"argument {i} ({node.name})")
-                    shown.append(f"{node.name}: {value}")
-        else:
-            nodes = self._inputs("all")
-            by_name: dict[str, list[Node]] = {}
-            for node in nodes:
-                by_name.setdefault(node.name, []).append(node)
-            for key, value in kwargs.items():
-                if key not in by_name:
-                    raise SymbolError(
-                        f"infer_{noun}: keyword argument name {key!r} not found; "
-                        f"candidate arguments: {', '.join(by_name)}"
-                    )
-                for node in by_name[key]:
-                    known[node] = convert(value, repr(key))
-                shown.append(f"{key}: {value}")
-        return known, ", ".join(shown)
-
-    def _infer(self, kind: str, args: tuple, kwargs: dict) -> tuple[list, list, list, bool]:
-        order = self._order()
-        mutated = mutated_ids(order)
-        if kind == "shape":
-
-            def convert(value: Any, where: str) -> Any:
-                if not isinstance(value, tuple):
-                    raise SymbolTypeError(f"Arguments need to be shapes (tuple), but {where} is {type(value)}.")
-                return value
-
-            known, shown = self._known("shape", args, kwargs, convert)
-            run, is_known = infer_shapes, shape_known
-        else:
-
-            def convert(value: Any, where: str) -> Any:
-                try:
-                    return np.dtype(value).name
-                except TypeError:
-                    raise SymbolTypeError(f"Arguments need to be dtypes, but {where} is {value!r}.") from None
-
-            known, shown = self._known("type", args, kwargs, convert)
-            run, is_known = infer_types, (lambda t: t is not None)
-        try:
-            table = run(self.outputs, known, nodes=order)
-        except InferenceError as err:
-            raise InferenceError(f"{err}\ninfer_{kind} arguments: {shown or 'none'}") from None
-        variables = [n for n in order if n.is_variable]
-        args_out = [table[(n.id, 0)] for n in variables if n.id not in mutated]
-        aux_out = [table[(n.id, 0)] for n in variables if n.id in mutated]
-        outs = [table[(e.node.id, e.index)] for e in self.outputs]
-        complete = all(is_known(v) for v in table.values())
-        return args_out, outs, aux_out, complete
-
+    # ------------------------------------------------------------ inference (framework.symbol.inference)
     def infer_shape(self, *args: Any, **kwargs: Any) -> tuple[list | None, list | None, list | None]:
         """(argument shapes, output shapes, auxiliary shapes) from some known argument shapes.
 
-        Returns ``(None, None, None)`` with a warning naming the arguments left unknown when
-        the shapes cannot all be inferred. Conflicting shapes raise InferenceError.
+        Known shapes come positionally (argument order) or by name. Returns ``(None, None,
+        None)`` with a warning naming the arguments left unknown when the shapes cannot all be
+        inferred. Conflicting shapes raise InferenceError.
         """
-        arg_shapes, out_shapes, aux_shapes, complete = self._infer("shape", args, kwargs)
-        if complete:
-            return list(arg_shapes), list(out_shapes), list(aux_shapes)
-        unknowns = []
-        for name, shape in zip(self.list_arguments(), arg_shapes, strict=True):
-            if not shape_known(shape):
-                if len(unknowns) >= 10:
-                    unknowns.append("...")
-                    break
-                unknowns.append(f"{name}: {shape or ()}")
-        warnings.warn(
-            "Cannot decide shape for the following arguments (0s in shape means unknown dimensions). "
-            "Consider providing them as input:\n\t" + "\n\t".join(unknowns),
-            stacklevel=2,
-        )
-        return None, None, None
+        return inference.infer_shape(self.outputs, args, kwargs)
 
     def infer_shape_partial(self, *args: Any, **kwargs: Any) -> tuple[list, list, list]:
         """Like infer_shape, but returns what is known: () for unknown shapes, 0 for unknown dims."""
-        arg_shapes, out_shapes, aux_shapes, _ = self._infer("shape", args, kwargs)
-        return [s or () for s in arg_shapes], [s or () for s in out_shapes], [s or () for s in aux_shapes]
+        return inference.infer_shape_partial(self.outputs, args, kwargs)
 
     def infer_type(self, *args: Any, **kwargs: Any) -> tuple[list | None, list | None, list | None]:
         """(argument types, output types, auxiliary types) as NumPy types, from some known types."""
-        arg_types, out_types, aux_types, complete = self._infer("type", args, kwargs)
-        if complete:
-            return [_np_type(t) for t in arg_types], [_np_type(t) for t in out_types], [_np_type(t) for t in aux_types]
-        unknowns = [f"{n}: None" for n, t in zip(self.list_arguments(), arg_types, strict=True) if t is None]
-        warnings.warn(
-            "Cannot decide type for the following arguments. Consider providing them as input:\n\t"
-            + "\n\t".join(unknowns),
-            stacklevel=2,
-        )
-        return None, None, None
+        return inference.infer_type(self.outputs, args, kwargs)
 
     def infer_type_partial(self, *args: Any, **kwargs: Any) -> tuple[list, list, list]:
         """Like infer_type, but returns None for the types it cannot infer."""
-        arg_types, out_types, aux_types, _ = self._infer("type", args, kwargs)
-        return [_np_type(t) for t in arg_types], [_np_type(t) for t in out_types], [_np_type(t) for t in aux_types]
+        return inference.infer_type_partial(self.outputs, args, kwargs)
 
     # ------------------------------------------------------------ serialization
     def tojson(self, remove_amp_cast: bool = True) -> str:
@@ -686,7 +489,7 @@ class Symbol:
         return {"handle": self.tojson()}
 
     def __setstate__(self, state: dict[str, str]) -> None:
-        self.outputs = load_json(state["handle"]).outputs
+        self.outputs = json_format.read_graph(state["handle"])
 
     def __copy__(self) -> Symbol:
         return Symbol(copy_graph(self.outputs))
@@ -953,10 +756,6 @@ class Symbol:
 
     def gradient(self, wrt: Any) -> Any:
         raise NotImplementedForSymbol("gradient", "gradient")
-
-
-def _np_type(name: str | None) -> type | None:
-    return None if name is None else np.dtype(name).type
 
 
 def _make_fluent(method_name: str, op_name: str) -> Any:
