@@ -88,8 +88,8 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark(
         "ndarray_dispatch",
         "imperative dispatch: `a += 1` and `b = a + 1` on a tiny array, per stage and per engine hand-off "
-        "(and MXNet 1.9.1 with `--mxnet-python`)",
-        peers=("mxnet",),
+        "(and MXNet 1.9.1 with `--mxnet-python`, PyTorch with `--torch-python`)",
+        peers=("mxnet", "torch"),
     ),
     Benchmark(
         "operators",
