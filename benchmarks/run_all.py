@@ -108,8 +108,8 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark(
         "train_throughput",
         "`Module` training samples per second against hand-written NumPy (and MXNet 1.9.1's Module with "
-        "`--mxnet-python`)",
-        peers=("mxnet",),
+        "`--mxnet-python`, the same networks in PyTorch with `--torch-python`)",
+        peers=("mxnet", "torch"),
     ),
     Benchmark(
         "io",
