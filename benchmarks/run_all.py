@@ -126,8 +126,9 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("kvstore_dist", "MLP training with dist_sync on 2 Ray workers against 1"),
     Benchmark(
         "gluon",
-        "Gluon training of the W5 MLP and LeNet, imperative against hybridized (and MXNet 1.9.1 with `--mxnet-python`)",
-        peers=("mxnet",),
+        "Gluon training of the W5 MLP and LeNet, imperative against hybridized (and MXNet 1.9.1 with `--mxnet-python`, "
+        "PyTorch eager and `torch.jit.script` with `--torch-python`)",
+        peers=("mxnet", "torch"),
     ),
 )
 #: Scripts in this folder that are not benchmarks.
