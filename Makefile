@@ -59,7 +59,7 @@ BENCH_ARGS ?=
 bench:
 	PYTHON=$(PYTHON) scripts/setup.sh --bench
 	MXNET_PYTHON="$${MXNET_PYTHON:-$$($(PEER_PYTHON) -c 'import mxnet, sys; print(sys.executable)' 2>/dev/null)}" \
-	TORCH_PYTHON="$${TORCH_PYTHON:-$$($(TORCH_PEER_PYTHON) -c 'import torch, sys; print(sys.executable)' 2>/dev/null)}" \
+	TORCH_PYTHON="$${TORCH_PYTHON:-$$($(TORCH_PEER_PYTHON) -c 'import torch, numpy, sys; print(sys.executable)' 2>/dev/null)}" \
 		$(BIN)/python benchmarks/run_all.py $(BENCH_ARGS)
 
 lint: install

@@ -147,12 +147,10 @@ def main() -> None:
     parser.add_argument("--torch-python", help="an interpreter with PyTorch, to measure it in the same run")
     args = parser.parse_args()
     n, reps = (2000, 3) if args.quick else (args.n, args.reps)
-    torch_rounds = torch_runner.TorchRounds(
-        args.torch_python, "torch_dispatch", torch_runner.dispatch_args(n, torch_runner.blas_threads())
-    )
+    engine = Engine.get()  # started first: it may limit BLAS threads (MXLAB_BLAS_THREADS), which PyTorch matches
+    torch_args = torch_runner.dispatch_args(n, torch_runner.blas_threads())
+    torch_rounds = torch_runner.TorchRounds(args.torch_python, "torch_dispatch", torch_args)
     torch_samples: dict[str, list[float]] = {c: [] for c in CASES}
-
-    engine = Engine.get()
     a = mx.nd.zeros((16,), dtype="float32")
     na = np.zeros(16, dtype=np.float32)
 

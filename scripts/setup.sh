@@ -73,29 +73,30 @@ fi
 
 # ---------------------------------------------------------------- the PyTorch peer (benchmarks only)
 # PyTorch 2.13.0 in a venv of its own, for the benchmarks that measure it beside MXLab (the
-# Makefile's bench target passes its interpreter as TORCH_PYTHON when it imports). Only the
+# Makefile's bench target passes its interpreter as TORCH_PYTHON when it imports), with NumPy
+# (the peer scripts make the benchmarks' data with it) and threadpoolctl. Only the
 # CPU build will do: pip resolves the pinned version first without installing anything
 # (--dry-run --report), and a resolution that pulls in CUDA libraries (nvidia-* or triton
 # packages, several GB) is refused before a byte of them is downloaded.
 if [ "$WITH_TORCH" = 1 ]; then
     TORCH_PEER=.peers/torchvenv
     TORCH_PIN="torch==2.13.0"
-    if ! "$TORCH_PEER/bin/python" -c "import torch, threadpoolctl" 2>/dev/null; then
+    if ! "$TORCH_PEER/bin/python" -c "import torch, numpy, threadpoolctl" 2>/dev/null; then
         echo "setup: installing PyTorch 2.13.0 (CPU) into $TORCH_PEER for the benchmarks"
         REPORT="$(mktemp)"
         if "$PYTHON" -m venv "$TORCH_PEER" &&
             "$TORCH_PEER/bin/pip" install --quiet --disable-pip-version-check --dry-run --report "$REPORT" \
-                "$TORCH_PIN" threadpoolctl; then
+                "$TORCH_PIN" numpy threadpoolctl; then
             CUDA="$("$TORCH_PEER/bin/python" -c '
 import json, sys
 names = [p["metadata"]["name"].lower() for p in json.load(open(sys.argv[1]))["install"]]
 print(" ".join(n for n in names if n.startswith("nvidia-") or n == "triton"))' "$REPORT")"
             if [ -n "$CUDA" ]; then
                 echo "setup: not installing the PyTorch peer: pip would fetch the CUDA build of $TORCH_PIN" >&2
-                echo "setup: (it needs $CUDA). Install the CPU-only build of $TORCH_PIN and threadpoolctl" >&2
+                echo "setup: (it needs $CUDA). Install the CPU-only build of $TORCH_PIN, numpy and threadpoolctl" >&2
                 echo "setup: into $TORCH_PEER yourself (PyTorch's CPU wheel index); its benchmarks skip PyTorch until then" >&2
             else
-                "$TORCH_PEER/bin/pip" install --quiet --disable-pip-version-check "$TORCH_PIN" threadpoolctl ||
+                "$TORCH_PEER/bin/pip" install --quiet --disable-pip-version-check "$TORCH_PIN" numpy threadpoolctl ||
                     echo "setup: could not install the PyTorch peer; the benchmarks will skip PyTorch" >&2
             fi
         else
