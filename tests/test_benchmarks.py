@@ -344,6 +344,29 @@ def test_the_dispatch_benchmark_goes_on_without_torch_and_says_why(tmp_path):
         assert missing in record["peer_skipped"]["torch"]
 
 
+def test_the_runner_reports_a_peer_that_could_not_be_measured(tmp_path):
+    records = [{"case": "a"}, {"case": "b", "peer_skipped": {"torch": "no torch"}}, {"peer_skipped": {"torch": "x"}}]
+    assert run_all.skipped_peers(records) == {"torch": "no torch"}
+    assert run_all.skipped_peers([{"case": "a"}]) == {}
+    no_torch = _fake_python(tmp_path, "echo \"ModuleNotFoundError: No module named 'torch'\" >&2; exit 1")
+    without_peers = {k: v for k, v in os.environ.items() if k not in ("MXNET_PYTHON", "TORCH_PYTHON")}
+    done = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "benchmarks", "run_all.py"), "--quick", "--only", "ndarray_dispatch"]
+        + ["--torch-python", no_torch, "--out", str(tmp_path / "report.json")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env=without_peers,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert f"PyTorch not measured: {no_torch} cannot import torch" in done.stdout
+    [entry] = json.loads((tmp_path / "report.json").read_text())["benchmarks"]
+    assert entry["command"][-2:] == ["--torch-python", no_torch] and entry["returncode"] == 0
+    assert all("torch" not in r["peers"] for r in entry["records"])
+
+
 def test_make_test_never_installs_torch_and_make_bench_pins_the_cpu_build():
     with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as f:
         makefile = f.read()
