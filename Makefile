@@ -7,6 +7,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PEER_PYTHON := .peers/mxvenv/bin/python
+TORCH_PEER_PYTHON := .peers/torchvenv/bin/python
 
 .PHONY: setup install run test notebook bench lint clean
 
@@ -50,11 +51,16 @@ notebook: install $(NOTEBOOK_STAMP)
 	$(BIN)/jupytext --sync tutorials/[0-9][0-9]-*.md
 	$(BIN)/jupyter lab --no-browser --notebook-dir=tutorials $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
-# Every benchmark (benchmarks/run_all.py's list); `make bench BENCH_ARGS=--quick` for small sizes;
-# MXNET_PYTHON=... / TORCH_PYTHON=... (command line or environment) measure those peers beside MXLab.
+# Every benchmark (benchmarks/run_all.py's list); `make bench BENCH_ARGS=--quick` for small sizes.
+# scripts/setup.sh --bench makes the two peer venvs (MXNet 1.9.1; PyTorch 2.13.0, CPU build only),
+# and each peer that imports is measured beside MXLab. MXNET_PYTHON=... / TORCH_PYTHON=... (command
+# line or environment) name other interpreters instead. `make test` never installs PyTorch.
 BENCH_ARGS ?=
-bench: install
-	$(BIN)/python benchmarks/run_all.py $(BENCH_ARGS)
+bench:
+	PYTHON=$(PYTHON) scripts/setup.sh --bench
+	MXNET_PYTHON="$${MXNET_PYTHON:-$$($(PEER_PYTHON) -c 'import mxnet, sys; print(sys.executable)' 2>/dev/null)}" \
+	TORCH_PYTHON="$${TORCH_PYTHON:-$$($(TORCH_PEER_PYTHON) -c 'import torch, numpy, sys; print(sys.executable)' 2>/dev/null)}" \
+		$(BIN)/python benchmarks/run_all.py $(BENCH_ARGS)
 
 lint: install
 	$(BIN)/ruff check framework server exercises tutorials examples tests benchmarks

@@ -3,15 +3,17 @@
 
 Usage::
 
-    python benchmarks/ndarray_dispatch.py [--n 20000] [--reps 5] [--quick] [--mxnet-python PATH]
+    python benchmarks/ndarray_dispatch.py [--n 20000] [--reps 5] [--quick] [--mxnet-python PATH] [--torch-python PATH]
 
 Same workload as ``shared/anchors/w1_dispatch.py`` (W1): one warm-up round, then ``reps``
 rounds of ``n`` operations followed by ``mx.nd.waitall()``; microseconds per operation,
 median of the rounds. Plain NumPy runs the same loop in the same process as the in-run
 baseline. With ``--mxnet-python`` (an interpreter with mxnet 1.9.1), MXNet runs the same loop
 (benchmarks/peers/mxnet_dispatch.py) in rounds alternating with MXLab's, so both see the same
-machine load; without it, the MXNet and PyTorch figures are the anchors' (RESULTS.md, side by
-side on this kind of machine).
+machine load; with ``--torch-python`` (an interpreter with PyTorch), PyTorch runs it on a
+``torch.Tensor`` (benchmarks/peers/torch_dispatch.py, ``torch.set_num_threads`` set to NumPy's
+BLAS threads here) in the same alternation. A peer not measured in the run keeps the anchors'
+figure (RESULTS.md, side by side on this kind of machine) in ``anchors_us`` and the ratios.
 
 Each case prints, besides the end-to-end figure:
 
@@ -45,6 +47,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numpy as np
 
 import framework as mx
+from benchmarks.peers import torch_runner
 from framework.engine import Engine
 from framework.ndarray import imperative
 from framework.ndarray.ndarray import new_array
@@ -141,10 +144,13 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="n=2000, reps=3")
     parser.add_argument("--mxnet-python", help="an interpreter with mxnet 1.9.1, to measure it in the same run")
+    parser.add_argument("--torch-python", help="an interpreter with PyTorch, to measure it in the same run")
     args = parser.parse_args()
     n, reps = (2000, 3) if args.quick else (args.n, args.reps)
-
-    engine = Engine.get()
+    engine = Engine.get()  # started first: it may limit BLAS threads (MXLAB_BLAS_THREADS), which PyTorch matches
+    torch_args = torch_runner.dispatch_args(n, torch_runner.blas_threads())
+    torch_rounds = torch_runner.TorchRounds(args.torch_python, "torch_dispatch", torch_args)
+    torch_samples: dict[str, list[float]] = {c: [] for c in CASES}
     a = mx.nd.zeros((16,), dtype="float32")
     na = np.zeros(16, dtype=np.float32)
 
@@ -184,6 +190,8 @@ def main() -> None:
         if args.mxnet_python:
             for case, value in mxnet_round(args.mxnet_python, n).items():
                 peers[case].append(value)
+        for row in torch_rounds.round() or []:
+            torch_samples[row["case"]] += row["samples"]
 
     for case in CASES:
         mine = options[case]["inline"]
@@ -197,6 +205,10 @@ def main() -> None:
         if peers[case]:
             anchors["mxnet"] = statistics.median(peers[case])
             source = "mxnet measured in this run (alternating rounds); torch from anchors/RESULTS.md"
+        if torch_samples[case]:  # the ratios to PyTorch then compare figures of this run too
+            anchors["torch"] = statistics.median(torch_samples[case])
+            mxnet_source = "measured in this run" if peers[case] else "from anchors/RESULTS.md"
+            source = f"mxnet {mxnet_source}; torch measured in this run (alternating rounds)"
         print(
             json.dumps(
                 {
@@ -215,7 +227,13 @@ def main() -> None:
                     "anchors_us": anchors,
                     "anchors_source": source,
                     "mxnet_samples": peers[case],
-                    "peers": {"numpy": base, **({"mxnet": anchors["mxnet"]} if peers[case] else {})},
+                    "torch_samples": torch_samples[case],
+                    "peers": {
+                        "numpy": base,
+                        **({"mxnet": anchors["mxnet"]} if peers[case] else {}),
+                        **({"torch": anchors["torch"]} if torch_samples[case] else {}),
+                    },
+                    **torch_rounds.note(),
                     "ratios": {
                         "ours_over_mxnet": median / anchors["mxnet"],
                         "ours_over_torch": median / anchors["torch"],

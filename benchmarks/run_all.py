@@ -32,7 +32,9 @@ runner takes them once, from ``--mxnet-python``/``--torch-python`` or the ``MXNE
 ``TORCH_PYTHON`` environment variables (what ``make bench MXNET_PYTHON=...`` sets), and passes
 each to the benchmarks that declare that peer. A record carries what a peer measured *in this
 run* as ``"peers": {"mxnet": figure, "torch": ..., "numpy": ...}``, in the record's ``unit``
-(figures copied from an older measurement never go there).
+(figures copied from an older measurement never go there). A peer that was given but could not be
+measured (PyTorch's interpreter without ``torch``, say) leaves its reason in the records as
+``"peer_skipped": {peer: reason}``; the benchmark still succeeds and the runner prints the reason.
 
 **Table.** Beside the JSON report the runner writes ``<report>.md``: one row per record,
 MXLab's figure (the record's ``median``, or its ``value``, or else its other scalar figures)
@@ -88,8 +90,8 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark(
         "ndarray_dispatch",
         "imperative dispatch: `a += 1` and `b = a + 1` on a tiny array, per stage and per engine hand-off "
-        "(and MXNet 1.9.1 with `--mxnet-python`)",
-        peers=("mxnet",),
+        "(and MXNet 1.9.1 with `--mxnet-python`, PyTorch with `--torch-python`)",
+        peers=("mxnet", "torch"),
     ),
     Benchmark(
         "operators",
@@ -108,8 +110,8 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark(
         "train_throughput",
         "`Module` training samples per second against hand-written NumPy (and MXNet 1.9.1's Module with "
-        "`--mxnet-python`)",
-        peers=("mxnet",),
+        "`--mxnet-python`, the same networks in PyTorch with `--torch-python`)",
+        peers=("mxnet", "torch"),
     ),
     Benchmark(
         "io",
@@ -126,8 +128,9 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("kvstore_dist", "MLP training with dist_sync on 2 Ray workers against 1"),
     Benchmark(
         "gluon",
-        "Gluon training of the W5 MLP and LeNet, imperative against hybridized (and MXNet 1.9.1 with `--mxnet-python`)",
-        peers=("mxnet",),
+        "Gluon training of the W5 MLP and LeNet, imperative against hybridized (and MXNet 1.9.1 with `--mxnet-python`, "
+        "PyTorch eager and `torch.jit.script` with `--torch-python`)",
+        peers=("mxnet", "torch"),
     ),
 )
 #: Scripts in this folder that are not benchmarks.
@@ -201,6 +204,15 @@ def split_output(stdout: str) -> tuple[list[dict[str, Any]], list[str]]:
         else:
             other.append(line)
     return records, other
+
+
+def skipped_peers(records: list[dict[str, Any]]) -> dict[str, str]:
+    """Why a peer given to a benchmark was not measured: its records' ``peer_skipped`` reasons, one per peer."""
+    reasons: dict[str, str] = {}
+    for record in records:
+        for peer, why in (record.get("peer_skipped") or {}).items():
+            reasons.setdefault(peer, str(why))
+    return reasons
 
 
 def run(benchmark: Benchmark, quick: bool, peers: dict[str, str] | None = None) -> dict[str, Any]:
@@ -360,6 +372,8 @@ def main(argv: list[str] | None = None) -> int:
         report["benchmarks"].append(result)
         status = "ok" if result["returncode"] == 0 else f"FAILED (exit {result['returncode']})"
         print(f"  {status}: {len(result['records'])} records in {result['seconds']:.1f} s", flush=True)
+        for peer, why in skipped_peers(result["records"]).items():
+            print(f"  {PEERS[peer][0] if peer in PEERS else peer} not measured: {why}", flush=True)
         if result["returncode"] != 0:
             failed.append(benchmark.name)
             print("  " + result["stderr_tail"][-800:].replace("\n", "\n  "), flush=True)

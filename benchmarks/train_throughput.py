@@ -34,6 +34,13 @@ loop under MXNet (``--system mxnet``: ``mxnet`` imported instead of ``framework`
 changes), after MXLab's reps, and the record carries MXNet's median as ``peers.mxnet`` and
 ``ratios.module_over_mxnet_module_same_run``; ``peers.numpy`` is the hand-written NumPy MLP
 of the same run.
+
+With ``--torch-python`` (an interpreter with PyTorch) PyTorch trains the same networks
+(benchmarks/peers/torch_train.py: same layers, initialisation bounds, data, batch, SGD
+learning rate, momentum and weight decay, mean cross-entropy) in one fresh process per rep,
+between MXLab's reps, with ``torch.set_num_threads`` equal to the BLAS threads of MXLab's
+side (``torch_threads`` in the record); the record carries its median as ``peers.torch`` and
+``ratios.ours_over_torch`` (issue 19: LeNet at least 1; the MLP is reported).
 """
 
 from __future__ import annotations
@@ -52,6 +59,8 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np
+
+from benchmarks.peers import torch_runner
 
 SYSTEMS = {"mxlab": "framework", "mxnet": "mxnet"}
 
@@ -200,6 +209,18 @@ def numpy_runner(batch: int, x: np.ndarray, y: np.ndarray) -> Callable[[int, int
     return run
 
 
+# ----------------------------------------------------------------------------- PyTorch
+def torch_peer(
+    python: str | None, model: str, batch: int, samples: int, warm: int, timed: int
+) -> torch_runner.TorchRounds:
+    """PyTorch's rounds of the same training (one process each), with as many threads as MXLab's BLAS."""
+    if python is None:  # not measured (and the MXNet peer's interpreter need not have threadpoolctl)
+        return torch_runner.TorchRounds(None, "torch_train", [])
+    threads = torch_runner.blas_threads()
+    args = torch_runner.train_args(model, batch, samples, warm, timed, threads, LR, MOM, wd=0.0, init="fan_in")
+    return torch_runner.TorchRounds(python, "torch_train", args)
+
+
 # ----------------------------------------------------------------------------- measurement
 def summarize(values: list[float]) -> dict[str, Any]:
     med = statistics.median(values)
@@ -228,6 +249,7 @@ def bench(
     mxnet_python: str | None = None,
     quick: bool = False,
     blas_threads: int | None = None,
+    torch_python: str | None = None,
 ) -> None:
     mx = importlib.import_module(SYSTEMS[system])
     batch = 128 if model == "mlp" else 64
@@ -238,10 +260,16 @@ def bench(
         runners["numpy"] = numpy_runner(batch, x.reshape(len(x), -1), y)
     for run in runners.values():
         run(0, warm)
+    torch_rounds = torch_peer(torch_python if system == "mxlab" else None, model, batch, len(x), warm, timed)
+    torch_rates: list[float] = []
+    torch_threads = set()
     rates: dict[str, list[float]] = {name: [] for name in runners}
     for rep in range(reps):  # alternate, so that machine drift hits both alike
         for name, run in runners.items():
             rates[name].append(timed * batch / run(rep * timed, timed))
+        for row in torch_rounds.round() or []:
+            torch_rates += row["rates"]
+            torch_threads.add(row["threads"])
     module_rates = rates["module"]
     if system != "mxlab":  # a peer run for MXLab's process: just the rates
         emit({"system": system, "model": model, "rates": module_rates})
@@ -270,6 +298,16 @@ def bench(
         peers["mxnet"] = statistics.median(theirs)
         record["mxnet_module_same_run"] = summarize(theirs)
         ratios["module_over_mxnet_module_same_run"] = statistics.median(module_rates) / peers["mxnet"]
+    if torch_rates:
+        peers["torch"] = statistics.median(torch_rates)
+        record["torch_same_run"] = summarize(torch_rates)
+        record["torch_threads"] = sorted(torch_threads)  # what torch.get_num_threads() reported
+        record["torch_threads_note"] = "torch.set_num_threads = the BLAS threads of MXLab's process"
+        record["blas_threads_found"] = torch_runner.blas_threads()
+        ratios["ours_over_torch"] = statistics.median(module_rates) / peers["torch"]
+        if model == "lenet":
+            record["targets"] = {"ours_over_torch_at_least": 1.0}
+    record.update(torch_rounds.note())
     if "numpy" in rates:
         peers["numpy"] = statistics.median(rates["numpy"])
         paired = [n / m for n, m in zip(rates["numpy"], module_rates, strict=True)]
@@ -295,6 +333,7 @@ def main() -> None:
     parser.add_argument("--blas-threads", type=int, default=None, help="limit BLAS threads (default: as found)")
     parser.add_argument("--system", choices=sorted(SYSTEMS), default="mxlab", help=argparse.SUPPRESS)
     parser.add_argument("--mxnet-python", help="an interpreter with mxnet 1.9.1, to measure its Module in the same run")
+    parser.add_argument("--torch-python", help="an interpreter with PyTorch, to measure it in the same run")
     args = parser.parse_args()
     reps = args.reps or (3 if args.quick else 5)
     models = ["mlp", "lenet"] if args.model == "all" else [args.model]
@@ -317,6 +356,7 @@ def main() -> None:
                 mxnet_python=args.mxnet_python,
                 quick=args.quick,
                 blas_threads=args.blas_threads,
+                torch_python=args.torch_python,
             )
     finally:
         if limit is not None:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from threadpoolctl import threadpool_limits
 
 from framework.tools.config_table import documented_table
 
@@ -202,3 +203,194 @@ def test_custom_op_benchmark_quick_prints_one_record_per_case():
     for record in records:
         assert record["unit"] == "us/call" and record["min"] <= record["median"] <= record["max"]
         assert len(record["samples"]) == 3 and "peers" not in record  # no peer given, none reported
+
+
+# ----------------------------------------------------------------------------- the PyTorch peer
+# PyTorch is not in MXLab's venv: these tests check the plumbing with stand-in interpreters;
+# the last ones run the peer scripts for real when TORCH_PYTHON names an interpreter with torch.
+def _load(relative):
+    name = os.path.splitext(os.path.basename(relative))[0]
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", os.path.join(ROOT, relative))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+torch_runner = _load("benchmarks/peers/torch_runner.py")
+torch_train = _load("benchmarks/peers/torch_train.py")  # imports torch only in main()
+torch_dispatch = _load("benchmarks/peers/torch_dispatch.py")
+
+
+def _fake_python(tmp_path, body):
+    """An executable standing in for a peer interpreter: a shell script that ignores its arguments."""
+    path = tmp_path / "python"
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_the_torch_peer_scripts_parse_the_command_lines_the_benchmarks_build():
+    args = torch_train.parse_args(
+        torch_runner.train_args(
+            "lenet", 64, 8192, 5, 20, 1, 0.1, 0.9, wd=1e-4, init="xavier", modes=("eager", "jit.script")
+        )
+    )
+    assert (args.model, args.batch, args.samples, args.warm, args.timed, args.threads) == ("lenet", 64, 8192, 5, 20, 1)
+    assert (args.lr, args.momentum, args.wd, args.init, args.modes) == (
+        0.1,
+        0.9,
+        1e-4,
+        "xavier",
+        ("eager", "jit.script"),
+    )
+    dispatch = torch_dispatch.parse_args(torch_runner.dispatch_args(2000, 2))
+    assert (dispatch.n, dispatch.reps, dispatch.threads) == (2000, 1, 2)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--model", "mlp", "--batch", "8", "--threads", "1", "--modes", "eager,compile"],
+            "unknown mode(s) ['compile']",
+        ),
+        (["--model", "mlp", "--batch", "256", "--samples", "128", "--threads", "1"], "--batch 256 is larger than"),
+        (["--model", "mlp", "--batch", "8", "--threads", "0"], "--threads must be positive"),
+        (["--model", "resnet", "--batch", "8", "--threads", "1"], "invalid choice: 'resnet'"),
+    ],
+)
+def test_the_torch_train_script_refuses_bad_arguments_naming_them(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        torch_train.parse_args(argv)
+    assert exc.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_missing_torch_interpreter_skips_the_peer_once_with_a_clear_message(tmp_path, capsys):
+    rounds = torch_runner.TorchRounds(str(tmp_path / "nowhere"), "torch_dispatch", torch_runner.dispatch_args(10, 1))
+    assert rounds.round() is None
+    assert "is not an executable file" in rounds.skipped and "make bench" in rounds.skipped
+    assert capsys.readouterr().err.startswith("skipping the PyTorch peer: --torch-python:")
+    assert rounds.round() is None and capsys.readouterr().err == ""  # said once, not tried again
+    assert rounds.note() == {"peer_skipped": {"torch": rounds.skipped}}
+    not_given = torch_runner.TorchRounds(None, "torch_dispatch", [])
+    assert not_given.round() is None and not_given.note() == {} and not_given.skipped is None
+
+
+def test_a_peer_script_that_fails_or_lacks_torch_says_so(tmp_path):
+    failing = _fake_python(tmp_path, 'echo "Traceback ..." >&2; echo "ValueError: bad shape" >&2; exit 3')
+    with pytest.raises(
+        torch_runner.TorchPeerUnavailable, match=r"torch_train failed \(exit 3\): ValueError: bad shape"
+    ):
+        torch_runner.run_script(failing, "torch_train", [])
+    no_torch = _fake_python(tmp_path, "echo \"ModuleNotFoundError: No module named 'torch'\" >&2; exit 1")
+    with pytest.raises(torch_runner.TorchPeerUnavailable, match=r"cannot import torch; make bench installs it"):
+        torch_runner.run_script(no_torch, "torch_dispatch", [])
+
+
+def test_a_peer_scripts_json_lines_are_its_records_and_other_output_is_ignored(tmp_path):
+    python = _fake_python(tmp_path, 'echo \'warming up\'; echo \'{"case": "inplace_a+=1", "samples": [2.5]}\'')
+    assert torch_runner.run_script(python, "torch_dispatch", []) == [{"case": "inplace_a+=1", "samples": [2.5]}]
+
+
+def test_blas_threads_is_what_numpy_blas_uses_here():
+    with threadpool_limits(limits=1, user_api="blas"):
+        assert torch_runner.blas_threads() == 1
+    assert torch_runner.blas_threads() >= 1
+
+
+def test_gluon_puts_each_torch_mode_beside_its_mxlab_counterpart():
+    gluon = _load("benchmarks/gluon.py")  # MXLab itself is imported only when measuring
+    ours = [
+        {"system": "mxlab", "model": "mlp", "mode": "imperative", "median": 100.0},
+        {"system": "mxlab", "model": "mlp", "mode": "hybridized", "median": 300.0},
+    ]
+    rows = [  # two rounds of the peer, each with both modes
+        {"mode": "eager", "rates": [200.0], "final_loss": 2.3, "threads": 2},
+        {"mode": "jit.script", "rates": [240.0], "final_loss": 2.3, "threads": 2},
+        {"mode": "eager", "rates": [220.0], "final_loss": 2.2, "threads": 2},
+        {"mode": "jit.script", "rates": [260.0], "final_loss": 2.2, "threads": 2},
+    ]
+    theirs = gluon.torch_records(rows, ours, "mlp", 10)
+    assert [(r["system"], r["mode"], r["median"], r["samples"]) for r in theirs] == [
+        ("torch", "eager", 210.0, [200.0, 220.0]),
+        ("torch", "jit.script", 250.0, [240.0, 260.0]),
+    ]
+    assert [r["peers"] for r in ours] == [{"torch": 210.0}, {"torch": 250.0}]
+    speed_up, comparison = gluon.torch_comparison(ours + theirs, "mlp")
+    assert speed_up["case"] == "jit_script_speedup" and speed_up["ratio"] == pytest.approx(250 / 210, abs=1e-3)
+    assert comparison["case"] == "mxlab_over_torch"
+    assert comparison["imperative_over_torch_eager"] == pytest.approx(100 / 210, abs=1e-3)
+    assert comparison["hybridized_over_torch_jit_script"] == 1.2
+    assert gluon.torch_records([], ours[:1], "mlp", 10) == [] and gluon.torch_comparison(ours, "mlp") == []
+
+
+def test_the_dispatch_benchmark_goes_on_without_torch_and_says_why(tmp_path):
+    script = os.path.join(ROOT, "benchmarks", "ndarray_dispatch.py")
+    missing = str(tmp_path / "torchvenv" / "bin" / "python")
+    done = subprocess.run(
+        [sys.executable, script, "--n", "200", "--reps", "1", "--torch-python", missing],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "skipping the PyTorch peer" in done.stderr
+    records = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    assert len(records) == 2
+    for record in records:
+        assert "torch" not in record["peers"] and record["torch_samples"] == []
+        assert missing in record["peer_skipped"]["torch"]
+
+
+def test_the_runner_reports_a_peer_that_could_not_be_measured(tmp_path):
+    records = [{"case": "a"}, {"case": "b", "peer_skipped": {"torch": "no torch"}}, {"peer_skipped": {"torch": "x"}}]
+    assert run_all.skipped_peers(records) == {"torch": "no torch"}
+    assert run_all.skipped_peers([{"case": "a"}]) == {}
+    no_torch = _fake_python(tmp_path, "echo \"ModuleNotFoundError: No module named 'torch'\" >&2; exit 1")
+    without_peers = {k: v for k, v in os.environ.items() if k not in ("MXNET_PYTHON", "TORCH_PYTHON")}
+    done = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "benchmarks", "run_all.py"), "--quick", "--only", "ndarray_dispatch"]
+        + ["--torch-python", no_torch, "--out", str(tmp_path / "report.json")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env=without_peers,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert f"PyTorch not measured: {no_torch} cannot import torch" in done.stdout
+    [entry] = json.loads((tmp_path / "report.json").read_text())["benchmarks"]
+    assert entry["command"][-2:] == ["--torch-python", no_torch] and entry["returncode"] == 0
+    assert all("torch" not in r["peers"] for r in entry["records"])
+
+
+def test_make_test_never_installs_torch_and_make_bench_pins_the_cpu_build():
+    with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as f:
+        makefile = f.read()
+    test_recipe = makefile.split("\ntest:", 1)[1].split("\n\n", 1)[0]
+    bench_recipe = makefile.split("\nbench:", 1)[1].split("\n\n", 1)[0]
+    assert "setup.sh --test" in test_recipe and "--bench" not in test_recipe and "torch" not in test_recipe
+    assert "setup.sh --bench" in bench_recipe and "TORCH_PYTHON=" in bench_recipe
+    with open(os.path.join(ROOT, "scripts", "setup.sh"), encoding="utf-8") as f:
+        setup = f.read()
+    assert 'TORCH_PIN="torch==2.13.0"' in setup and "--dry-run --report" in setup
+
+
+TORCH_PYTHON = os.environ.get("TORCH_PYTHON", "").strip()
+needs_torch = pytest.mark.skipif(not TORCH_PYTHON, reason="TORCH_PYTHON is not set (not a CI need)")
+
+
+@needs_torch
+def test_the_torch_peer_scripts_run_under_the_torch_interpreter():
+    args = torch_runner.train_args("mlp", 32, 256, 1, 2, 1, 0.1, 0.9, init="xavier", modes=("eager", "jit.script"))
+    records = torch_runner.run_script(TORCH_PYTHON, "torch_train", args)
+    assert [r["mode"] for r in records] == ["eager", "jit.script"]
+    for record in records:
+        assert record["model"] == "mlp" and record["threads"] == 1 and len(record["rates"]) == 1
+        assert record["rates"][0] > 0 and 0 < record["final_loss"] < 20
+    rows = torch_runner.run_script(TORCH_PYTHON, "torch_dispatch", torch_runner.dispatch_args(100, 1))
+    assert [r["case"] for r in rows] == list(torch_dispatch.CASES)
+    assert all(len(r["samples"]) == 1 and r["samples"][0] > 0 for r in rows)
