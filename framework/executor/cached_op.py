@@ -190,9 +190,7 @@ def _claimed_elsewhere(grad: NDArray, candidate: _Bound | None) -> bool:
     if call is None or call.bound is None or call.bound.generation != call.generation:
         _claims.pop(id(grad), None)  # that call is gone or its executor ran again: no claim left
         return False
-    if not any(g is grad for g in call.bound.grads):
-        _claims.pop(id(grad), None)  # the id belongs to another array now
-        return False
+    # A valid claim keeps its executor, and so the claimed array, alive: the id is still grad's.
     return call.bound is not candidate
 
 
