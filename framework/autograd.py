@@ -235,7 +235,14 @@ def backward(heads: Any, head_grads: Any = None, retain_graph: bool = False, tra
     ]
     if not leaves:
         raise AutogradError("backward: no array marked with attach_grad() contributes to these heads")
-    grads = _run_gradient_graph(heads, head_grads, [Entry(n, 0) for n in leaves], train_mode, create_graph=False)
+    # The .grad buffers this pass overwrites: a graph operator may write a gradient there directly
+    # (the CachedOp's executor, bound to a Parameter's .grad) and hand back .grad itself.
+    previous = imperative.STATE.grads_written
+    imperative.STATE.grads_written = frozenset(id(n.info) for n in leaves if n.info._grad_req == "write")
+    try:
+        grads = _run_gradient_graph(heads, head_grads, [Entry(n, 0) for n in leaves], train_mode, create_graph=False)
+    finally:
+        imperative.STATE.grads_written = previous
     for node, grad in zip(leaves, grads, strict=True):
         array = node.info
         if grad is None:
@@ -244,7 +251,7 @@ def backward(heads: Any, head_grads: Any = None, retain_graph: bool = False, tra
             continue
         if array._grad_req == "add":
             op.broadcast_add(array._grad, grad, out=array._grad)
-        else:
+        elif grad is not array._grad:  # already there when an operator wrote it in place
             _push_copy(grad, array._grad)
         _fresh_grads[id(array._grad)] = array._grad
     if not retain_graph:

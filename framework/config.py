@@ -321,6 +321,13 @@ SETTINGS: dict[str, Setting] = {
             mxnet="MXNET_EXEC_ENABLE_INPLACE",
         ),
         Setting(
+            "MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS",
+            Boolean(),
+            False,
+            "a training executor computes the weight gradients of large Convolution/FullyConnected layers in "
+            "nodes of their own, which the engine can run beside the rest of the backward pass",
+        ),
+        Setting(
             "MXLAB_EXEC_MATCH_RANGE",
             Integer(minimum=1),
             16,

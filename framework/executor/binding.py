@@ -48,6 +48,7 @@ def bind(
     mirror: str | bool | int | None = None,
     plan_options: planner.PlanOptions | None = None,
     bulk_size: int | None = None,
+    split_weight_gradients: bool | None = None,
 ) -> Executor:
     """Bind ``symbol`` to arrays (MXNet's ``Symbol.bind``).
 
@@ -55,7 +56,8 @@ def bind(
     ``list_auxiliary_states()`` order or dicts by name; an argument without a gradient
     array gets no gradient whatever ``grad_req`` says. MXLab extras (keyword-only):
     ``mirror`` ("node", "segment" or None for ``MXLAB_BACKWARD_DO_MIRROR``),
-    ``plan_options`` (planner switches) and ``bulk_size`` (nodes per bulk segment).
+    ``plan_options`` (planner switches), ``bulk_size`` (nodes per bulk segment) and
+    ``split_weight_gradients`` (see :mod:`.split_backward`; None: ``MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS``).
     """
     ctx = ctx or current_context()
     if not isinstance(ctx, Context):
@@ -97,6 +99,7 @@ def bind(
         plan_options=plan_options,
         shared_exec=shared_exec,
         bulk_size=bulk_size,
+        split_weight_gradients=split_weight_gradients,
     )
 
 

@@ -21,8 +21,20 @@ list when the symbol has several). Gluon's ``hybridize`` is built on it. What it
   passes its parameters there) and auxiliary states (BatchNorm's running statistics,
   which the graph updates) are bound directly: no copy, and updates land in the caller's
   arrays. Every other input is copied into an array the executor owns, so the caller's
-  arrays are never written. Outputs and input gradients are copied out into fresh
-  arrays, because the executor's blocks are overwritten by the next call.
+  arrays are never written. Outputs are copied out into fresh arrays, because the
+  executor's blocks are overwritten by the next call.
+* **Where the gradients land.** A parameter that is an autograd leaf with
+  ``grad_req='write'`` (a Gluon Parameter) gets its ``.grad`` array bound as the executor's
+  gradient array: ``loss.backward()`` writes the gradient there and the backward node hands
+  ``.grad`` itself to autograd, so nothing is copied (MXNet's CachedOp also writes into the
+  arrays autograd gives it). While ``autograd.backward`` runs it names the ``.grad`` arrays
+  it overwrites (``imperative.STATE.grads_written``); in any other pass
+  (``autograd.grad``, or ``grad_req`` changed to ``'add'`` after the call) the executor's
+  write is undone and a copy returned, so ``.grad`` is untouched. Every other gradient
+  (data inputs, ``'add'``) comes from the executor's own array, copied out. Only one
+  pending recorded call may write a given ``.grad``: a second one (the same block applied
+  twice, or two blocks sharing parameters) binds an executor with its own gradient arrays,
+  whose results autograd sums.
 * **Executors per recorded call.** A recorded call keeps its executor (its activations)
   until its backward has run or its part of the tape is dropped; a second recorded call
   before that (the same block applied twice) binds a second executor of the same
@@ -126,11 +138,13 @@ def _parse_indices(name: str, value: Any, count: int) -> list[int]:
 class _Bound:
     """One executor of the graph and the input arrays it is bound to."""
 
-    __slots__ = ("executor", "inputs", "busy", "generation")
+    __slots__ = ("executor", "inputs", "grads", "busy", "generation")
 
-    def __init__(self, executor: Executor, inputs: list[NDArray]) -> None:
+    def __init__(self, executor: Executor, inputs: list[NDArray], grads: tuple[NDArray | None, ...]) -> None:
         self.executor = executor
         self.inputs = inputs
+        #: Per input, the caller's ``.grad`` array the executor writes that gradient into (None: its own array).
+        self.grads = grads
         #: True while a recorded call still needs this executor's activations for backward.
         self.busy = False
         #: Counts the calls that used this executor; a call's backward checks it is still its own.
@@ -160,6 +174,24 @@ def _release(bound: _Bound, generation: int) -> None:
     """Hand the executor back once a recorded call no longer needs it."""
     if bound.generation == generation:
         bound.busy = False
+
+
+#: ``.grad`` arrays (by id) that an executor writes directly, and the recorded call that ran it
+#: (weakly): a second executor must not write the same ``.grad`` while that call can still be
+#: differentiated, or the two partial gradients would overwrite each other before they are summed.
+_claims: dict[int, weakref.ref[_Call]] = {}
+
+
+def _claimed_elsewhere(grad: NDArray, candidate: _Bound | None) -> bool:
+    """Whether a recorded call that can still run its backward writes ``grad`` through an executor
+    other than ``candidate`` (reusing the claiming executor itself ends that call's backward)."""
+    ref = _claims.get(id(grad))
+    call = ref() if ref is not None else None
+    if call is None or call.bound is None or call.bound.generation != call.generation:
+        _claims.pop(id(grad), None)  # that call is gone or its executor ran again: no claim left
+        return False
+    # A valid claim keeps its executor, and so the claimed array, alive: the id is still grad's.
+    return call.bound is not candidate
 
 
 class CachedOp:
@@ -214,7 +246,11 @@ class CachedOp:
         aux = set(self._aux_names)
         self._aux_indices = frozenset(i for i, n in enumerate(self._input_names) if n in aux)
         #: Inputs bound in place: parameters and auxiliary states (which the graph updates).
-        self._direct = frozenset(indices.get("param_indices", [])) | self._aux_indices
+        self._params = frozenset(indices.get("param_indices", [])) - self._aux_indices
+        self._direct = self._params | self._aux_indices
+        #: Input index -> position among the executor's arguments (inputs with gradients are arguments).
+        args = {name: k for k, name in enumerate(self._arg_names)}
+        self._arg_position = {i: args[n] for i, n in enumerate(self._input_names) if n in args}
         self._pools: dict[tuple, list[_Bound]] = {}
         self._heads = head_entries(sym)
         #: The graph has an operator whose output shapes follow its input values: run it node by node.
@@ -314,7 +350,7 @@ class CachedOp:
         grad_inputs = tuple(
             i for i, a in enumerate(inputs) if recording and a._entry is not None and i not in self._aux_indices
         )
-        bound = self._acquire(inputs, grad_inputs, ctx)
+        bound = self._acquire(inputs, grad_inputs, ctx, self._writable_grads(inputs, grad_inputs))
         for i, array in enumerate(inputs):
             if array is not bound.inputs[i]:
                 array.copyto(bound.inputs[i])
@@ -336,6 +372,9 @@ class CachedOp:
         if grad_inputs:  # the backward needs this executor's activations: keep it until then
             bound.busy = True
             weakref.finalize(call, _release, bound, bound.generation)
+            for grad in bound.grads:
+                if grad is not None:
+                    _claims[id(grad)] = weakref.ref(call)
         return outputs
 
     def _backward(self, call: _Call, out_grads: list[NDArray]) -> list[NDArray]:
@@ -347,18 +386,68 @@ class CachedOp:
                 "state is gone; differentiate before calling the CachedOp again (or record the calls together)"
             )
         executor = bound.executor
+        # A .grad the executor writes directly, which this pass does not overwrite (autograd.grad, or
+        # grad_req changed to 'add' since the call): keep its values and hand back a copy instead.
+        written = imperative.STATE.grads_written
+        kept = {
+            i: (grad, grad.copy())
+            for i, grad in enumerate(bound.grads)
+            if grad is not None and id(bound.inputs[i]) not in written
+        }
         executor.backward(list(out_grads), is_train=imperative.STATE.training)
         grads = []
         for i in call.grad_inputs:
-            grad = executor.grad_dict[self._input_names[i]]
-            assert grad is not None, "every input with a gradient was bound with a gradient array"
-            grads.append(grad.copy())
+            grad = self._grad_array(executor, i)
+            if bound.grads[i] is None or i in kept:
+                grads.append(grad.copy())  # the executor's array is overwritten by its next backward
+            else:
+                grads.append(grad)  # the caller's .grad itself, already final for this pass
+        for target, values in kept.values():
+            values.copyto(target)
         # Free for the next call; a second backward (retain_graph) works until another call runs on it.
         bound.busy = False
         return grads
 
-    def _acquire(self, inputs: list[NDArray], grad_inputs: tuple[int, ...], ctx: Context) -> _Bound:
-        """A free executor of this signature whose in-place inputs are these arrays, or a new one."""
+    def _grad_array(self, executor: Executor, index: int) -> NDArray:
+        """The executor's gradient array of input ``index`` (inputs are arguments or auxiliary states)."""
+        grad = executor.grad_arrays[self._arg_position[index]]
+        assert grad is not None, "every input with a gradient was bound with a gradient array"
+        return grad
+
+    def _writable_grads(self, inputs: list[NDArray], grad_inputs: tuple[int, ...]) -> tuple[NDArray | None, ...]:
+        """Per input, the ``.grad`` its executor may write directly (None: a private gradient array).
+
+        That is a parameter's (``param_indices``) gradient buffer when the parameter is an autograd
+        leaf with ``grad_req='write'`` (as Gluon marks it): backward then needs no copy, as MXNet's
+        CachedOp writes straight into the arrays autograd hands it. Not for data inputs, ``'add'``,
+        an array passed twice, nor a ``.grad`` that another pending recorded call writes already.
+        """
+        grads: list[NDArray | None] = [None] * len(inputs)
+        taken: set[int] = set()
+        for i in grad_inputs:
+            array = inputs[i]
+            grad = array._grad
+            if (
+                i not in self._params
+                or grad is None
+                or array._grad_req != "write"
+                or array._entry is None
+                or array._entry.node.info is not array  # not a leaf marked with attach_grad/mark_variables
+                or grad.shape != array.shape
+                or grad.dtype != array.dtype
+                or grad.context != array.context
+                or id(grad) in taken
+            ):
+                continue
+            taken.add(id(grad))
+            grads[i] = grad
+        return tuple(grads)
+
+    def _acquire(
+        self, inputs: list[NDArray], grad_inputs: tuple[int, ...], ctx: Context, grads: tuple[NDArray | None, ...]
+    ) -> _Bound:
+        """A free executor of this signature whose in-place inputs (and directly written ``.grad``
+        arrays, ``grads``) are these arrays, or a new one."""
         key = (tuple((a.shape, a.dtype.name) for a in inputs), ctx, grad_inputs)
         pool = self._pools.get(key)
         if pool is None:
@@ -372,17 +461,35 @@ class CachedOp:
                             del self._pools[other]
             pool = self._pools[key] = []
         for bound in pool:
-            if not bound.busy and all(bound.inputs[i] is inputs[i] for i in self._direct):
+            if (
+                not bound.busy
+                and all(bound.inputs[i] is inputs[i] for i in self._direct)
+                and all(g is w for g, w in zip(bound.grads, self._unclaimed(grads, bound), strict=True))
+            ):
                 return bound
         pool[:] = [b for b in pool if b.busy]  # the free ones are bound to arrays no longer passed
-        bound = self._bind(inputs, grad_inputs, ctx)
+        bound = self._bind(inputs, grad_inputs, ctx, self._unclaimed(grads, None))
         pool.append(bound)
         return bound
 
-    def _bind(self, inputs: list[NDArray], grad_inputs: tuple[int, ...], ctx: Context) -> _Bound:
+    @staticmethod
+    def _unclaimed(grads: tuple[NDArray | None, ...], candidate: _Bound | None) -> tuple[NDArray | None, ...]:
+        """``grads`` without those a pending call writes through an executor other than ``candidate``."""
+        return tuple(None if g is None or _claimed_elsewhere(g, candidate) else g for g in grads)
+
+    def _bind(
+        self,
+        inputs: list[NDArray],
+        grad_inputs: tuple[int, ...],
+        ctx: Context,
+        direct_grads: tuple[NDArray | None, ...],
+    ) -> _Bound:
         arrays = [a if i in self._direct else zeros(a.shape, ctx, a.dtype) for i, a in enumerate(inputs)]
         by_name = dict(zip(self._input_names, arrays, strict=True))
-        grads = {self._input_names[i]: zeros(inputs[i].shape, ctx, inputs[i].dtype) for i in grad_inputs}
+        grads: dict[str, NDArray] = {}
+        for i in grad_inputs:
+            direct = direct_grads[i]
+            grads[self._input_names[i]] = direct if direct is not None else zeros(inputs[i].shape, ctx, inputs[i].dtype)
         executor = bind(
             self._symbol,
             ctx,
@@ -392,7 +499,7 @@ class CachedOp:
             aux_states={n: by_name[n] for n in self._aux_names},
             bulk_size=self.bulk_size,
         )
-        return _Bound(executor, arrays)
+        return _Bound(executor, arrays, direct_grads)
 
     # ------------------------------------------------------------------ views
     @property

@@ -64,7 +64,7 @@ from ..operator.node import Entry, Node, NodeAttrs, topo_sort, variable
 from ..resource import ResourceManager
 from . import mirror as mirror_pass
 from . import plan_memory as planner
-from . import planners
+from . import planners, split_backward
 from .arguments import (
     ExecutorError,
     Shape,
@@ -112,6 +112,7 @@ class Executor:
         plan_options: planner.PlanOptions | None = None,
         shared_exec: Executor | None = None,
         bulk_size: int | None = None,
+        split_weight_gradients: bool | None = None,
     ) -> None:
         self._symbol = symbol
         self._ctx = ctx
@@ -151,6 +152,7 @@ class Executor:
         grad_entries: list[Entry | None] = []
         self._grad_entry_of: dict[int, Entry] = {}  # argument index -> its gradient entry
         self.num_mirror_nodes = 0
+        self.num_split_nodes = 0
         if wrt:
             head_grads = []
             for i, head in enumerate(self._heads):
@@ -161,6 +163,12 @@ class Executor:
             grad_entries = build_gradient(self._heads, head_grads, [e for _, e in wrt])
             if self._mirror != "none":
                 grad_entries = self._apply_mirror(grad_entries, known)
+            if split_weight_gradients is None:
+                split_weight_gradients = config.get("MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS")
+            if split_weight_gradients:  # weight gradients beside the backward chain (see .split_backward)
+                grad_entries, self.num_split_nodes = split_backward.split_weight_gradients(
+                    self._heads, grad_entries, lambda e: known.get((e.node.id, e.index), (None, None))[0]
+                )
             grad_entries = self._private_grad_entries(wrt, grad_entries)
             for (i, _), g in zip(wrt, grad_entries, strict=True):
                 if g is not None:

@@ -45,6 +45,10 @@ class _State(threading.local):
     def __init__(self) -> None:
         self.recording = False
         self.training = False
+        #: While ``autograd.backward`` runs: the ids of the arrays whose ``.grad`` it overwrites
+        #: (``grad_req='write'``). A graph operator (the CachedOp) may write such a gradient
+        #: straight into ``.grad``; outside this set ``.grad`` must stay untouched.
+        self.grads_written: frozenset[int] = frozenset()
 
 
 STATE = _State()

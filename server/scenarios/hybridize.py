@@ -14,8 +14,8 @@ and ``steps`` more. What changes is how the work reaches the engine:
 The result compares the two phases per step: engine pushes of the network's forward call
 (imperatively one per layer operator; hybridized, the copy of the input, the graph's bulk
 segments and the copy of the output) and of the whole step (the loss, backward, and the
-Trainer's updates, and, hybridized, the copies of the parameters' gradients out of the
-executor), the Python-side time to issue the step (before waiting for the engine), the
+Trainer's updates; hybridized, the executor writes the parameters' gradients straight into
+their ``.grad``), the Python-side time to issue the step (before waiting for the engine), the
 whole step's time, and memory: the peak bytes the imperative step held in the storage pool
 against the CachedOp's planned bytes. Loss
 and step times are also published as ``train.metric`` events (one curve per phase).

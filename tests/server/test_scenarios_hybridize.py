@@ -49,6 +49,13 @@ def test_the_forward_call_is_one_push_per_operator_imperatively_and_bulked_hybri
     assert result["forward_push_ratio"] == pytest.approx(5 / 3, abs=1e-3)
 
 
+def test_the_hybridized_step_pushes_fewer_operations(default_run):
+    result, _, _ = default_run
+    imperative, hybridized = result["summary"]["imperative"], result["summary"]["hybridized"]
+    # bulked backward segments, and no copies of the parameters' gradients out of the executor
+    assert hybridized["engine_pushes"] < imperative["engine_pushes"] - 6
+
+
 def test_one_push_per_node_without_bulking():
     result, _, _ = run(bulk_size=1, steps=2)
     assert result["summary"]["hybridized"]["forward_pushes"] == 2 + 5

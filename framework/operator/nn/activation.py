@@ -36,7 +36,7 @@ import numpy as np
 from ...resource import ResourceRequest
 from ..grad import make_backward_node
 from ..infer import InferenceError, ShapeT, elemwise_shape, elemwise_type, shape_assign, shape_known, type_assign
-from ..kernel import assign
+from ..kernel import INPLACE, WRITE, assign
 from ..node import Entry, Node, NodeAttrs
 from ..params import Param, ParamSet
 from ..registry import register
@@ -98,9 +98,16 @@ def _activation(xp, act_type: str, x):
 
 
 def _activation_forward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None:
-    x = inputs[0]
-    y = _activation(op_ctx.xp, attrs.parsed.act_type, x.astype(compute_dtype(x.dtype), copy=False))
-    assign(outputs[0], req[0], y)
+    xp, act_type, x, out = op_ctx.xp, attrs.parsed.act_type, inputs[0], outputs[0]
+    work = compute_dtype(x.dtype)
+    if act_type in ("tanh", "relu") and req[0] in (WRITE, INPLACE) and x.dtype == work and out.dtype == work:
+        # one pass straight into the output (element-wise, so an output aliasing x is fine)
+        if act_type == "tanh":
+            xp.tanh(x, out=out)
+        else:
+            xp.maximum(x, 0, out=out)
+        return
+    assign(out, req[0], _activation(xp, act_type, x.astype(work, copy=False)))
 
 
 def _activation_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
@@ -115,18 +122,29 @@ def _activation_backward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None
     xp, act_type = op_ctx.xp, attrs.parsed.act_type
     work = compute_dtype(inputs[0].dtype)
     grad, y = inputs[0].astype(work, copy=False), inputs[1].astype(work, copy=False)
+    # The local derivative as one fresh temporary, updated in place (fewer passes over memory).
     if act_type == "relu":
-        value = grad * (y > 0)
+        factor = y > 0
     elif act_type == "sigmoid":
-        value = grad * y * (1 - y)
+        factor = 1 - y
+        factor *= y
     elif act_type == "tanh":
-        value = grad * (1 - y * y)
+        factor = y * y
+        xp.subtract(1, factor, out=factor)
     elif act_type == "softrelu":
-        value = grad * -xp.expm1(-y)
+        factor = xp.negative(y)
+        xp.expm1(factor, out=factor)
+        xp.negative(factor, out=factor)
+    else:  # softsign: the gradient is grad / (1 + |x|)^2
+        factor = xp.abs(inputs[2].astype(work, copy=False))
+        factor += 1
+        xp.square(factor, out=factor)
+    combine = xp.divide if act_type == "softsign" else xp.multiply
+    out = outputs[0]
+    if req[0] in (WRITE, INPLACE) and out.dtype == work:
+        combine(grad, factor, out=out)  # element-wise: an output aliasing grad or y is fine
     else:
-        x = inputs[2].astype(work, copy=False)
-        value = grad / xp.square(1 + xp.abs(x))
-    assign(outputs[0], req[0], value)
+        assign(out, req[0], combine(grad, factor))
 
 
 (
