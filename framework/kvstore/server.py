@@ -39,6 +39,8 @@ Server 0 also runs the job-wide :meth:`barrier` (the role of ps-lite's scheduler
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import ctypes.util
 import os
 import pickle
 import tempfile
@@ -57,6 +59,27 @@ from .channel import serve
 from .shared_blocks import BlockSpec, SharedBlock, block_dir
 
 ShardName = tuple[Any, int]  # (key, part)
+#: glibc's ``mallopt`` parameters: serve blocks up to this size from the heap, keep this much freed.
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+HEAP_BLOCK_LIMIT = 64 << 20
+
+
+def keep_freed_memory() -> bool:
+    """Let this process reuse freed memory for large arrays instead of asking the kernel each time.
+
+    The optimizer's arithmetic makes temporaries of a key's size. glibc gives a block above a
+    threshold (128 KB to 32 MB, adjusted as it goes) fresh pages from the kernel and returns them
+    on ``free``, so each temporary of a 1.6 MB gradient costs some 400 page faults: 2 ms for
+    the MLP's first layer on the development machine, against 0.2 ms with reused memory. The
+    server does that arithmetic every step, so it keeps up to 64 MB blocks in its heap. Returns
+    whether the C library took the setting (False off glibc, where nothing changes).
+    """
+    name = ctypes.util.find_library("c")
+    try:
+        mallopt = ctypes.CDLL(name).mallopt
+    except (OSError, AttributeError, TypeError):  # not glibc (or no C library found): keep the default
+        return False
+    return bool(mallopt(M_MMAP_THRESHOLD, HEAP_BLOCK_LIMIT)) and bool(mallopt(M_TRIM_THRESHOLD, 4 * HEAP_BLOCK_LIMIT))
 
 
 def sum_into(values: list[np.ndarray], out: np.ndarray) -> None:
@@ -96,6 +119,7 @@ class KVServer:
         self.num_servers = num_servers
         self.num_workers = num_workers
         self.timeout = float(timeout)
+        keep_freed_memory()
         self._store: dict[ShardName, NDArray] = {}
         self._merged: dict[ShardName, NDArray] = {}  # per shard, the sum of a round's pushes
         self._rounds: dict[ShardName, _Round] = {}
@@ -427,4 +451,4 @@ def _node_id() -> str | None:
     return ray.get_runtime_context().get_node_id() if ray.is_initialized() else None
 
 
-__all__ = ["KVServer", "sum_into"]
+__all__ = ["KVServer", "keep_freed_memory", "sum_into"]
