@@ -427,9 +427,40 @@ class KVServer:
         return self._updater
 
     async def _wait(self, rounds: list[_Round], what: str) -> None:
-        """Wait for rounds to complete, at most ``timeout`` seconds in all; then fail the whole job."""
+        """Wait for rounds to complete, at most ``timeout`` seconds in all; then fail the whole job.
+
+        A held push should resume as soon as its last round completes: the last worker's answer
+        leaves at once, and each turn of the event loop this one lags behind lets the server
+        handle requests already queued (each with its sums and updates) first, so this worker
+        starts its next step later. Hence one future for the whole wait, set by the last
+        round's completion (two turns), rather than ``wait_for(gather(shield(...)))``, whose
+        layers each add a turn.
+        """
+        loop = asyncio.get_running_loop()
+        pending = [r.done for r in rounds if not r.done.done()]
+        if pending:
+            woken = loop.create_future()
+            left = len(pending)
+
+            def one_done(_: asyncio.Future) -> None:
+                nonlocal left
+                left -= 1
+                if left == 0 and not woken.done():
+                    woken.set_result(None)
+
+            for done in pending:
+                done.add_done_callback(one_done)
+            # the timer wakes the wait too: rounds still open then mean a missing worker (below)
+            timer = loop.call_later(self.timeout, lambda: woken.done() or woken.set_result(None))
+            try:
+                await woken
+            finally:
+                timer.cancel()
         try:
-            await asyncio.wait_for(asyncio.gather(*(asyncio.shield(r.done) for r in rounds)), self.timeout)
+            if any(not r.done.done() for r in rounds):
+                raise TimeoutError
+            for r in rounds:
+                r.done.result()  # a failed round (the updater raised, the job was aborted) raises here
         except TimeoutError:
             pending = [r.ranks for r in rounds if not r.done.done()]
             arrived = set.intersection(*pending) if pending else set(range(self.num_workers))
