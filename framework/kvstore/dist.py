@@ -258,7 +258,10 @@ class DistKVStore(KVStore):
     # ------------------------------------------------------------------ steps: counters and the time split
     @property
     def ray_calls(self) -> int:
-        """How many push and pull messages this worker has sent to the servers (one per server per batch)."""
+        """How many push and pull messages this worker has sent to the servers (one per server per batch).
+
+        Ray calls, or, through shared memory, messages on the servers' Unix sockets.
+        """
         return self._calls.count
 
     def begin_step(self) -> None:
