@@ -20,9 +20,12 @@ target for 2 workers is at least 0.7). Then a second pass times every step on it
 (``DistKVStore.begin_step``/``end_step``) and splits it, on each worker's own clock, into
 ``compute`` (no message to a server in flight), ``communication`` (messages in flight) and
 ``waiting`` (a server holding a push until the other worker pushed too); see
-:mod:`framework.kvstore.timing`. ``messages_per_step`` counts the Ray calls of one step (a push
-and a pull per layer and server). On a machine with fewer cores than workers + server the
-processes share the cores, so the 2-worker figure measures overhead more than scaling.
+:mod:`framework.kvstore.timing`. ``messages_per_step`` counts the messages of one step (one
+pushpull per layer and server). The workers share their server's host here, so the arrays go
+through shared memory and the messages over the servers' Unix sockets; run with
+``MXLAB_KV_TRANSPORT=ray`` to send everything through Ray instead (docs/kvstore.md). On a
+machine with fewer cores than workers + server the processes share the cores, so the 2-worker
+figure measures overhead more than scaling.
 """
 
 from __future__ import annotations

@@ -387,6 +387,12 @@ SETTINGS: dict[str, Setting] = {
             "seconds a distributed store waits for another worker or a server",
         ),
         Setting(
+            "MXLAB_KV_TRANSPORT",
+            Choice(("auto", "ray")),
+            "auto",
+            "how dist_sync workers move arrays: auto = shared memory with servers on their host, ray = in the messages",
+        ),
+        Setting(
             "MXLAB_KV_RANK",
             Integer(minimum=0),
             None,

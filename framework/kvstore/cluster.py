@@ -5,9 +5,10 @@ A distributed job has ``num_servers`` **servers** (Ray actors holding the keys, 
 (:mod:`.launch`) starts the servers as *named* Ray actors in a job-specific Ray *namespace*,
 then starts every worker with the job's environment variables: ``MXLAB_KV_RANK``,
 ``MXLAB_KV_NUM_WORKERS``, ``MXLAB_KV_NUM_SERVERS``, ``MXLAB_KV_NAMESPACE``, ``MXLAB_KV_RAY_ADDRESS``,
-``MXLAB_KV_TIMEOUT`` and ``MXLAB_KVSTORE_BIGARRAY_BOUND`` (rows of :mod:`framework.config`, which
-says what each means and accepts), so that ``mx.kv.create('dist_sync')`` inside the worker
-reads them (:meth:`DistConfig.from_env`), connects to Ray and looks the servers up by name.
+``MXLAB_KV_TIMEOUT``, ``MXLAB_KV_TRANSPORT`` and ``MXLAB_KVSTORE_BIGARRAY_BOUND`` (rows of
+:mod:`framework.config`, which says what each means and accepts), so that
+``mx.kv.create('dist_sync')`` inside the worker reads them (:meth:`DistConfig.from_env`),
+connects to Ray and looks the servers up by name.
 """
 
 from __future__ import annotations
@@ -29,8 +30,11 @@ ENV_ADDRESS = "MXLAB_KV_RAY_ADDRESS"
 ENV_NAMESPACE = "MXLAB_KV_NAMESPACE"
 ENV_TIMEOUT = "MXLAB_KV_TIMEOUT"
 ENV_BIGARRAY_BOUND = "MXLAB_KVSTORE_BIGARRAY_BOUND"
+ENV_TRANSPORT = "MXLAB_KV_TRANSPORT"
 DEFAULT_TIMEOUT = config.setting(ENV_TIMEOUT).default
 SERVER_NAME = "mxlab-kv-server-{index}"
+#: How workers move arrays to and from the servers (see :mod:`.shared_blocks`).
+TRANSPORTS = ("auto", "ray")
 #: Where a Ray cluster started by MXLab keeps its sockets and logs (never inside the repository).
 RAY_TEMP_DIR = "/tmp/mxlab-ray"
 
@@ -52,6 +56,11 @@ def timeout_from_env() -> float:
     return config.get(ENV_TIMEOUT)
 
 
+def transport_from_env() -> str:
+    """``MXLAB_KV_TRANSPORT``: ``'auto'`` (shared memory on one host, the default) or ``'ray'``."""
+    return config.get(ENV_TRANSPORT)
+
+
 def server_name(index: int) -> str:
     """The Ray actor name of server ``index`` (unique within the job's namespace)."""
     return SERVER_NAME.format(index=index)
@@ -68,8 +77,11 @@ class DistConfig:
     address: str | None = None
     timeout: float = DEFAULT_TIMEOUT
     bigarray_bound: int = DEFAULT_BIGARRAY_BOUND
+    transport: str = "auto"  # 'auto': shared memory with servers on this host (dist_sync); 'ray': always Ray
 
     def __post_init__(self) -> None:
+        if self.transport not in TRANSPORTS:
+            raise KVStoreError(f"transport must be one of {TRANSPORTS}, got {self.transport!r}")
         if self.num_workers < 1 or self.num_servers < 1:
             raise KVStoreError(
                 f"a distributed job needs at least one worker and one server, got num_workers={self.num_workers}, "
@@ -98,6 +110,7 @@ class DistConfig:
             address=config.get(ENV_ADDRESS),
             timeout=timeout_from_env(),
             bigarray_bound=bigarray_bound_from_env(),
+            transport=transport_from_env(),
         )
 
     def to_env(self) -> dict[str, str]:
@@ -109,6 +122,7 @@ class DistConfig:
             ENV_NAMESPACE: self.namespace,
             ENV_TIMEOUT: repr(self.timeout),
             ENV_BIGARRAY_BOUND: str(self.bigarray_bound),
+            ENV_TRANSPORT: self.transport,
         }
         if self.address:
             env[ENV_ADDRESS] = self.address
@@ -211,7 +225,9 @@ __all__ = [
     "ENV_NUM_WORKERS",
     "ENV_RANK",
     "ENV_TIMEOUT",
+    "ENV_TRANSPORT",
     "RAY_TEMP_DIR",
+    "TRANSPORTS",
     "DistConfig",
     "connect",
     "find_servers",
@@ -221,4 +237,5 @@ __all__ = [
     "start_servers",
     "stop_servers",
     "timeout_from_env",
+    "transport_from_env",
 ]

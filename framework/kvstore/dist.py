@@ -24,6 +24,13 @@ An engine operation must not block a worker thread for a whole network round tri
 operations are *asynchronous*: they hand Ray's answers to a small thread pool, which writes
 the received data and calls ``on_complete``.
 
+On the servers' own host, a ``dist_sync`` worker moves the arrays through shared memory
+instead of Ray's object store (:mod:`.shared_blocks`): before sending, it copies each shard into
+its region of the shard's block, the message names the shards, and after the answer it copies
+the new values out of the block. These small messages skip Ray too: they travel over a Unix
+socket to the server (:mod:`.channel`). ``MXLAB_KV_TRANSPORT=ray`` keeps every message and
+array in Ray.
+
 Failures become exceptions on the buffer's variable: the engine skips the operations that
 depend on it and re-raises the error where the user reads a result (``asnumpy``,
 ``wait_to_read``, ``mx.nd.waitall``). Every wait is bounded by ``MXLAB_KV_TIMEOUT``.
@@ -34,7 +41,8 @@ from __future__ import annotations
 import pickle
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 import numpy as np
@@ -46,9 +54,11 @@ from ..atomic_file import write_bytes_atomic
 from ..context import cpu
 from ..ndarray import NDArray
 from .base import Key, KVStore, KVStoreError, Updater
+from .channel import Channel, ChannelClosed
 from .cluster import DistConfig, find_servers, import_ray, server_name
 from .local import LocalKVStore, _fetch, _key_values, _nbytes
 from .sharding import Shard, layout
+from .shared_blocks import SharedBlock
 from .timing import CallLog, CallRecord, StepSplit, split_step
 
 #: Distributed type -> (synchronous?, sum a worker's devices on a device?). MXNet treats any
@@ -94,6 +104,8 @@ class DistKVStore(KVStore):
         self._bufs: dict[Key, NDArray] = {}
         self._layouts: dict[Key, list[Shard]] = {}
         self._placed: set[Key] = set()  # dist_device_sync: keys whose buffer moved to the pushing device
+        self._blocks: dict[Any, SharedBlock] = {}  # shard name -> its server's block, when on this host
+        self._channels: dict[int, Channel] = {}  # server index -> the channel of its shared-memory verbs
         self._answers = ThreadPoolExecutor(ANSWER_THREADS, thread_name_prefix=f"kvstore-rank{self.rank}")
         self._calls = CallLog()
         self._step = 0
@@ -150,6 +162,33 @@ class DistKVStore(KVStore):
                     refs.append((s.server, self._servers[s.server].init.remote(s.name, flat[s.start : s.stop])))
         self._wait(refs, "init")
         self.barrier()
+        if self._sync and self._config.transport == "auto":  # after rank 0's values are stored
+            self._share([s for k, _ in pairs for s in self._layouts[k]])
+            self.barrier()  # every worker leaves init with the job's keys shared
+
+    def _share(self, shards: list[Shard]) -> None:
+        """Map the servers' shared-memory blocks of these shards, for the servers on this host."""
+        groups: dict[int, list[Shard]] = {}
+        for shard in shards:
+            groups.setdefault(shard.server, []).append(shard)
+        refs = [(i, self._servers[i].share.remote([s.name for s in group])) for i, group in groups.items()]
+        answers = self._wait(refs, "init (shared memory)")
+        here = self._ray.get_runtime_context().get_node_id()
+        try:
+            for (index, group), answer in zip(groups.items(), answers, strict=True):
+                if answer["node"] != here:  # another host: this server's messages keep travelling through Ray
+                    continue
+                if index not in self._channels:
+                    describe = f"KVStore server {index} ({server_name(index)})"
+                    self._channels[index] = Channel(answer["channel"], describe)
+                for shard, spec in zip(group, answer["blocks"], strict=True):
+                    self._blocks[shard.name] = SharedBlock(spec)
+        finally:  # mapped or not, tell the servers, which delete a block's name once every worker answered
+            rank = self.rank
+            self._wait(
+                [(i, self._servers[i].mapped.remote(rank, [s.name for s in group])) for i, group in groups.items()],
+                "init (shared memory)",
+            )
 
     def push(self, key: Key | Sequence[Key], value: Any, priority: int = 0) -> None:
         """Sum this worker's values per key, then send the sums: one message per server (engine ops)."""
@@ -219,7 +258,10 @@ class DistKVStore(KVStore):
     # ------------------------------------------------------------------ steps: counters and the time split
     @property
     def ray_calls(self) -> int:
-        """How many push and pull messages this worker has sent to the servers (one per server per batch)."""
+        """How many push and pull messages this worker has sent to the servers (one per server per batch).
+
+        Ray calls, or, through shared memory, messages on the servers' Unix sockets.
+        """
         return self._calls.count
 
     def begin_step(self) -> None:
@@ -344,30 +386,52 @@ class DistKVStore(KVStore):
         sources = {k: (bufs[k]._data, bufs[k].context) for k in keys}
         ctx = bufs[keys[0]].context
         verb = "pushpull" if pull_back else "push"
-        write = self._writer(shards, bufs) if pull_back else None
+        blocks = self._shared(shards)
+        channel = self._channels.get(server)
+        write = self._writer(shards, bufs, blocks) if pull_back else None
 
         def send(run_ctx: Any, on_complete: Callable[..., None]) -> None:
             flats = {k: np.asarray(_fetch(data, c, cpu(0))).reshape(-1) for k, (data, c) in sources.items()}
-            # views of the buffers: Ray serialises them into its object store during .remote(),
-            # so the buffers may change as soon as it returns
-            items = [(s.name, flats[s.key][s.start : s.stop]) for s in shards]
-            nbytes = sum(part.nbytes for _, part in items) * (2 if pull_back else 1)
+            nbytes = sum(s.size * flats[s.key].itemsize for s in shards) * (2 if pull_back else 1)
             sent = time.perf_counter()
-            ref = (actor.pushpull if pull_back else actor.push).remote(rank, items)
+            if blocks is not None:  # shared memory: write this worker's regions, send only the names
+                for shard, block in zip(shards, blocks, strict=True):
+                    np.copyto(block.pushes[rank], flats[shard.key][shard.start : shard.stop])
+                names = [s.name for s in shards]
+                ref = channel.call("pushpull_shared" if pull_back else "push_shared", rank, names)
+            else:
+                # views of the buffers: Ray serialises them into its object store during .remote(),
+                # so the buffers may change as soon as it returns
+                items = [(s.name, flats[s.key][s.start : s.stop]) for s in shards]
+                ref = (actor.pushpull if pull_back else actor.push).remote(rank, items)
             calls.sent()
-            self._answers.submit(self._complete, verb, server, ref, sent, nbytes, keys, on_complete, write)
+            self._answers.submit(
+                self._complete, verb, server, ref, sent, nbytes, keys, on_complete, write, blocks is not None
+            )
 
         vars_ = list(dict.fromkeys(bufs[k]._chunk.var for k in keys))
         name = f"KVStoreDist{'PushPull' if pull_back else 'Push'}({_names(keys)})"
         self._engine(bufs).push_async(send, ctx, [], vars_, priority=priority, name=name)
 
+    def _shared(self, shards: list[Shard]) -> list[SharedBlock] | None:
+        """The shards' shared-memory blocks if this worker mapped all of them, else None (use Ray).
+
+        A worker maps a server's blocks and connects to its channel together (:meth:`_share`).
+        """
+        blocks = [self._blocks.get(s.name) for s in shards]
+        return None if any(b is None for b in blocks) else blocks
+
     @staticmethod
-    def _writer(shards: list[Shard], bufs: dict[Key, NDArray]) -> Callable[[list[np.ndarray]], None]:
-        """A function writing a server's answer (one array per shard) into the buffers."""
+    def _writer(
+        shards: list[Shard], bufs: dict[Key, NDArray], blocks: list[SharedBlock] | None
+    ) -> Callable[[list[np.ndarray] | None], None]:
+        """A function writing a server's answer (one array per shard, or the blocks' values) into the buffers."""
         targets = {s.key: (bufs[s.key]._data, bufs[s.key].context) for s in shards}
 
-        def write(parts: list[np.ndarray]) -> None:
-            # the parts are read-only views of Ray's object store: copy each once, into its buffer
+        def write(answer: list[np.ndarray] | None) -> None:
+            # the parts are read-only views of Ray's object store, or the blocks' value regions
+            # (which no round overwrites before this worker's next push): copy each once, into its buffer
+            parts = answer if blocks is None else [b.value for b in blocks]
             for shard, part in zip(shards, parts, strict=True):
                 data, c = targets[shard.key]
                 with backend.device(c):
@@ -380,14 +444,19 @@ class DistKVStore(KVStore):
         actor, calls = self._servers[server], self._calls
         keys = list(dict.fromkeys(s.key for s in shards))
         ctx = bufs[keys[0]].context
-        write = self._writer(shards, bufs)
+        blocks = self._shared(shards)
+        channel = self._channels.get(server)
+        write = self._writer(shards, bufs, blocks)
 
         def receive(run_ctx: Any, on_complete: Callable[..., None]) -> None:
             sent = time.perf_counter()
-            ref = actor.pull.remote([s.name for s in shards])
+            names = [s.name for s in shards]
+            ref = actor.pull.remote(names) if blocks is None else channel.call("pull_shared", names)
             calls.sent()
             nbytes = sum(s.size * bufs[s.key].dtype.itemsize for s in shards)
-            self._answers.submit(self._complete, "pull", server, ref, sent, nbytes, keys, on_complete, write)
+            self._answers.submit(
+                self._complete, "pull", server, ref, sent, nbytes, keys, on_complete, write, blocks is not None
+            )
 
         vars_ = list(dict.fromkeys(bufs[k]._chunk.var for k in keys))
         self._engine(bufs).push_async(
@@ -407,14 +476,20 @@ class DistKVStore(KVStore):
         nbytes: int,
         keys: list[Key],
         on_complete: Callable[..., None],
-        deliver: Callable[[list], None] | None,
+        deliver: Callable[[list | None], None] | None,
+        shared: bool,
     ) -> None:
         """On an answer thread: wait for the server, deliver the data, log the call, report to the engine."""
         try:
-            (answer,) = self._wait([(server, ref)], f"{verb}({_names(keys)})")
+            what = f"{verb}({_names(keys)})"
+            answer = self._answer(server, ref, what) if shared else self._wait([(server, ref)], what)[0]
             answered = time.perf_counter()
-            # a push answers the seconds it was held, a pull the values, a pushpull both
-            waited, values = {"push": (answer, None), "pull": (0.0, answer), "pushpull": answer}[verb]
+            # a push answers the seconds it was held, a pull the values, a pushpull both; through
+            # shared memory the values are in the blocks, and a pull answers nothing
+            if shared:
+                waited, values = (0.0 if verb == "pull" else answer), None
+            else:
+                waited, values = {"push": (answer, None), "pull": (0.0, answer), "pushpull": answer}[verb]
             if deliver is not None:
                 deliver(values)
             waited = float(waited)
@@ -456,6 +531,21 @@ class DistKVStore(KVStore):
                     raise KVStoreError(f"{cause}") from None
                 raise KVStoreError(f"{what}: server {index} failed: {type(cause).__name__}: {cause}") from None
         return results
+
+    def _answer(self, index: int, future: Future, what: str) -> Any:
+        """A channel call's answer, bounded like :meth:`_wait` and with the same errors."""
+        limit = self._config.timeout + max(2.0, 0.25 * self._config.timeout)
+        try:
+            return future.result(timeout=limit)
+        except FutureTimeout:
+            raise KVStoreError(
+                f"{what}: KVStore server {index} did not answer within {limit:g} s ({self._liveness()})"
+            ) from None
+        except ChannelClosed as err:
+            raise KVStoreError(
+                f"{what}: KVStore server {index} ({server_name(index)}) has died; the job cannot continue "
+                f"({err}; {self._liveness()})"
+            ) from None
 
     def _liveness(self) -> str:
         """Which servers still answer a ping (asked when something went wrong)."""

@@ -7,7 +7,7 @@ The launcher plays the part of MXNet's ``tools/launch.py`` plus ps-lite's schedu
    them, so they disappear when the launcher exits);
 3. it starts ``-n`` **workers**, each a subprocess running the given command with
    ``MXLAB_KV_RANK``, ``MXLAB_KV_NUM_WORKERS``, ``MXLAB_KV_NUM_SERVERS``,
-   ``MXLAB_KV_RAY_ADDRESS``, ``MXLAB_KV_NAMESPACE``, ``MXLAB_KV_TIMEOUT`` (see
+   ``MXLAB_KV_RAY_ADDRESS``, ``MXLAB_KV_NAMESPACE``, ``MXLAB_KV_TIMEOUT``, ``MXLAB_KV_TRANSPORT`` (see
    :mod:`.cluster`) and ``PYTHONPATH`` pointing at this checkout, so that
    ``mx.kv.create('dist_sync')`` in the script joins the job; their output is prefixed
    with ``[worker R]``;
@@ -40,6 +40,7 @@ from .cluster import (
     local_ray_options,
     start_servers,
     timeout_from_env,
+    transport_from_env,
 )
 from .sharding import bigarray_bound_from_env
 
@@ -186,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ[ENV_TIMEOUT] = repr(args.timeout)
     timeout = timeout_from_env()
     bound = bigarray_bound_from_env()
+    transport = transport_from_env()
     ray = import_ray()
     namespace = f"mxlab-kv-{uuid.uuid4().hex[:12]}"
     if args.address:
@@ -204,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
             f"starting {args.num_workers} worker(s): {' '.join(args.command)}"
         )
         for rank in range(args.num_workers):
-            config = DistConfig(rank, args.num_workers, args.num_servers, namespace, address, timeout, bound)
+            config = DistConfig(rank, args.num_workers, args.num_servers, namespace, address, timeout, bound, transport)
             try:
                 workers.append(start_worker(rank, config, args.command))
             except OSError as err:

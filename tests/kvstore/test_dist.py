@@ -79,12 +79,14 @@ if ray is not None:
 class Job:
     """Fresh servers in a fresh namespace, and one DistConfig per worker."""
 
-    def __init__(self, workers, timeout: float = 20.0, bigarray_bound: int = 1_000_000) -> None:
+    def __init__(
+        self, workers, timeout: float = 20.0, bigarray_bound: int = 1_000_000, transport: str = "auto"
+    ) -> None:
         self.namespace = f"test-{uuid.uuid4().hex[:10]}"
         self.workers = workers
         self.servers = start_servers(NUM_SERVERS, len(workers), self.namespace, timeout)
         self.configs = [
-            DistConfig(rank, len(workers), NUM_SERVERS, self.namespace, None, timeout, bigarray_bound)
+            DistConfig(rank, len(workers), NUM_SERVERS, self.namespace, None, timeout, bigarray_bound, transport)
             for rank in range(len(workers))
         ]
 
@@ -267,7 +269,8 @@ def module_fit(x: np.ndarray, y: np.ndarray, batch: int, epochs: int):
     mod.fit(it, num_epoch=epochs, kvstore=kv, optimizer="sgd", optimizer_params={"learning_rate": 0.5})
     mx.nd.waitall()
     args, _ = mod.get_params()
-    return {k: v.asnumpy() for k, v in args.items()}, kv.ray_calls - before
+    shared = sum(info["shared_blocks"] for info in kv.server_info())
+    return {k: v.asnumpy() for k, v in args.items()}, kv.ray_calls - before, shared
 
 
 def batches_and_priorities():
@@ -388,14 +391,19 @@ def test_async_applies_each_push_at_once(job):
         np.testing.assert_allclose(seen["both"], np.full(2, 30.0))
 
 
-def test_module_trains_on_two_workers_like_one_process_on_the_whole_batch(job):
+@pytest.mark.parametrize("transport", ["auto", "ray"])
+def test_module_trains_on_two_workers_like_one_process_on_the_whole_batch(job, transport):
     rng = np.random.default_rng(1)
     batch, epochs = 8, 2
     x = rng.standard_normal((64, 5)).astype(np.float32)
     y = (x[:, 0] + x[:, 1] > 0).astype(np.float32)
 
-    results = job().run(module_fit, x, y, batch, epochs)
-    trained = [params for params, _ in results]
+    # each layer's pushpull leaves while backward computes the layers below; through shared memory
+    # and the servers' channels ('auto', this host) or in Ray's messages ('ray'), the weights are the same
+    results = job(transport=transport).run(module_fit, x, y, batch, epochs)
+    trained = [params for params, _, _ in results]
+    shared = {shared for _, _, shared in results}
+    assert shared == ({len(mlp().list_arguments()) - 2} if transport == "auto" else {0})
     # one process, one device, batches of 2 * batch, started from rank 0's initial weights
     mx.random.seed(5)
     single = Module(mlp(), context=[mx.cpu(0)])
@@ -418,7 +426,7 @@ def test_module_trains_on_two_workers_like_one_process_on_the_whole_batch(job):
     per_step = sum(len(servers) for servers in layers.values())
     assert per_step < len(expected)  # fewer than parameters (MXNet sends a push and a pull for each)
     steps = epochs * len(x) // (2 * batch)
-    assert [calls for _, calls in results] == [len(expected) + steps * per_step] * 2
+    assert [calls for _, calls, _ in results] == [len(expected) + steps * per_step] * 2
 
 
 def test_a_killed_worker_yields_an_error_not_a_hang(job, cluster):

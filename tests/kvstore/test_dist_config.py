@@ -17,7 +17,7 @@ JOB_VARS = (ENV_RANK, ENV_NUM_WORKERS, ENV_NUM_SERVERS, ENV_NAMESPACE, "MXLAB_KV
 
 @pytest.fixture
 def no_job(monkeypatch):
-    for name in (*JOB_VARS, "MXLAB_KVSTORE_BIGARRAY_BOUND", "MXNET_KVSTORE_BIGARRAY_BOUND"):
+    for name in (*JOB_VARS, "MXLAB_KVSTORE_BIGARRAY_BOUND", "MXNET_KVSTORE_BIGARRAY_BOUND", "MXLAB_KV_TRANSPORT"):
         monkeypatch.delenv(name, raising=False)
     return monkeypatch
 
@@ -78,6 +78,19 @@ def test_job_variables_round_trip_and_errors(no_job):
         DistConfig.from_env()
     with pytest.raises(KVStoreError, match="at least one worker and one server"):
         DistConfig(0, 1, 0, "job")
+
+
+def test_the_transport_travels_with_the_job_and_is_checked(no_job):
+    config = DistConfig(0, 2, 1, "job-x", None, 7.5, 1000, "ray")
+    for name, value in config.to_env().items():
+        no_job.setenv(name, value)
+    assert DistConfig.from_env().transport == "ray"
+    assert DistConfig(0, 2, 1, "job-x").transport == "auto"  # shared memory on the servers' host
+    no_job.setenv("MXLAB_KV_TRANSPORT", "pigeon")
+    with pytest.raises(ConfigError, match="MXLAB_KV_TRANSPORT must be one of"):
+        DistConfig.from_env()
+    with pytest.raises(KVStoreError, match=r"transport must be one of \('auto', 'ray'\), got 'pigeon'"):
+        DistConfig(0, 2, 1, "job-x", transport="pigeon")
 
 
 def test_create_outside_a_job_names_the_missing_variables(no_job):
