@@ -36,7 +36,7 @@ import numpy as np
 from ...resource import ResourceRequest
 from ..grad import make_backward_node
 from ..infer import InferenceError, ShapeT, elemwise_shape, elemwise_type, shape_assign, shape_known, type_assign
-from ..kernel import assign
+from ..kernel import assign, assign_ufunc
 from ..node import Entry, Node, NodeAttrs
 from ..params import Param, ParamSet
 from ..registry import register
@@ -98,9 +98,12 @@ def _activation(xp, act_type: str, x):
 
 
 def _activation_forward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None:
-    x = inputs[0]
-    y = _activation(op_ctx.xp, attrs.parsed.act_type, x.astype(compute_dtype(x.dtype), copy=False))
-    assign(outputs[0], req[0], y)
+    xp, act_type = op_ctx.xp, attrs.parsed.act_type
+    x = inputs[0].astype(compute_dtype(inputs[0].dtype), copy=False)
+    if act_type == "tanh":  # one ufunc: computed straight into the output, no temporary
+        assign_ufunc(outputs[0], req[0], xp.tanh, x)
+        return
+    assign(outputs[0], req[0], _activation(xp, act_type, x))
 
 
 def _activation_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
@@ -119,8 +122,11 @@ def _activation_backward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None
         value = grad * (y > 0)
     elif act_type == "sigmoid":
         value = grad * y * (1 - y)
-    elif act_type == "tanh":
-        value = grad * (1 - y * y)
+    elif act_type == "tanh":  # grad * (1 - y^2) with one temporary, the product straight into the output
+        slope = y * y
+        xp.subtract(1, slope, out=slope)
+        assign_ufunc(outputs[0], req[0], xp.multiply, grad, slope)
+        return
     elif act_type == "softrelu":
         value = grad * -xp.expm1(-y)
     else:
