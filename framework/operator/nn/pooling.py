@@ -242,31 +242,24 @@ def _scatter(grid: Any, index: tuple[slice, ...], value: Any, overwrite: bool) -
 def _max_backward(xp: Any, src: Any, y: Any, grad: Any, slices: list, grid: Any, overwrite: bool) -> None:
     """Route each window's gradient to the first of its positions (row-major) equal to its maximum.
 
-    ``remaining`` holds the gradient of the windows no earlier position has claimed: each
-    position takes ``remaining`` where it equals the maximum, and leaves the rest. With
-    ``overwrite`` (disjoint windows, no padding) the take is written straight into ``grid``.
+    Each position's mask is "equals the maximum and no earlier position did" (boolean
+    operations on output-sized masks: cheap next to the strided arithmetic), and the position
+    takes ``grad`` where its mask is set. With ``overwrite`` (disjoint windows, no padding)
+    the product is written straight into ``grid`` instead of added.
     """
-    exact = bool(xp.isfinite(grad).all())  # remaining * hit equals where(hit, remaining, 0) only when finite
-    remaining = grad
-    last = len(slices) - 1
-    for position, index in enumerate(slices):
+    exact = bool(xp.isfinite(grad).all())  # grad * hit equals where(hit, grad, 0) only when finite
+    claimed = None
+    for index in slices:
         hit = src[index] == y
-        if exact:
-            take = xp.multiply(remaining, hit, out=grid[index] if overwrite else None)
+        if claimed is None:
+            claimed = hit
         else:
-            take = xp.where(hit, remaining, 0)
-            if overwrite:
-                grid[index] = take
-        if not overwrite:
-            grid[index] += take
-        if position == last:
-            break
-        if not exact:
-            remaining = xp.where(hit, 0, remaining)
-        elif remaining is grad:  # never modify the caller's gradient
-            remaining = grad - take
+            hit &= ~claimed
+            claimed |= hit
+        if exact and overwrite:
+            xp.multiply(grad, hit, out=grid[index])
         else:
-            remaining -= take
+            _scatter(grid, index, grad * hit if exact else xp.where(hit, grad, 0), overwrite)
 
 
 def _pool_forward(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list[Req], outputs: list) -> None:
