@@ -29,7 +29,7 @@ How the products are laid out decides the speed far more than the arithmetic doe
   compares ``8 * runs`` of the sample-major copy with the elements the batch-last
   transposes move. LeNet's first layer (1 -> 20 channels, 24-wide output rows) runs
   sample-major, twice as fast as batch-last; its second layer (8-wide rows) runs
-  batch-last, about 1.5x faster than sample-major.
+  batch-last, 1.2x (forward) to 1.5x (backward) faster than sample-major.
 * **No copy when there is nothing to gather**: a 1x1 kernel with stride 1 and no padding
   (a pointwise convolution) has the input itself as its column matrix.
 * The weight gradient accumulates ``col @ d_out^T`` (``(C*K, F)``, the orientation where
