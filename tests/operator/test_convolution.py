@@ -23,6 +23,7 @@ from op_helpers import infer_shapes
 import framework as mx
 from framework.operator import InferenceError, OperatorParamError
 from framework.operator import get as get_op
+from framework.operator.nn import conv_gemm
 from framework.test_utils import assert_almost_equal, check_imperative_gradient, check_req, rand_shape_nd
 
 RNG = np.random.default_rng(20240601)
@@ -575,6 +576,63 @@ def test_small_workspace_processes_the_batch_in_chunks_with_equal_results(name):
     for big, small in zip(*results, strict=True):
         assert_almost_equal(small, big)
     check_req(name, [a.astype(np.float32) for a in (x, w, b)], workspace=0, **params)
+
+
+# ----------------------------------------------------------------------------- layouts and chunks
+LAYOUT_CASES = [
+    # (data shape, num_filter, parameters): padding, stride, dilation, groups, 1-D and 3-D, pointwise
+    ((5, 4, 6, 7), 6, dict(kernel=(3, 3), stride=(2, 1), pad=(1, 1), num_group=2)),
+    ((3, 2, 9), 4, dict(kernel=(3,), dilate=(2,), pad=(2,))),
+    ((3, 2, 4, 5, 4), 4, dict(kernel=(2, 3, 2), stride=(1, 2, 1), pad=(1, 0, 1), num_group=2)),
+    ((4, 6, 5, 5), 4, dict(kernel=(1, 1), num_group=2)),  # pointwise: the input is the column matrix
+]
+
+
+def _conv_and_grads(name, x, w, b, params, data_grad=True):
+    """Output and the gradients (data, weight, bias) for a fixed output gradient."""
+    arrays = [nd_(a) for a in (x, w, b)]
+    for a in arrays[0 if data_grad else 1 :]:
+        a.attach_grad()
+    with mx.autograd.record():
+        y = getattr(mx.nd, name)(*arrays, no_bias=False, **params)
+    y.backward(nd_(np.linspace(-1, 1, y.size).reshape(y.shape).astype(x.dtype)))
+    return [y.asnumpy()] + [a.grad.asnumpy() for a in arrays[0 if data_grad else 1 :]]
+
+
+@pytest.mark.parametrize("case", LAYOUT_CASES, ids=lambda c: f"{len(c[2]['kernel'])}d-k{c[2]['kernel']}")
+@pytest.mark.parametrize("name", ["Convolution", "Deconvolution"])
+def test_both_layouts_and_any_chunking_give_the_same_results(name, case, monkeypatch):
+    # conv_gemm picks sample-major or batch-last per layer and cache-sized chunks: force each
+    # layout, with one chunk and with one sample per chunk; all results must agree
+    shape, f, params = case
+    params = dict(params, num_filter=f)
+    groups, kernel = params.get("num_group", 1), params["kernel"]
+    x = RNG.standard_normal(shape)
+    w = RNG.standard_normal(
+        (f, shape[1] // groups, *kernel) if name == "Convolution" else (shape[1], f // groups, *kernel)
+    )
+    b = RNG.standard_normal(f)
+    runs = {}
+    for batch_last, cache in itertools.product((False, True), (conv_gemm.CACHE_BYTES, 1)):
+        monkeypatch.setattr(conv_gemm, "prefers_batch_last", lambda *shapes, choice=batch_last: choice)
+        monkeypatch.setattr(conv_gemm, "CACHE_BYTES", cache)
+        runs[(batch_last, cache)] = _conv_and_grads(name, x, w, b, params)
+        y, _, d_w, d_b = runs[(batch_last, cache)]
+        for got, want in zip(_conv_and_grads(name, x, w, b, params, data_grad=False), [y, d_w, d_b], strict=True):
+            assert_almost_equal(got, want)
+        half = _conv_and_grads(name, *(a.astype(np.float16) for a in (x, w, b)), params)
+        for got, want in zip(half, runs[(batch_last, cache)], strict=True):
+            assert_almost_equal(got.astype(np.float64), want, rtol=2e-2, atol=2e-2)
+        check_req(name, [a.astype(np.float32) for a in (x, w, b)], no_bias=False, **params)
+    first = next(iter(runs.values()))
+    if name == "Convolution":
+        stride, pad, dilate = (
+            params.get(key, (default,) * len(kernel)) for key, default in (("stride", 1), ("pad", 0), ("dilate", 1))
+        )
+        assert_almost_equal(first[0], ref_conv(x, w, b, stride, pad, dilate, groups))
+    for results in runs.values():
+        for got, want in zip(results, first, strict=True):
+            assert_almost_equal(got, want)
 
 
 @mx.util.use_np_shape  # a zero-size batch needs NumPy shape semantics, as in MXNet

@@ -366,3 +366,48 @@ def test_pooling_parameter_parsing_and_types():
     # accepted for compatibility: cudnn_off and the matching layout
     y = mx.nd.Pooling(mx.nd.ones((1, 1, 4, 4)), kernel=(2, 2), cudnn_off=True, layout="NCHW", pool_type="sum")
     assert_almost_equal(y, np.full((1, 1, 3, 3), 4.0, np.float32))
+
+
+# ----------------------------------------------------------------------------- max with ties, all paths
+def ref_max_gradient(x, dy, kernel, stride, pad):
+    """Brute force: each window's gradient goes to its first maximum in row-major order."""
+    padded = np.pad(x.astype(np.float64), [(0, 0), (0, 0)] + [(p, p) for p in pad], constant_values=-np.inf)
+    grad = np.zeros(padded.shape)
+    for n, c, *pos in np.ndindex(*dy.shape):
+        corner = [o * s for o, s in zip(pos, stride, strict=True)]
+        window = padded[(n, c, *(slice(a, a + k) for a, k in zip(corner, kernel, strict=True)))]
+        first = np.unravel_index(np.argmax(window), kernel)  # argmax: the first maximum
+        grad[(n, c, *(a + f for a, f in zip(corner, first, strict=True)))] += dy[(n, c, *pos)]
+    return grad[(slice(None), slice(None), *(slice(p, p + s) for p, s in zip(pad, x.shape[2:], strict=True)))]
+
+
+@pytest.mark.parametrize(
+    "shape, kernel, stride, pad",
+    [
+        ((2, 3, 8, 8), (2, 2), (2, 2), (0, 0)),  # disjoint windows covering the input (LeNet's)
+        ((2, 3, 7, 9), (3, 3), (3, 3), (0, 0)),  # disjoint, the last rows and columns in no window
+        ((2, 2, 9), (2,), (3,), (0,)),  # stride > kernel
+        ((1, 2, 4, 6, 6), (2, 2, 2), (2, 2, 2), (0, 0, 0)),
+        ((2, 3, 7, 8), (2, 2), (2, 2), (1, 1)),  # disjoint but padded: the general path
+        ((2, 3, 6, 7), (3, 2), (2, 1), (0, 1)),  # overlapping windows
+    ],
+    ids=str,
+)
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_max_pooling_with_many_ties_matches_brute_force_on_every_path(shape, kernel, stride, pad, dtype):
+    # values in {0, 1, 2}: most windows hold several maxima, and the first one must win
+    x = RNG.integers(0, 3, shape).astype(dtype)
+    params = dict(kernel=kernel, stride=stride, pad=pad, pool_type="max")
+    a = nd_(x)
+    a.attach_grad(grad_req="add")
+    for _ in range(2):  # req add: the second pass adds the same gradient again
+        with mx.autograd.record():
+            y = mx.nd.Pooling(a, **params)
+        dy = np.linspace(-1, 2, y.size).reshape(y.shape).astype(dtype)
+        y.backward(nd_(dy))
+    assert_almost_equal(y, ref_pool(x.astype(np.float64), **params).astype(dtype))
+    expected = ref_max_gradient(x, dy.astype(np.float64), kernel, stride, pad)
+    assert_almost_equal(a.grad, (2 * expected).astype(dtype))
+    _, written = forward_backward(x, **params)  # req write, out_grad of ones
+    assert_almost_equal(written, ref_max_gradient(x, np.ones(y.shape), kernel, stride, pad).astype(dtype))
+    check_req("Pooling", [x], **params)

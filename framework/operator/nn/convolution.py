@@ -6,37 +6,34 @@ Each output length is ``(size + 2 * pad - (dilate * (kernel - 1) + 1)) // stride
 Groups split the channels into ``num_group`` independent convolutions (``num_group == C``
 is a depthwise convolution).
 
-How it is computed (see ``im2col.py``): all windows are gathered into one column matrix and
-the convolution is a single batched GEMM over groups, ``weight (G, F/G, C/G*K) @ col (G,
-C/G*K, L*N)``. The gradients are two more GEMMs: ``d_weight = d_out @ col^T`` and
-``d_col = weight^T @ d_out``, the latter scattered back onto the input grid by col2im.
-The bias gradient is a sum. The backward pass recomputes ``col`` (as MXNet does) instead of
-keeping it alive between forward and backward.
+How it is computed (``conv_gemm.py``, ``im2col.py``): the windows are gathered into a
+column matrix and the convolution is a GEMM per group, ``weight (G, F/G, C/G*K) @ col``.
+The gradients are two more GEMMs: ``d_weight = d_out @ col^T`` and ``d_col = weight^T @
+d_out``, the latter scattered back onto the input grid by col2im. The bias gradient is a
+sum. The batch is processed in chunks whose column matrix fits in the cache, in the layout
+that is cheaper for the layer's shape; the backward pass recomputes ``col`` (as MXNet does)
+instead of keeping it alive between forward and backward.
 
-Scratch memory (the padded input, the column matrix, the GEMM result) comes from the
-resource manager's TEMP_SPACE. ``workspace`` keeps its MXNet meaning, a cap in MB on that
-scratch: a batch whose scratch would exceed it is processed a few samples at a time (one
-GEMM per group per chunk); with the default 1024 MB small networks use a single chunk.
-Accepted for compatibility, without effect: ``cudnn_tune`` and ``cudnn_off`` (there is no
-cuDNN). ``layout`` may only name the channel-first layout of the kernel's rank: NHWC/NDHWC
+Scratch memory comes from the resource manager's TEMP_SPACE; ``workspace`` keeps its MXNet
+meaning, a cap in MB on that scratch (it can only make the chunks smaller). Accepted for
+compatibility, without effect: ``cudnn_tune`` and ``cudnn_off`` (there is no cuDNN).
+``layout`` may only name the channel-first layout of the kernel's rank: NHWC/NDHWC
 are cuDNN-only layouts in MXNet and raise a clear error here.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
-from typing import Any
 
 from ...resource import ResourceRequest
 from ..grad import make_backward_node
 from ..infer import InferenceError, ShapeT, elemwise_type, shape_assign, shape_known
-from ..kernel import ADD, NULL, OpContext, Req, assign
+from ..kernel import NULL, OpContext, Req
 from ..node import Entry, Node, NodeAttrs
 from ..params import OperatorParamError, Param, ParamSet, Shape
 from ..registry import register
+from .conv_gemm import conv_backward, conv_gemm
 from .geometry import CHANNEL_FIRST, Geometry, check_layout, check_rank, label, per_axis
-from .im2col import col2im, compute_dtype, im2col, scratch, to_batch_first, to_batch_last
 
 LAYOUTS = ("NCDHW", "NCHW", "NCW", "NDHWC", "NHWC")
 FLOAT_TYPES = ("float16", "float32", "float64")
@@ -202,135 +199,7 @@ def _backward_type(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
     return float_type(attrs, in_types, out_types)
 
 
-# ---------------------------------------------------------------------------- the math
-def batch_chunks(n: int, per_sample_bytes: int, workspace_mb: int) -> list[slice]:
-    """Split the batch so that one chunk's scratch fits in ``workspace`` MB (MXNet's use of it).
-
-    With the default 1024 MB every batch of a small network is one chunk; a huge input is
-    processed a few samples at a time instead of asking for gigabytes of column matrix.
-    """
-    step = max(1, min(n, (workspace_mb << 20) // max(per_sample_bytes, 1)))
-    return [slice(start, min(start + step, n)) for start in range(0, n, step)]
-
-
-def _view(flat: Any, shape: tuple[int, ...]) -> Any:
-    """The first ``prod(shape)`` elements of a flat scratch array, shaped."""
-    return flat[: math.prod(shape)].reshape(shape)
-
-
-def conv_gemm(
-    op_ctx: OpContext,
-    src: Any,
-    weight: Any,
-    g: Geometry,
-    groups: int,
-    out_spatial: tuple[int, ...],
-    workspace: int,
-    *,
-    bias: Any = None,
-    out: Any = None,
-    req: Req = NULL,
-    d_out: Any = None,
-    d_weight: Any = None,
-    d_weight_req: Req = NULL,
-) -> None:
-    """``out = conv(src, weight) + bias`` by im2col and one GEMM per group; optionally also
-    ``d_weight``, the weight gradient of that convolution for output gradient ``d_out``.
-
-    Serves Convolution's forward (weight (F, C/G, *k)) and Deconvolution's backward, where
-    the deconvolution weight (C_in, F/G, *k) plays exactly this role and the deconvolution's
-    input is ``d_out``.
-    """
-    xp = op_ctx.xp
-    if req is NULL and d_weight_req is NULL:
-        return
-    n, channels, spatial = src.shape[0], src.shape[1], src.shape[2:]
-    if n == 0:  # an empty batch: nothing to write, and a weight gradient of zero
-        assign(d_weight, d_weight_req, 0)
-        return
-    filters, kernel_size, positions = weight.shape[0], math.prod(g.kernel), math.prod(out_spatial)
-    padded = g.padded_shape(tuple(spatial))
-    cdt = compute_dtype(src.dtype)
-    sizes = (channels * math.prod(padded), channels * kernel_size * positions, filters * positions)  # per sample
-    chunks = batch_chunks(n, sum(sizes) * cdt.itemsize, workspace)
-    step = chunks[0].stop
-    xt_flat, col_flat, y_flat = scratch(op_ctx, [((size * step,), cdt) for size in sizes])
-    w = weight.reshape(groups, filters // groups, -1).astype(cdt, copy=False)
-    for i, chunk in enumerate(chunks):
-        m = chunk.stop - chunk.start
-        xt = to_batch_last(xp, src[chunk], g.pad, _view(xt_flat, (channels, *padded, m)))
-        col = _view(col_flat, (channels * kernel_size, positions * m))
-        col = im2col(xp, xt, g.kernel, g.stride, g.dilate, out_spatial, col).reshape(groups, -1, positions * m)
-        y = _view(y_flat, (groups, filters // groups, positions * m))
-        if req is not NULL:
-            xp.matmul(w, col, out=y)
-            if bias is not None:
-                flat_y = y.reshape(filters, -1)
-                flat_y += bias.astype(cdt, copy=False)[:, None]
-            to_batch_first(xp, y.reshape(filters, *out_spatial, m), out[chunk], req)
-        if d_weight_req is not NULL:
-            dy = to_batch_last(xp, d_out[chunk], (0,) * len(out_spatial), y.reshape(filters, *out_spatial, m))
-            grad = xp.matmul(dy.reshape(groups, filters // groups, -1), col.transpose(0, 2, 1))
-            assign(d_weight, d_weight_req if i == 0 else ADD, grad.reshape(d_weight.shape))
-
-
-def conv_backward(
-    op_ctx: OpContext,
-    d_out: Any,
-    src: Any,
-    weight: Any,
-    g: Geometry,
-    groups: int,
-    workspace: int,
-    req: list[Req],
-    outputs: list[Any],
-) -> None:
-    """Gradients of ``conv(src, weight) + bias`` w.r.t. (src, weight, bias), as ``req`` says.
-
-    Serves Convolution's backward and Deconvolution's forward (``d_src`` of a convolution
-    is a transposed convolution of ``d_out``). ``src`` is only read for the weight gradient
-    and may be None otherwise; ``outputs[0]`` gets ``d_src`` shaped like ``src``.
-    """
-    xp = op_ctx.xp
-    need_src, need_weight = req[0] is not NULL, req[1] is not NULL
-    need_bias = len(req) > 2 and req[2] is not NULL
-    if not (need_src or need_weight or need_bias):
-        return
-    n, filters, out_spatial = d_out.shape[0], d_out.shape[1], d_out.shape[2:]
-    if n == 0:  # an empty batch: parameter gradients of zero
-        for index in (1, 2)[: len(req) - 1]:
-            assign(outputs[index], req[index], 0)
-        return
-    channels, spatial = outputs[0].shape[1], outputs[0].shape[2:]
-    kernel_size, positions = math.prod(g.kernel), math.prod(out_spatial)
-    padded = g.padded_shape(tuple(spatial))
-    cdt = compute_dtype(d_out.dtype)
-    sizes = (filters * positions, channels * math.prod(padded), channels * kernel_size * positions)  # per sample
-    chunks = batch_chunks(n, sum(sizes) * cdt.itemsize, workspace)
-    step = chunks[0].stop
-    dy_flat, grid_flat, col_flat = scratch(op_ctx, [((size * step,), cdt) for size in sizes])
-    w = weight.reshape(groups, filters // groups, -1).astype(cdt, copy=False)
-    for i, chunk in enumerate(chunks):
-        m = chunk.stop - chunk.start
-        cols = positions * m
-        dyt = to_batch_last(xp, d_out[chunk], (0,) * len(out_spatial), _view(dy_flat, (filters, *out_spatial, m)))
-        dy = dyt.reshape(groups, filters // groups, cols)
-        if need_bias:
-            assign(outputs[2], req[2] if i == 0 else ADD, dyt.reshape(filters, cols).sum(axis=1))
-        col = _view(col_flat, (channels * kernel_size, cols))
-        if need_weight:
-            xt = to_batch_last(xp, src[chunk], g.pad, _view(grid_flat, (channels, *padded, m)))
-            col = im2col(xp, xt, g.kernel, g.stride, g.dilate, out_spatial, col)
-            d_weight = xp.matmul(dy, col.reshape(groups, -1, cols).transpose(0, 2, 1))
-            assign(outputs[1], req[1] if i == 0 else ADD, d_weight.reshape(outputs[1].shape))
-        if need_src:
-            d_col = xp.matmul(w.transpose(0, 2, 1), dy, out=col.reshape(groups, -1, cols))
-            grid = _view(grid_flat, (channels, *spatial, m))  # reuses the padded input's memory
-            d_col = d_col.reshape(channels, *g.kernel, *out_spatial, m)
-            col2im(xp, d_col, grid, g.kernel, g.stride, g.dilate, g.pad, out_spatial)
-            to_batch_first(xp, grid, outputs[0][chunk], req[0])
-
-
+# ---------------------------------------------------------------------------- compute
 def _conv_forward(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list[Req], outputs: list) -> None:
     if req[0] is NULL:
         return

@@ -11,7 +11,7 @@ length is ``stride * (size - 1) + dilate * (kernel - 1) + 1 - 2 * pad + adj``; w
 ``target_shape`` the padding and ``adj`` are chosen to produce that shape instead (``pad``
 and ``adj`` are then ignored, as in MXNet).
 
-The computation reuses Convolution's pieces with the roles swapped (``convolution.py``):
+The computation reuses Convolution's pieces with the roles swapped (``conv_gemm.py``):
 forward = GEMM ``weight^T @ data`` then col2im; the data gradient = im2col of the output
 gradient then GEMM (a plain convolution); the weight gradient = ``data @ col^T``.
 ``workspace`` caps the scratch memory (in MB) as for Convolution; ``cudnn_tune`` and
@@ -25,6 +25,7 @@ from ..kernel import NULL, OpContext, Req, assign
 from ..node import NodeAttrs
 from ..params import OperatorParamError, Param, Shape
 from ..registry import register
+from .conv_gemm import conv_backward, conv_gemm
 from .convolution import (
     ConvolutionParam,
     _backward_infer_shape,
@@ -32,8 +33,6 @@ from .convolution import (
     _input_names,
     _num_inputs,
     _temp_space,
-    conv_backward,
-    conv_gemm,
     conv_geometry,
     filter_gradient,
     float_type,

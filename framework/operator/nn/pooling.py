@@ -14,10 +14,15 @@ number of real input elements. ``lp`` computes ``(sum x^p)^(1/p)`` for ``p_value
 or 3, without absolute values, exactly as MXNet does.
 
 Computed without any loop over pixels: one vectorised operation per kernel position (four
-for a 2x2 kernel) over strided slices of the input. The backward pass routes each output
-gradient to the first position of its window equal to the output (max; ties go to the
-first in row-major order, as MXNet), or spreads it evenly (avg/sum), again one scatter-add
-per kernel position. 'same' convention is refused: MXNet 1.9.1 itself cannot run it.
+for a 2x2 kernel) over strided slices of the input. Max is separable, so it is taken one
+spatial axis at a time: ``kh - 1 + kw - 1`` operations instead of ``kh * kw - 1``, the first
+over whole contiguous rows. The backward pass routes each output gradient to the first
+position of its window equal to the output (max; ties go to the first in row-major order,
+as MXNet), or spreads it evenly (avg/sum), again one operation per kernel position. When
+windows do not overlap (stride >= kernel, LeNet's 2x2 stride 2) and there is no padding,
+each input element receives at most one gradient, so those are written straight into the
+result instead of being added to a zeroed grid. 'same' convention is refused: MXNet 1.9.1
+itself cannot run it.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import numpy as np
 
 from ..grad import make_backward_node
 from ..infer import InferenceError, ShapeT, shape_assign, shape_known
-from ..kernel import ADD, NULL, OpContext, Req, assign
+from ..kernel import ADD, NULL, WRITE, OpContext, Req, assign
 from ..node import Entry, Node, NodeAttrs
 from ..params import OperatorParamError, Param, ParamSet, Shape
 from ..registry import register
@@ -150,6 +155,12 @@ class _Windows:
             )
         )
         self.padded = any(self.g.pad) or any(e > size for e, size in zip(self.extent, self.spatial, strict=True))
+        # each input element lies in at most one window, and (covers) in exactly one
+        self.disjoint = all(s >= k for s, k in zip(self.g.stride, self.g.kernel, strict=True))
+        self.covers = not self.padded and all(
+            s == k and o * k == size
+            for s, k, o, size in zip(self.g.stride, self.g.kernel, out_spatial, self.spatial, strict=True)
+        )
         self.interior = (slice(None), slice(None)) + tuple(
             slice(p, p + size) for p, size in zip(self.g.pad, self.spatial, strict=True)
         )
@@ -161,6 +172,13 @@ class _Windows:
         src = xp.full(x.shape[:2] + self.extent, fill, dtype=dtype)
         src[self.interior] = x
         return src
+
+    def axis_slice(self, axis: int, k: int, ndim: int) -> tuple[slice, ...]:
+        """The strided slice along spatial ``axis`` read by kernel offset ``k`` (other axes whole)."""
+        s, o = self.g.stride[axis], self.out_spatial[axis]
+        index = [slice(None)] * ndim
+        index[2 + axis] = slice(k, k + s * (o - 1) + 1, s)
+        return tuple(index)
 
     def slices(self) -> list[tuple[slice, ...]]:
         """One index per kernel position: the strided slice of the source it reads."""
@@ -191,25 +209,74 @@ class _Windows:
         return xp.asarray(inverse.astype(dtype))
 
 
+def _max_forward(xp: Any, win: _Windows, src: Any, out: Any, req: Req) -> None:
+    """``out`` = the maximum of each window of ``src``, one spatial axis at a time.
+
+    Axis by axis, the windows' maxima along that axis: (N, C, H, W) -> (N, C, oh, W) ->
+    (N, C, oh, ow). The last step writes straight into ``out`` when ``req`` is write.
+    """
+    nd = len(win.out_spatial)
+    current = src
+    for axis in range(nd):
+        kernel = win.g.kernel[axis]
+        taps = [current[win.axis_slice(axis, k, current.ndim)] for k in range(kernel)]
+        if kernel == 1:  # nothing to compare: a strided view
+            current = taps[0]
+            continue
+        target = out if axis == nd - 1 and req is WRITE else None
+        current = xp.maximum(taps[0], taps[1], out=target)
+        for tap in taps[2:]:
+            xp.maximum(current, tap, out=current)
+    if current is not out:
+        assign(out, req, current)
+
+
+def _scatter(grid: Any, index: tuple[slice, ...], value: Any, overwrite: bool) -> None:
+    """One kernel position's gradient onto ``grid``: written when windows are disjoint, else added."""
+    if overwrite:
+        grid[index] = value
+    else:
+        grid[index] += value
+
+
+def _max_backward(xp: Any, src: Any, y: Any, grad: Any, slices: list, grid: Any, overwrite: bool) -> None:
+    """Route each window's gradient to the first of its positions (row-major) equal to its maximum.
+
+    Each position's mask is "equals the maximum and no earlier position did" (boolean
+    operations on output-sized masks: cheap next to the strided arithmetic), and the position
+    takes ``grad`` where its mask is set. With ``overwrite`` (disjoint windows, no padding)
+    the product is written straight into ``grid`` instead of added.
+    """
+    exact = bool(xp.isfinite(grad).all())  # grad * hit equals where(hit, grad, 0) only when finite
+    claimed = None
+    for index in slices:
+        hit = src[index] == y
+        if claimed is None:
+            claimed = hit
+        else:
+            hit &= ~claimed
+            claimed |= hit
+        if exact and overwrite:
+            xp.multiply(grad, hit, out=grid[index])
+        else:
+            _scatter(grid, index, grad * hit if exact else xp.where(hit, grad, 0), overwrite)
+
+
 def _pool_forward(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list[Req], outputs: list) -> None:
     if req[0] is NULL:
         return
     p, xp = attrs.parsed, op_ctx.xp
     x, out = inputs[0], outputs[0]
     win = _Windows(attrs, x.shape, out.shape[2:])
-    slices = win.slices()
     if p.pool_type == "max":
         src = win.source(xp, x, float(np.finfo(x.dtype).min), x.dtype)
-        acc = src[slices[0]].copy()
-        for index in slices[1:]:
-            xp.maximum(acc, src[index], out=acc)
-        assign(out, req[0], acc)
+        _max_forward(xp, win, src, out, req[0])
         return
     cdt = compute_dtype(x.dtype)
     src = win.source(xp, x, 0.0, cdt)
     power = p.p_value if p.pool_type == "lp" else 1
     acc = xp.zeros(out.shape, dtype=cdt)
-    for index in slices:
+    for index in win.slices():
         acc += src[index] if power == 1 else src[index] ** power
     if p.pool_type == "avg":
         acc *= win.inverse_count(attrs, xp, cdt)
@@ -230,33 +297,25 @@ def _pool_backward(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list[
     win = _Windows(attrs, x.shape, d_out.shape[2:])
     slices = win.slices()
     cdt = compute_dtype(x.dtype)
-    # accumulate straight into the output when no padding is involved
+    # work straight in the output when no padding is involved; with disjoint windows (and
+    # req write) each position's share can even be written instead of added to zeros
     direct = not win.padded and d_x.dtype == cdt
+    overwrite = direct and win.disjoint and req[0] is not ADD
     if direct:
         grid = d_x
-        if req[0] is not ADD:
+        if req[0] is not ADD and not (overwrite and win.covers):
             grid[...] = 0
     else:
         grid = xp.zeros(x.shape[:2] + win.extent, dtype=cdt)
     if p.pool_type == "max":
         src = win.source(xp, x, float(np.finfo(x.dtype).min), x.dtype)
-        grad = d_out.astype(cdt, copy=False)
-        exact = bool(xp.isfinite(grad).all())  # grad * mask equals where(mask, grad, 0) only when finite
-        claimed = None
-        for index in slices:
-            hit = src[index] == y  # the first position equal to the maximum takes the gradient
-            if claimed is None:
-                claimed = hit
-            else:
-                hit &= ~claimed
-                claimed |= hit
-            grid[index] += grad * hit if exact else xp.where(hit, grad, 0)
+        _max_backward(xp, src, y, d_out.astype(cdt, copy=False), slices, grid, overwrite)
     elif p.pool_type in ("avg", "sum") or p.p_value == 1:
         share = d_out.astype(cdt, copy=False)
         if p.pool_type == "avg":
             share = share * win.inverse_count(attrs, xp, cdt)
         for index in slices:
-            grid[index] += share
+            _scatter(grid, index, share, overwrite)
     else:  # lp with p = 2 or 3: d/dx (sum x^p)^(1/p) = (x / y)^(p - 1)
         src = win.source(xp, x, 0.0, cdt)
         y_c = y.astype(cdt, copy=False)
@@ -264,7 +323,7 @@ def _pool_backward(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list[
         with np.errstate(divide="ignore", invalid="ignore"):  # a zero output gives inf/nan, as in MXNet
             scale = d_out.astype(cdt, copy=False) / (y_c if power == 1 else y_c * y_c)
         for index in slices:
-            grid[index] += scale * (src[index] if power == 1 else src[index] * src[index])
+            _scatter(grid, index, scale * (src[index] if power == 1 else src[index] * src[index]), overwrite)
     if not direct:
         assign(d_x, req[0], grid[win.interior])
 
