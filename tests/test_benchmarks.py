@@ -394,3 +394,14 @@ def test_the_torch_peer_scripts_run_under_the_torch_interpreter():
     rows = torch_runner.run_script(TORCH_PYTHON, "torch_dispatch", torch_runner.dispatch_args(100, 1))
     assert [r["case"] for r in rows] == list(torch_dispatch.CASES)
     assert all(len(r["samples"]) == 1 and r["samples"][0] > 0 for r in rows)
+@pytest.mark.slow  # trains the MLP for a few dozen steps, twice
+def test_train_throughput_reports_cpu_time_per_step_beside_the_rates():
+    script = os.path.join(ROOT, "benchmarks", "train_throughput.py")
+    command = [sys.executable, script, "--model", "mlp", "--quick", "--reps", "2", "--blas-threads", "1"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (record,) = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    assert KEYS <= record.keys() and len(record["samples"]) == 2
+    cpu = record["cpu_ms_per_step"]
+    assert set(cpu) == {"module", "numpy"} and all(v > 0 for v in cpu.values())
+    assert record["ratios"]["numpy_over_module_cpu"] > 0 and record["ratios"]["numpy_over_module"] > 0

@@ -105,12 +105,15 @@ class SGD(Optimizer):
         first = items[0][1]
         if not (isinstance(first, NDArray) and np.dtype(first.dtype).kind == "f"):
             return False
+        context, dtype, stateless = first.context, first.dtype, self.momentum == 0.0
         variables = set()
-        for _, w, g, s in items:
-            if (s is None) != (self.momentum == 0.0):
+        for _, w, g, s in items:  # runs every step: the cheap identity test first, equality only when it fails
+            if (s is None) != stateless:
                 return False
             for a in (w, g) if s is None else (w, g, s):
-                if not isinstance(a, NDArray) or a.context != first.context or a.dtype != first.dtype:
+                if not isinstance(a, NDArray) or a.dtype != dtype:
+                    return False
+                if a.context is not context and a.context != context:
                     return False
             variables.add(id(w._chunk.var))
         return len(variables) == len(items)
@@ -120,8 +123,8 @@ class SGD(Optimizer):
 
     def update_multi_precision(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         if isinstance(index, list | tuple):
-            half = [w.dtype == np.float16 for w in weight]
-            if self.multi_precision and any(half) and not all(half):  # mixed: each weight its own way
+            half = [w.dtype == np.float16 for w in weight] if self.multi_precision else []
+            if any(half) and not all(half):  # mixed: each weight its own way
                 for item in zip(index, weight, grad, state, strict=True):
                     self.update_multi_precision(*item)
                 return

@@ -63,16 +63,18 @@ class Updater:
                 raise OptimizerError(f"Updater: weight for index {indices[i]!r} must be an NDArray, got {w!r}")
         if weights:
             self.optimizer._set_current_context(weights[0].context.device_id)
+        states, synced = self.states, self.states_synced
         indices = [idx.decode() if isinstance(idx, bytes) else idx for idx in indices]
-        for i, idx in enumerate(indices):
-            if idx not in self.states:
-                self.states[idx] = self.optimizer.create_state_multi_precision(idx, weights[i])
-                self.states_synced[idx] = True
-            elif not self.states_synced[idx]:
-                self.states[idx] = self.sync_state_context(self.states[idx], weights[i].context)
-                self.states_synced[idx] = True
+        for i, idx in enumerate(indices):  # one pass per step: a state is made or moved only the first time
+            if idx in states and synced.get(idx):
+                continue
+            if idx not in states:
+                states[idx] = self.optimizer.create_state_multi_precision(idx, weights[i])
+            else:
+                states[idx] = self.sync_state_context(states[idx], weights[i].context)
+            synced[idx] = True
         if self.aggregate_updates and len(indices) > 1:  # one call for the list: the rule may fuse it
-            self.optimizer.update_multi_precision(indices, weights, grads, [self.states[i] for i in indices])
+            self.optimizer.update_multi_precision(indices, weights, grads, [states[i] for i in indices])
             return
         for idx, w, g in zip(indices, weights, grads, strict=True):
             self.optimizer.update_multi_precision(idx, w, g, self.states[idx])

@@ -17,6 +17,7 @@ from op_helpers import away_from_zero, infer_shapes, infer_types, seeded_rng, so
 
 import framework as mx
 from framework.operator import InferenceError, OperatorParamError
+from framework.operator.kernel import ADD, INPLACE, WRITE, OpContext
 from framework.test_utils import assert_almost_equal, check_imperative_gradient, check_req, rand_shape_nd
 
 nd = mx.nd
@@ -210,6 +211,47 @@ def test_activation_gradient_and_req(act_type):
     x = away_from_zero(seeded_rng(4).uniform(-2, 2, (2, 3, 2)))
     check_imperative_gradient(lambda a: nd.Activation(a, act_type=act_type), [x])
     check_req("Activation", [x.astype(np.float32)], act_type=act_type)
+
+
+# the rules as written before the kernels learned to write into their outputs: the results must stay bit-identical
+_ACTIVATION_RULES = {
+    "relu": (lambda x: np.maximum(x, 0), lambda g, y, x: g * (y > 0)),
+    "sigmoid": (lambda x: 1 / (1 + np.exp(-x)), lambda g, y, x: g * y * (1 - y)),
+    "tanh": (np.tanh, lambda g, y, x: g * (1 - y * y)),
+    "softrelu": (lambda x: np.logaddexp(x, 0), lambda g, y, x: g * -np.expm1(-y)),
+    "softsign": (lambda x: x / (1 + np.abs(x)), lambda g, y, x: g / np.square(1 + np.abs(x))),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("act_type", sorted(ACTIVATIONS))
+def test_activation_kernels_write_outputs_exactly(dtype, act_type):
+    """write and inplace (output = input) give the rule's exact numbers; float16 is computed in float32."""
+    rng = seeded_rng(5)
+    x = rng.uniform(-3, 3, (4, 7)).astype(dtype)
+    grad = rng.uniform(-1, 1, x.shape).astype(dtype)
+    work = np.float32 if dtype == "float16" else np.dtype(dtype)
+    forward_rule, backward_rule = _ACTIVATION_RULES[act_type]
+    y_expected = forward_rule(x.astype(work)).astype(dtype)
+    dx_expected = backward_rule(grad.astype(work), y_expected.astype(work), x.astype(work)).astype(dtype)
+    op, back = mx.operator.get("Activation"), mx.operator.get("_backward_Activation")
+    attrs = op.parse_attrs({"act_type": act_type})
+    ctx = OpContext(True, mx.cpu(), None, [])
+    back_inputs = [grad, y_expected] + ([x] if act_type == "softsign" else [])
+    for req in (WRITE, INPLACE):
+        y = np.full_like(x, np.nan) if req is WRITE else x.copy()
+        op.get_compute("cpu")(attrs, ctx, [x if req is WRITE else y], [req], [y])
+        np.testing.assert_array_equal(y, y_expected)
+        dx = np.full_like(x, np.nan) if req is WRITE else grad.copy()
+        inputs = [a.copy() for a in back_inputs]
+        if req is INPLACE:
+            inputs[0] = dx
+        back.get_compute("cpu")(attrs, ctx, inputs, [req], [dx])
+        np.testing.assert_array_equal(dx, dx_expected)
+    added, expected_added = np.ones_like(x), np.ones_like(x)
+    expected_added += forward_rule(x.astype(work))  # add: the unrounded value onto the output
+    op.get_compute("cpu")(attrs, ctx, [x], [ADD], [added])
+    np.testing.assert_array_equal(added, expected_added)
 
 
 def test_activation_errors_and_inference():

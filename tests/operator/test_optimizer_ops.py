@@ -269,3 +269,53 @@ def test_bad_parameters_and_inputs_raise_clearly():
         nd.mp_sgd_update(
             nd.ones((2,), dtype="float16"), nd.ones((2,), dtype="float16"), nd.ones((2,), dtype="float16"), lr=0.1
         )
+
+
+# MXNet 1.9.1's SGD arithmetic, read off the real kernels (sgd_update / sgd_mom_update run side by side with
+# this formula over learning rates, momenta, rescales, decays and clip bounds agreed bit for bit): C-float
+# scalars combine first, the step is grad * (lr * rescale) without clipping, lr * clip(grad * rescale) with,
+# and the decay term leaves the momentum before the step does.
+def _mxnet_sgd(w, g, m, lr, momentum, rescale, wd, clip):
+    f = np.float32
+    step = g * (f(lr) * f(rescale)) if clip < 0 else f(lr) * np.clip(g * f(rescale), -f(clip), f(clip))
+    if m is None:
+        return (f(1) - f(lr) * f(wd)) * w - step, None
+    m = m * f(momentum) - w * (f(lr) * f(wd)) - step
+    return w + m, m
+
+
+SGD_CASES = [
+    (lr, momentum, rescale, wd, clip)
+    for lr in (0.1, 0.013)
+    for momentum in (0.0, 0.9)
+    for rescale in (1 / 128, 1 / 3)
+    for wd in (0.0, 0.3)
+    for clip in (-1.0, 0.5)
+]
+
+
+@pytest.mark.parametrize(("lr", "momentum", "rescale", "wd", "clip"), SGD_CASES)
+def test_sgd_updates_are_bit_identical_to_mxnet_arithmetic(lr, momentum, rescale, wd, clip):
+    rng = np.random.default_rng(3)
+    w, g = rng.standard_normal((3, 50)).astype(np.float32), 3 * rng.standard_normal((3, 50)).astype(np.float32)
+    m0 = 0.1 * rng.standard_normal((3, 50)).astype(np.float32)
+    kwargs = {"lr": lr, "wd": wd, "rescale_grad": rescale, "clip_gradient": clip}
+    expected_w, expected_m = _mxnet_sgd(w, g, None if momentum == 0.0 else m0, lr, momentum, rescale, wd, clip)
+    weight, mom = nd.array(w), nd.array(m0)
+    if momentum:
+        nd.sgd_mom_update(weight, nd.array(g), mom, out=weight, momentum=momentum, **kwargs)
+        np.testing.assert_array_equal(mom.asnumpy(), expected_m)
+    else:
+        nd.sgd_update(weight, nd.array(g), out=weight, **kwargs)
+    np.testing.assert_array_equal(weight.asnumpy(), expected_w)
+    # the fused form runs the same rule for each of its weights
+    pairs = [nd.array(w[0]), nd.array(w[1:])]
+    moms = [nd.array(m0[0]), nd.array(m0[1:])]
+    inputs = [pairs[0], nd.array(g[0])] + ([moms[0]] if momentum else []) + [pairs[1], nd.array(g[1:])]
+    inputs += [moms[1]] if momentum else []
+    fused = nd.multi_sgd_mom_update if momentum else nd.multi_sgd_update
+    extra = {"momentum": momentum} if momentum else {}
+    fused(
+        *inputs, out=pairs, lrs=(lr, lr), wds=(wd, wd), num_weights=2, rescale_grad=rescale, clip_gradient=clip, **extra
+    )
+    np.testing.assert_array_equal(np.concatenate([pairs[0].asnumpy()[None], pairs[1].asnumpy()]), expected_w)

@@ -363,6 +363,27 @@ def test_sgd_updates_weight_by_weight_what_it_cannot_fuse():
     assert_almost_equal(same.asnumpy(), W0 - 2 * 0.5 * np.asarray(GRADS[0], dtype=np.float32), rtol=1e-6)
 
 
+def test_sgd_does_not_fuse_weights_on_different_contexts_even_of_equal_dtype():
+    fused = opt.get_updater(opt.SGD(learning_rate=0.1, momentum=0.9))
+    weights = [nd.array(W0, ctx=mx.cpu(0)), nd.array(W0, ctx=mx.cpu(1))]
+    grads = [nd.array(GRADS[0], ctx=mx.cpu(0)), nd.array(GRADS[0], ctx=mx.cpu(1))]
+    with mx.events.record(["engine.push"]) as rec:
+        fused([0, 1], grads, weights)
+        nd.waitall()
+    assert [e["name"] for e in rec.events if "update" in e["name"]] == ["sgd_mom_update", "sgd_mom_update"]
+    assert_almost_equal(weights[0].asnumpy(), weights[1].asnumpy(), rtol=0, atol=0)
+
+
+def test_updater_makes_a_state_again_when_its_states_were_emptied():
+    updater = opt.get_updater(opt.SGD(learning_rate=0.1, momentum=0.9))
+    weight = nd.array(W0)
+    updater([0, 1], [nd.array(GRADS[0])] * 2, [weight, nd.array(W0)])
+    updater.states.clear()  # states_synced still remembers indices 0 and 1
+    updater([0, 1], [nd.array(GRADS[0])] * 2, [weight, nd.array(W0)])
+    assert set(updater.states) == {0, 1} and all(updater.states_synced[i] for i in (0, 1))
+    assert updater.states[1].shape == np.asarray(W0).shape
+
+
 def test_sgd_multi_precision_list_with_float16_and_float32_weights_updates_each_its_own_way():
     updater = opt.get_updater(opt.SGD(learning_rate=0.5, momentum=0.0, multi_precision=True))
     half, full = nd.array(W0, dtype="float16"), nd.array(W0)

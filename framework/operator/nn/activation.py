@@ -36,7 +36,7 @@ import numpy as np
 from ...resource import ResourceRequest
 from ..grad import make_backward_node
 from ..infer import InferenceError, ShapeT, elemwise_shape, elemwise_type, shape_assign, shape_known, type_assign
-from ..kernel import INPLACE, WRITE, assign
+from ..kernel import INPLACE, WRITE, assign, assign_ufunc
 from ..node import Entry, Node, NodeAttrs
 from ..params import Param, ParamSet
 from ..registry import register
@@ -85,29 +85,27 @@ class ActivationParam(ParamSet):
     )
 
 
-def _activation(xp, act_type: str, x):
+def _activation(xp, act_type: str, x, out=None):
+    """The activation of ``x``; its last step is one ufunc, which writes into ``out`` when given."""
     if act_type == "relu":
-        return xp.maximum(x, 0)
+        return xp.maximum(x, 0, out=out)
     if act_type == "sigmoid":
-        return 1 / (1 + xp.exp(-x))
+        return xp.divide(1, 1 + xp.exp(-x), out=out)
     if act_type == "tanh":
-        return xp.tanh(x)
+        return xp.tanh(x, out=out)
     if act_type == "softrelu":
-        return xp.logaddexp(x, 0)  # log(1 + exp(x)) without overflow
-    return x / (1 + xp.abs(x))  # softsign
+        return xp.logaddexp(x, 0, out=out)  # log(1 + exp(x)) without overflow
+    return xp.divide(x, 1 + xp.abs(x), out=out)  # softsign
 
 
 def _activation_forward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None:
-    xp, act_type, x, out = op_ctx.xp, attrs.parsed.act_type, inputs[0], outputs[0]
+    x, out = inputs[0], outputs[0]
     work = compute_dtype(x.dtype)
-    if act_type in ("tanh", "relu") and req[0] in (WRITE, INPLACE) and x.dtype == work and out.dtype == work:
-        # one pass straight into the output (element-wise, so an output aliasing x is fine)
-        if act_type == "tanh":
-            xp.tanh(x, out=out)
-        else:
-            xp.maximum(x, 0, out=out)
+    x = x.astype(work, copy=False)
+    if req[0] in (WRITE, INPLACE) and out.dtype == work:  # no temporary and no copy: written in place
+        _activation(op_ctx.xp, attrs.parsed.act_type, x, out=out)
         return
-    assign(out, req[0], _activation(xp, act_type, x.astype(work, copy=False)))
+    assign(out, req[0], _activation(op_ctx.xp, attrs.parsed.act_type, x))
 
 
 def _activation_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
@@ -122,29 +120,22 @@ def _activation_backward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None
     xp, act_type = op_ctx.xp, attrs.parsed.act_type
     work = compute_dtype(inputs[0].dtype)
     grad, y = inputs[0].astype(work, copy=False), inputs[1].astype(work, copy=False)
-    # The local derivative as one fresh temporary, updated in place (fewer passes over memory).
+    # each rule ends in one product (or quotient) that writes the gradient straight into the output
     if act_type == "relu":
-        factor = y > 0
+        left, right, ufunc = grad, y > 0, xp.multiply
     elif act_type == "sigmoid":
-        factor = 1 - y
-        factor *= y
+        left, right, ufunc = grad * y, 1 - y, xp.multiply
     elif act_type == "tanh":
-        factor = y * y
-        xp.subtract(1, factor, out=factor)
+        left, right, ufunc = grad, 1 - y * y, xp.multiply
     elif act_type == "softrelu":
-        factor = xp.negative(y)
-        xp.expm1(factor, out=factor)
-        xp.negative(factor, out=factor)
-    else:  # softsign: the gradient is grad / (1 + |x|)^2
-        factor = xp.abs(inputs[2].astype(work, copy=False))
-        factor += 1
-        xp.square(factor, out=factor)
-    combine = xp.divide if act_type == "softsign" else xp.multiply
-    out = outputs[0]
-    if req[0] in (WRITE, INPLACE) and out.dtype == work:
-        combine(grad, factor, out=out)  # element-wise: an output aliasing grad or y is fine
+        left, right, ufunc = grad, -xp.expm1(-y), xp.multiply
     else:
-        assign(out, req[0], combine(grad, factor))
+        x = inputs[2].astype(work, copy=False)
+        left, right, ufunc = grad, xp.square(1 + xp.abs(x)), xp.divide
+    if outputs[0].dtype == work:
+        assign_ufunc(outputs[0], req[0], ufunc, left, right)
+    else:  # float16: computed in float32, then rounded into the output
+        assign(outputs[0], req[0], ufunc(left, right))
 
 
 (

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..infer import InferenceError, shape_assign, type_assign
+from ..kernel import INPLACE, WRITE, Req, assign
 from ..node import NodeAttrs
 from ..params import OperatorParamError, ParamSet
 
@@ -45,6 +46,54 @@ def clip(xp: Any, value: Any, bound: float) -> Any:
 def rescaled(xp: Any, grad: Any, rescale_grad: float, clip_gradient: float) -> Any:
     """``clip(rescale_grad * grad)``, in the gradient's dtype."""
     return clip(xp, grad * grad.dtype.type(rescale_grad), clip_gradient)
+
+
+def sgd_in_place(
+    xp: Any,
+    weight: Any,
+    grad: Any,
+    mom: Any | None,
+    out: Any,
+    req: Req,
+    lr: float,
+    wd: float,
+    momentum: float,
+    rescale_grad: float,
+    clip_gradient: float,
+) -> None:
+    """SGD's rule for one weight in MXNet 1.9.1's arithmetic, written into ``out`` (``mom`` in place).
+
+    The scalars are C floats that combine before they meet the arrays, as in MXNet's kernel:
+    without clipping the step is ``grad * (lr * rescale_grad)``, one pass over the gradient;
+    with clipping it is ``lr * clip(grad * rescale_grad)``. With momentum (``mom`` holds minus
+    the velocity) ``mom = momentum * mom - (lr * wd) * weight - step`` and ``out = weight + mom``;
+    without, ``out = (1 - lr * wd) * weight - step``. The results are bit-identical to MXNet's
+    ``sgd_update``/``sgd_mom_update`` for float32 (``tests/operator/test_optimizer_updates.py``).
+    ``sgd_update``, ``sgd_mom_update``, their ``mp_`` forms and every ``multi_sgd_*`` call this.
+    """
+    as_dtype = weight.dtype.type  # each combined coefficient meets the arrays in their own dtype
+    lr_, wd_, rescale = scalar(lr), scalar(wd), scalar(rescale_grad)
+    grad = grad.astype(weight.dtype, copy=False)
+    if clip_gradient < 0:
+        step = xp.multiply(grad, as_dtype(lr_ * rescale))  # a fresh array
+    else:
+        step = clip(xp, grad * as_dtype(rescale), clip_gradient)  # a fresh array: scaled in place
+        step *= as_dtype(lr_)
+    target = out if req in (WRITE, INPLACE) else None
+    if mom is None:
+        if wd:
+            new = xp.multiply(weight, as_dtype(scalar(1) - lr_ * wd_), out=target)
+            new -= step
+        else:  # the factor is exactly 1: one pass fewer, the same numbers
+            new = xp.subtract(weight, step, out=target)
+    else:
+        mom *= as_dtype(scalar(momentum))
+        if wd:
+            mom -= xp.multiply(weight, as_dtype(lr_ * wd_))
+        mom -= step
+        new = xp.add(weight, mom, out=target)
+    if target is None:
+        assign(out, req, new)
 
 
 def float_list(op_name: str, name: str, value: Any) -> str:

@@ -16,11 +16,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ..infer import InferenceError, shape_assign, type_assign
-from ..kernel import INPLACE, WRITE, OpContext, Req, assign
+from ..kernel import INPLACE, OpContext, Req, assign
 from ..node import NodeAttrs
 from ..params import OperatorParamError, Param, ParamSet, Shape
 from ..registry import register
-from .common import CLIP, RESCALE, WD, ListParams, check_float, parse_float_list, rescaled, scalar
+from .common import CLIP, RESCALE, WD, ListParams, check_float, parse_float_list, scalar, sgd_in_place
 from .single import _adamw_step, _lamb_direction, _lamb_step, _rescale_or_skip
 
 _NUM_WEIGHTS = "Number of updated weights."
@@ -64,42 +64,6 @@ def _count(attrs: NodeAttrs) -> int:
     return getattr(attrs.parsed, getattr(type(attrs.parsed), "count_field", "num_weights"))
 
 
-# ---------------------------------------------------------------------- one weight's step
-def _step(xp: Any, p: ParamSet, lr: float, wd: float, weight: Any, grad: Any, mom: Any | None) -> Any:
-    """SGD's rule (``mom`` holds minus the velocity and is updated in place when given)."""
-    lr_, wd_ = scalar(lr), scalar(wd)
-    g = rescaled(xp, grad.astype(weight.dtype), p.rescale_grad, p.clip_gradient)
-    if mom is None:
-        return (scalar(1) - lr_ * wd_) * weight - lr_ * g
-    mom[...] = scalar(p.momentum) * mom - lr_ * wd_ * weight - lr_ * g
-    return weight + mom
-
-
-def _sgd_in_place(
-    xp: Any, p: ParamSet, lr: float, wd: float, weight: Any, grad: Any, mom: Any | None, out: Any, req: Req
-) -> None:
-    """SGD's rule for one weight with one temporary, written straight into ``out``.
-
-    The operations and their order are those of the single-weight ``sgd_update`` and
-    ``sgd_mom_update`` kernels, so a fused update gives exactly their numbers.
-    """
-    step = rescaled(xp, grad.astype(weight.dtype, copy=False), p.rescale_grad, p.clip_gradient)  # a fresh array
-    step *= lr
-    direct = req in (WRITE, INPLACE)
-    if mom is None:
-        new = xp.multiply(weight, 1 - lr * wd, out=out if direct else None)
-        new -= step
-    else:
-        mom *= p.momentum
-        mom -= step
-        if wd:
-            xp.multiply(weight, lr * wd, out=step)
-            mom -= step
-        new = xp.add(weight, mom, out=out if direct else None)
-    if not direct:
-        assign(out, req, new)
-
-
 def _compute(group: int, momentum: bool, mp: bool, preloaded: bool) -> Callable[..., None]:
     def compute(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list[Req], outputs: list) -> None:
         xp, p = op_ctx.xp, attrs.parsed
@@ -113,12 +77,13 @@ def _compute(group: int, momentum: bool, mp: bool, preloaded: bool) -> Callable[
             arrays = inputs[i * group : (i + 1) * group]
             weight, grad = arrays[0], arrays[1]
             mom = arrays[2] if momentum else None
+            rule = (lrs[i], wds[i], getattr(p, "momentum", 0.0), p.rescale_grad, p.clip_gradient)
             if mp:
                 weight32 = arrays[-1]
-                weight32[...] = _step(xp, p, lrs[i], wds[i], weight32, grad, mom)
+                sgd_in_place(xp, weight32, grad, mom, weight32, INPLACE, *rule)
                 assign(outputs[i], req[i], weight32.astype(outputs[i].dtype))
             else:
-                _sgd_in_place(xp, p, lrs[i], wds[i], weight, grad, mom, outputs[i], req[i])
+                sgd_in_place(xp, weight, grad, mom, outputs[i], req[i], *rule)
 
     return compute
 

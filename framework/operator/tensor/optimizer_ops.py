@@ -36,8 +36,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..infer import InferenceError, elemwise_shape, elemwise_type, type_assign
-from ..kernel import INPLACE, WRITE, OpContext, Req, assign
+from ..kernel import INPLACE, OpContext, Req, assign
 from ..node import NodeAttrs
+from ..optimizer.common import sgd_in_place
 from ..params import Param, ParamSet
 from ..registry import register
 
@@ -141,16 +142,6 @@ def _rescaled_with_wd(xp: Any, p: ParamSet, grad: Any, weight: Any) -> Any:
     return _clip(xp, p.rescale_grad * grad + p.wd * weight, p.clip_gradient)
 
 
-def _sgd_step(xp: Any, p: ParamSet, weight: Any, grad: Any) -> Any:
-    return (1 - p.lr * p.wd) * weight - p.lr * _rescaled(xp, p, grad)
-
-
-def _sgd_mom_step(xp: Any, p: ParamSet, weight: Any, grad: Any, mom: Any) -> Any:
-    """Updates ``mom`` in place (it holds minus the velocity, as in MXNet) and returns the new weight."""
-    mom[...] = p.momentum * mom - p.lr * p.wd * weight - p.lr * _rescaled(xp, p, grad)
-    return weight + mom
-
-
 def _nag_step(xp: Any, p: ParamSet, weight: Any, grad: Any, mom: Any, write: Any) -> None:
     """MXNet's NAG kernel, in its order: scale ``mom``, ``write`` the new weight, then finish ``mom``.
 
@@ -165,26 +156,20 @@ def _nag_step(xp: Any, p: ParamSet, weight: Any, grad: Any, mom: Any, write: Any
 
 
 # ---------------------------------------------------------------------- compute functions
+def _sgd_rule(p: ParamSet) -> tuple[float, float, float, float, float]:
+    """``lr, wd, momentum, rescale_grad, clip_gradient`` for :func:`sgd_in_place`."""
+    return p.lr, p.wd, getattr(p, "momentum", 0.0), p.rescale_grad, p.clip_gradient
+
+
 def _sgd_update(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list[Req], outputs: list) -> None:
     weight, grad = inputs
-    assign(outputs[0], req[0], _sgd_step(op_ctx.xp, attrs.parsed, weight, grad))
+    sgd_in_place(op_ctx.xp, weight, grad, None, outputs[0], req[0], *_sgd_rule(attrs.parsed))
 
 
 def _sgd_mom_update(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list[Req], outputs: list) -> None:
     """In place, with one temporary: this runs once per weight per step, so it matters."""
     weight, grad, mom = inputs
-    xp, p = op_ctx.xp, attrs.parsed
-    step = _rescaled(xp, p, grad)  # a fresh array: safe to scale in place
-    step *= p.lr
-    mom *= p.momentum
-    mom -= step
-    if p.wd:
-        xp.multiply(weight, p.lr * p.wd, out=step)
-        mom -= step
-    if req[0] in (WRITE, INPLACE):
-        xp.add(weight, mom, out=outputs[0])
-    else:
-        assign(outputs[0], req[0], weight + mom)
+    sgd_in_place(op_ctx.xp, weight, grad, mom, outputs[0], req[0], *_sgd_rule(attrs.parsed))
 
 
 def _nag_mom_update(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list[Req], outputs: list) -> None:
@@ -194,13 +179,13 @@ def _nag_mom_update(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list
 
 def _mp_sgd_update(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list[Req], outputs: list) -> None:
     _, grad, weight32 = inputs
-    weight32[...] = _sgd_step(op_ctx.xp, attrs.parsed, weight32, grad.astype(weight32.dtype))
+    sgd_in_place(op_ctx.xp, weight32, grad, None, weight32, INPLACE, *_sgd_rule(attrs.parsed))
     assign(outputs[0], req[0], weight32.astype(outputs[0].dtype))
 
 
 def _mp_sgd_mom_update(attrs: NodeAttrs, op_ctx: OpContext, inputs: list, req: list[Req], outputs: list) -> None:
     _, grad, mom, weight32 = inputs
-    weight32[...] = _sgd_mom_step(op_ctx.xp, attrs.parsed, weight32, grad.astype(weight32.dtype), mom)
+    sgd_in_place(op_ctx.xp, weight32, grad, mom, weight32, INPLACE, *_sgd_rule(attrs.parsed))
     assign(outputs[0], req[0], weight32.astype(outputs[0].dtype))
 
 
