@@ -561,6 +561,23 @@ class Executor:
     def arg_dict(self) -> dict[str, NDArray]:
         return dict(zip(self._arg_names, self.arg_arrays, strict=True))
 
+    def gradient_segments(self) -> dict[str, int]:
+        """For each argument with a gradient, the backward bulk segment that finishes it (push order).
+
+        Gradients finished by one segment become ready at the same moment, so sending them to a
+        store apart overlaps nothing with the backward pass; the Module groups its distributed
+        pushes by this. An argument whose gradient no backward step writes is left out.
+        """
+        last_writer = {}
+        for index, segment in enumerate(self._backward_segments):
+            for var in segment.writes:
+                last_writer[var] = index  # a later segment that adds to the gradient finishes it
+        found = {}
+        for name, grad in self.grad_dict.items():
+            if grad is not None and grad._chunk.var in last_writer:
+                found[name] = last_writer[grad._chunk.var]
+        return found
+
     @property
     def grad_dict(self) -> dict[str, NDArray | None]:
         return dict(zip(self._arg_names, self.grad_arrays, strict=True))

@@ -101,20 +101,36 @@ def layer_of(param_name: str) -> str:
     return param_name.rsplit("_", 1)[0]
 
 
-def layer_batches(param_names: Sequence[str], grad_arrays: Sequence[Sequence[NDArray | None]]) -> list[list[int]]:
+def layer_batches(
+    param_names: Sequence[str],
+    grad_arrays: Sequence[Sequence[NDArray | None]],
+    grad_segments: Sequence[int | None] | None = None,
+) -> list[list[int]]:
     """The indices of the parameters with gradients, in runs of consecutive parameters of one layer.
 
-    Listed last layer first: the backward pass computes the gradients in that order.
+    Listed last layer first: the backward pass computes the gradients in that order. With
+    ``grad_segments`` (the backward segment that finishes each gradient), neighbouring layers
+    whose gradients one segment finishes form one run: they are ready at the same moment, so a
+    message per layer would overlap nothing and only add round trips.
     """
     batches: list[list[int]] = []
     for index, grads in enumerate(grad_arrays):
         if grads[0] is None:
             continue
-        if batches and layer_of(param_names[batches[-1][-1]]) == layer_of(param_names[index]):
+        if batches and _same_batch(batches[-1][-1], index, param_names, grad_segments):
             batches[-1].append(index)
         else:
             batches.append([index])
     return batches[::-1]
+
+
+def _same_batch(last: int, index: int, param_names: Sequence[str], grad_segments: Sequence[int | None] | None) -> bool:
+    if layer_of(param_names[last]) == layer_of(param_names[index]):
+        return True
+    if not grad_segments:
+        return False
+    segment = grad_segments[index]
+    return segment is not None and segment == grad_segments[last]
 
 
 def update_params_on_kvstore(
@@ -122,6 +138,7 @@ def update_params_on_kvstore(
     grad_arrays: Sequence[Sequence[NDArray | None]],
     kvstore: Any,
     param_names: Sequence[str],
+    grad_segments: Sequence[int | None] | None = None,
 ) -> None:
     """One step with the optimizer in the store: push each gradient list, pull the new weights.
 
@@ -130,10 +147,11 @@ def update_params_on_kvstore(
     message per server per call (``prefers_batches``, the distributed store) gets one
     ``pushpull`` per *layer*, last layer first, rather than a push and a pull per parameter:
     each layer's gradients leave as soon as the backward pass has computed them, while it
-    computes the layers below, and the new weights come back in the same message.
+    computes the layers below, and the new weights come back in the same message. Layers whose
+    gradients one backward bulk segment finishes (``grad_segments``) share one message.
     """
     if getattr(kvstore, "prefers_batches", False):
-        for batch in layer_batches(param_names, grad_arrays):
+        for batch in layer_batches(param_names, grad_arrays, grad_segments):
             names = [param_names[i] for i in batch]
             grads, weights = [list(grad_arrays[i]) for i in batch], [list(param_arrays[i]) for i in batch]
             kvstore.pushpull(names, grads, out=weights, priority=-batch[0])
@@ -153,6 +171,7 @@ def update_params(
     num_device: int,
     kvstore: Any = None,
     param_names: Sequence[str] | None = None,
+    grad_segments: Sequence[int | None] | None = None,
 ) -> None:
     """One step with the optimizer on each device: (sum gradients through the store,) update locally.
 
@@ -161,7 +180,7 @@ def update_params(
     """
     updates: list[tuple[list, list, list]] = [([], [], []) for _ in range(num_device)]
     if kvstore is not None and getattr(kvstore, "prefers_batches", False):
-        for batch in layer_batches(param_names, grad_arrays):  # as in update_params_on_kvstore
+        for batch in layer_batches(param_names, grad_arrays, grad_segments):  # as in update_params_on_kvstore
             names = [param_names[i] for i in batch]
             kvstore.pushpull(names, [list(grad_arrays[i]) for i in batch], priority=-batch[0])
         kvstore = None  # summed: the loop below only updates

@@ -211,6 +211,7 @@ class DataParallelExecutorGroup:
         self.param_arrays: list[list[NDArray]] = []
         self.state_arrays: list[list[NDArray]] = []
         self.grad_arrays: list[list[NDArray | None]] | None = None
+        self.grad_segments: list[int | None] = []
         self.aux_arrays: list[list[NDArray]] = []
         self.input_grad_arrays: list[list[NDArray]] | None = None
         self.data_shapes: list[Any] = []
@@ -398,6 +399,10 @@ class DataParallelExecutorGroup:
         param_index = [i for i, name in enumerate(self.arg_names) if name in self.param_names]
         self.param_arrays = [[e.arg_arrays[i] for e in execs] for i in param_index]
         self.grad_arrays = [[e.grad_arrays[i] for e in execs] for i in param_index] if self.for_training else None
+        # which backward segment finishes each parameter's gradient (the first device's plan; every
+        # device runs the same one): what the Module batches a distributed step's messages by
+        finished_by = execs[0].gradient_segments() if self.for_training and execs else {}
+        self.grad_segments = [finished_by.get(self.arg_names[i]) for i in param_index]
         if self.inputs_need_grad:
             self.input_grad_arrays = [
                 [e.grad_arrays[self.arg_names.index(name)] for e in execs]

@@ -526,7 +526,7 @@ class Module(BaseModule):
         group = self._exec_group
         if self._update_on_kvstore:
             aggregation.update_params_on_kvstore(
-                group.param_arrays, group.grad_arrays, self._kvstore, group.param_names
+                group.param_arrays, group.grad_arrays, self._kvstore, group.param_names, group.grad_segments
             )
         else:
             aggregation.update_params(
@@ -536,6 +536,7 @@ class Module(BaseModule):
                 num_device=len(self._context),
                 kvstore=self._kvstore,
                 param_names=group.param_names,
+                grad_segments=group.grad_segments,
             )
 
     def get_outputs(self, merge_multi_context: bool = True) -> list[Any]:

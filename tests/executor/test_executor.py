@@ -286,6 +286,20 @@ def test_a_chain_is_bulked_into_segments_of_at_most_bulk_size_nodes():
     )
 
 
+def test_gradient_segments_name_the_backward_segment_that_finishes_each_gradient():
+    one_segment = simple_bind(mlp(depth=3), mx.cpu(), data=(2, 8), bulk_size=100)
+    found = one_segment.gradient_segments()
+    weights = [n for n in one_segment.arg_dict if n.endswith(("_weight", "_bias"))]
+    assert set(weights) <= set(found)
+    assert set(found.values()) == {0}
+    node_by_node = simple_bind(mlp(depth=3), mx.cpu(), data=(2, 8), bulk_size=1)
+    found = node_by_node.gradient_segments()
+    # backward runs last layer first: the last layer's gradients are finished by an earlier segment
+    assert found["fc_out_weight"] < found["fc2_weight"] < found["fc1_weight"] < found["fc0_weight"]
+    inference = simple_bind(mlp(depth=3), mx.cpu(), grad_req="null", data=(2, 8))
+    assert inference.gradient_segments() == {}
+
+
 # ---------------------------------------------------------------------------- the plan, reported
 def test_debug_str_and_plan_event_report_planned_and_naive_memory():
     with events.record(["executor.plan"]) as rec:

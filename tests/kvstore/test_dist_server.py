@@ -187,3 +187,13 @@ def test_layer_batches_group_a_layers_parameters_last_layer_first():
     assert layer_of("fc1_weight") == "fc1" and layer_of("out") == "out"
     # bn_gamma has no gradient (fixed): skipped; bn_beta alone is the bn layer's batch
     assert layer_batches(names, grads) == [[6], [4, 5], [3], [0, 1]]
+
+
+def test_layer_batches_join_neighbouring_layers_one_backward_segment_finishes():
+    names = ["fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias", "fc3_weight", "fc3_bias"]
+    grads = [[object()] for _ in names]
+    # fc3 and fc2 finished by backward segment 0, fc1 by segment 1: two messages, last layers first
+    assert layer_batches(names, grads, [1, 1, 0, 0, 0, 0]) == [[2, 3, 4, 5], [0, 1]]
+    assert layer_batches(names, grads, [0] * 6) == [[0, 1, 2, 3, 4, 5]]
+    # unknown segments (None) never join layers
+    assert layer_batches(names, grads, [None] * 6) == [[4, 5], [2, 3], [0, 1]]
