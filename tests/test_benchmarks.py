@@ -394,6 +394,8 @@ def test_the_torch_peer_scripts_run_under_the_torch_interpreter():
     rows = torch_runner.run_script(TORCH_PYTHON, "torch_dispatch", torch_runner.dispatch_args(100, 1))
     assert [r["case"] for r in rows] == list(torch_dispatch.CASES)
     assert all(len(r["samples"]) == 1 and r["samples"][0] > 0 for r in rows)
+
+
 @pytest.mark.slow  # trains the MLP for a few dozen steps, twice
 def test_train_throughput_reports_cpu_time_per_step_beside_the_rates():
     script = os.path.join(ROOT, "benchmarks", "train_throughput.py")
