@@ -119,7 +119,12 @@ def parse_attrs(op: OpDef, kwargs: dict[str, Any]) -> NodeAttrs:
     # one argument (``a + 1``'s scalar) is the common case and needs no sorting.
     if len(kwargs) == 1:
         ((name, value),) = kwargs.items()
-        key: tuple = (op, name, _key_part(value))
+        # A float other than 0.0, -0.0 and NaN is its own key (no other key part equals a bare
+        # float): ``a + 1`` skips the tagging.
+        if type(value) is float and value and value == value:  # noqa: PLR0124 - False for NaN
+            key: tuple = (op, name, value)
+        else:
+            key = (op, name, _key_part(value))
     else:
         key = (op, *[(name, _key_part(value)) for name, value in sorted(kwargs.items())])
     try:
@@ -232,7 +237,16 @@ def invoke(
     # from their shapes and dtypes, in one pass: this runs for every call.
     if len(inputs) != num_inputs:
         raise MXLabError(f"{op.name}: expected {num_inputs} input array(s), got {len(inputs)}")
-    if inputs:
+    if num_inputs == 1:  # the common case, spelled out
+        array = inputs[0]
+        if not isinstance(array, NDArray):
+            names = op.list_input_names(attrs)
+            label = names[0] if names else "0"
+            raise MXLabError(f"{op.name}: input '{label}' must be an NDArray, got {type(array).__name__}")
+        ctx = array._chunk.ctx
+        data = array._data
+        key = [attrs, ctx.device_type, ctx.device_id, data.shape, data.dtype]
+    elif inputs:
         ctx = None
         key = [attrs]
         for i, array in enumerate(inputs):
@@ -289,7 +303,10 @@ def invoke(
     outputs = outs
     if len(outs) < num_outputs:
         shapes, types = call.out_shapes, call.out_types
-        outputs = outs + [new_array(shapes[i], ctx, types[i]) for i in range(len(outs), num_outputs)]
+        if num_outputs == 1:
+            outputs = [new_array(shapes[0], ctx, types[0])]
+        else:
+            outputs = outs + [new_array(shapes[i], ctx, types[i]) for i in range(len(outs), num_outputs)]
 
     # 4. one push: read the inputs, write the outputs (+ mutated inputs, + resources)
     requested: list = []
@@ -332,7 +349,9 @@ def invoke(
 
         engine.push_async(run_async, ctx, reads, writes, prop=FnProperty.ASYNC, name=op.name)
     elif call.trivial_deps and ctx.device_type == "cpu":
-        op_ctx = call.cpu_op_context(is_train, ctx)
+        op_ctx = call.cpu_op_contexts[is_train]
+        if op_ctx is None:
+            op_ctx = call.cpu_op_context(is_train, ctx)
 
         def run(run_ctx: Any) -> None:
             compute(attrs, op_ctx, in_data, reqs, out_data)

@@ -404,7 +404,14 @@ def _scalar_ufunc_compute(ufunc_name: str, reverse: bool) -> Callable[..., None]
         x, out = inputs[0], outputs[0]
         ufunc = numpy_ufunc if op_ctx.xp is np else getattr(op_ctx.xp, ufunc_name)
         s = attrs.parsed.scalar
-        if out.dtype.kind != "f":
+        if out.dtype.kind == "f":
+            if req[0] is not NULL and req[0] is not ADD:  # write: what compute_into does, without its two calls
+                if reverse:
+                    ufunc(s, x, out=out)
+                else:
+                    ufunc(x, s, out=out)
+                return
+        else:
             s = _scalar_for(x, s)
         if reverse:
             compute_into(out, req[0], ufunc, s, x)
