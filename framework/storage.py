@@ -191,10 +191,11 @@ class PooledStorageManager:
         self.strategy = strategy if strategy is not None else strategy_from_env(ctx.device_type)
         if not hasattr(self.strategy, "round") or not hasattr(self.strategy, "pooled"):
             raise StorageError(f"PooledStorageManager: strategy must be a rounding strategy, got {strategy!r}")
+        # The strategy is fixed for the manager's life, so what follows from it is worked out once:
+        self._pooled = self.strategy.pooled
+        self._size_classes: dict[int, int] = {}  # request size -> rounded size, filled as sizes are asked for
         self._lock = threading.Lock()
         self._pool: dict[int, list[Any]] = {}  # rounded size -> free buffers of that size
-        # request size -> rounded size; the strategy is fixed for the manager's life, so this never goes stale
-        self._size_classes: dict[int, int] = {}
         self.bytes_in_use = 0
         self.bytes_pooled = 0
         self.peak_bytes_in_use = 0  # and the event counters: set by reset_stats
@@ -239,10 +240,13 @@ class PooledStorageManager:
 
     def free(self, handle: Handle) -> None:
         """Give ``handle``'s block back: to the pool, or to the system when unpooled."""
-        self._check_own(handle)
+        if not isinstance(handle, Handle):
+            raise StorageError(f"storage.free: expected a Handle from storage.alloc, got {type(handle).__name__}")
+        if handle._manager is not self:
+            raise StorageError(f"storage.free: {handle!r} was not allocated by the {self.ctx} manager")
         with self._lock:
             buffer = self._take_back(handle)
-        pooled = self.strategy.pooled
+        pooled = self._pooled
         if not pooled:
             del buffer  # the last reference: the block goes back to the system now
             backend.release_cached_memory(self.ctx)  # on a GPU, past CuPy's own cache too
@@ -257,8 +261,9 @@ class PooledStorageManager:
         forever: this only tries it. Unpooled blocks, and any free while events are published,
         are left to :meth:`free` at a safe point.
         """
-        self._check_own(handle)
-        if events.enabled or not self.strategy.pooled or not self._lock.acquire(blocking=False):
+        if handle._manager is not self:
+            raise StorageError(f"storage.free: {handle!r} was not allocated by the {self.ctx} manager")
+        if events.enabled or not self._pooled or not self._lock.acquire(blocking=False):
             return False
         try:
             self._take_back(handle)
@@ -266,19 +271,13 @@ class PooledStorageManager:
             self._lock.release()
         return True
 
-    def _check_own(self, handle: Handle) -> None:
-        if not isinstance(handle, Handle):
-            raise StorageError(f"storage.free: expected a Handle from storage.alloc, got {type(handle).__name__}")
-        if handle._manager is not self:
-            raise StorageError(f"storage.free: {handle!r} was not allocated by the {self.ctx} manager")
-
     def _take_back(self, handle: Handle) -> Any:
         """Mark ``handle`` freed, pool its buffer (if pooling) and count it; returns the buffer (lock held)."""
         if handle.freed:
             raise StorageError(f"storage.free: double free of {handle!r}")
         buffer, handle.buffer, handle.freed = handle.buffer, None, True
         rounded = handle.rounded
-        if self.strategy.pooled:
+        if self._pooled:
             free_blocks = self._pool.get(rounded)
             if free_blocks is None:
                 self._pool[rounded] = [buffer]

@@ -243,10 +243,12 @@ class Engine(ArgumentChecks, ExceptionPropagation, abc.ABC):
         if self._pending_interrupt is not None:
             self._raise_pending_interrupt()
         engine_id = self.id
-        for group in (reads, writes):
-            for var in group:
-                if var.engine_id != engine_id or var.deleted:
-                    self._check_vars(reads, writes, "push_sync", name)  # raises the precise error
+        for var in reads:
+            if var.engine_id != engine_id or var.deleted:
+                self._check_vars(reads, writes, "push_sync", name)  # raises the precise error
+        for var in writes:
+            if var.engine_id != engine_id or var.deleted:
+                self._check_vars(reads, writes, "push_sync", name)
         if inline_if_ready and self._bulk_local.size <= 1:  # _push_sync_checked's inline case, one call shorter
             if not self._run_now_if_free(fn, ctx, reads, writes, name):
                 self._submit_sync(fn, ctx, reads, writes, FnProperty.NORMAL, 0, name, True)

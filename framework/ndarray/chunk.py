@@ -63,7 +63,7 @@ class Chunk:
     def __init__(self, nbytes: int, ctx: Context, engine: Engine | None = None, name: str | None = None) -> None:
         if _graveyard:
             bury_the_dead()
-        self.engine = engine or Engine.get()
+        self.engine = engine or Engine._default or Engine.get()
         self.ctx = ctx
         self.handle = storage.manager(ctx).alloc_checked(nbytes)  # nbytes: shape x itemsize, always valid
         self.var: Var = self.engine.new_variable(name)
@@ -73,8 +73,11 @@ class Chunk:
         return self.handle.buffer
 
     def __del__(self) -> None:
-        var = getattr(self, "var", None)
-        if var is None or var.deleted:
+        try:
+            var = self.var
+        except AttributeError:  # __init__ failed before the variable existed
+            return
+        if var.deleted:
             return
         engine, handle = self.engine, self.handle
         # The common case at once: no bulk segment may hold the variable, nothing holds or awaits

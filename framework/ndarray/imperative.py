@@ -245,7 +245,9 @@ def invoke(
             raise MXLabError(f"{op.name}: input '{label}' must be an NDArray, got {type(array).__name__}")
         ctx = array._chunk.ctx
         data = array._data
-        key = [attrs, ctx.device_type, ctx.device_id, data.shape, data.dtype]
+        key: list | tuple = [attrs, ctx.device_type, ctx.device_id, data.shape, data.dtype]
+        if out is None:  # the key is complete: build the tuple at once
+            key = (attrs, ctx.device_type, ctx.device_id, data.shape, data.dtype)
     elif inputs:
         ctx = None
         key = [attrs]
@@ -290,7 +292,8 @@ def invoke(
     if op.shape_from_values is not None:  # the output shapes follow from the input values
         call = value_shaped_call_plan(op, attrs, inputs, outs, plan)
     else:
-        key = tuple(key)
+        if type(key) is list:
+            key = tuple(key)
         call = _call_cache.get(key)
         if call is None:
             call = make_call_plan(op, attrs, inputs, outs, plan)
@@ -335,10 +338,10 @@ def invoke(
         in_data = [a._data for a in inputs]
         out_data = [o._data for o in outputs]
 
-    compute = op.get_compute(ctx.device_type)
+    compute = op.compute.get(ctx.device_type) or op.get_compute(ctx.device_type)  # the latter raises
     reqs = call.reqs
     is_train = STATE.training
-    engine = Engine.get()
+    engine = Engine._default or Engine.get()
 
     if op.is_async:
         # The compute function starts the work and returns; the engine counts the

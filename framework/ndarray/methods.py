@@ -150,6 +150,9 @@ class OperatorMethods:
 
     # ------------------------------------------------------------------ arithmetic (MXNet 1.x rules)
     def _binary(self, other: Any, nd_op: str, scalar_op: str, rscalar_op: str | None, reverse: bool = False):
+        kind = type(other)
+        if kind is float or kind is int:  # ``a + 1``: the common case first, before any conversion
+            return _call(rscalar_op if reverse and rscalar_op else scalar_op, [self], {"scalar": float(other)})
         other = python_scalar(other)  # a 0-d NumPy array is a number here, as np.float32(2) is
         if isinstance(other, NDArray):
             lhs, rhs = (other, self) if reverse else (self, other)
