@@ -154,11 +154,16 @@ class Handle:
     ``nbytes`` is what was asked for; the caller may use the first ``nbytes`` bytes of
     ``buffer``. After :func:`free`, ``freed`` is True and ``buffer`` is None, so that a
     use after free fails loudly instead of scribbling on a block somebody else now owns.
+
+    ``view`` is free for the owner to keep a typed view of the block in (NDArray allocation
+    does). It travels with the block through the pool, so the next owner of the block may
+    find the view it needs already made (an array of the same shape and dtype, as a loop
+    allocates again and again) instead of building one.
     """
 
-    __slots__ = ("_manager", "buffer", "ctx", "freed", "id", "nbytes", "rounded")
+    __slots__ = ("_manager", "buffer", "ctx", "freed", "id", "nbytes", "rounded", "view")
 
-    def __init__(self, manager: PooledStorageManager, nbytes: int, rounded: int, buffer: Any) -> None:
+    def __init__(self, manager: PooledStorageManager, nbytes: int, rounded: int, buffer: Any, view: Any = None) -> None:
         self.id = next(_handle_ids)
         self.ctx = manager.ctx
         self.nbytes = nbytes
@@ -166,6 +171,7 @@ class Handle:
         self.buffer = buffer
         self.freed = False
         self._manager = manager
+        self.view = view
 
     def release(self) -> None:
         """Return the block to the manager that allocated it (``storage.free(handle)``)."""
@@ -195,7 +201,7 @@ class PooledStorageManager:
         self._pooled = self.strategy.pooled
         self._size_classes: dict[int, int] = {}  # request size -> rounded size, filled as sizes are asked for
         self._lock = threading.Lock()
-        self._pool: dict[int, list[Any]] = {}  # rounded size -> free buffers of that size
+        self._pool: dict[int, list[tuple[Any, Any]]] = {}  # rounded size -> free (buffer, view) of that size
         self.bytes_in_use = 0
         self.bytes_pooled = 0
         self.peak_bytes_in_use = 0  # and the event counters: set by reset_stats
@@ -221,16 +227,17 @@ class PooledStorageManager:
                 self._size_classes[nbytes] = rounded
         with self._lock:
             free_blocks = self._pool.get(rounded)
+            view = None
             if free_blocks:
                 hit = True
-                buffer = free_blocks.pop()
+                buffer, view = free_blocks.pop()
                 self.bytes_pooled -= rounded
                 self.hits += 1
             else:
                 hit = False
                 buffer = self._allocate_from_system(nbytes, rounded)
                 self.misses += 1
-            handle = Handle(self, nbytes, rounded, buffer)
+            handle = Handle(self, nbytes, rounded, buffer, view)
             self.allocs += 1
             in_use = self.bytes_in_use = self.bytes_in_use + rounded
             self.peak_bytes_in_use = max(self.peak_bytes_in_use, in_use)
@@ -275,14 +282,15 @@ class PooledStorageManager:
         """Mark ``handle`` freed, pool its buffer (if pooling) and count it; returns the buffer (lock held)."""
         if handle.freed:
             raise StorageError(f"storage.free: double free of {handle!r}")
-        buffer, handle.buffer, handle.freed = handle.buffer, None, True
+        buffer, view = handle.buffer, handle.view
+        handle.buffer, handle.view, handle.freed = None, None, True
         rounded = handle.rounded
         if self._pooled:
             free_blocks = self._pool.get(rounded)
             if free_blocks is None:
-                self._pool[rounded] = [buffer]
+                self._pool[rounded] = [(buffer, view)]
             else:
-                free_blocks.append(buffer)
+                free_blocks.append((buffer, view))
             self.bytes_pooled += rounded
         self.frees += 1
         self.bytes_in_use -= rounded

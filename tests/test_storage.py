@@ -507,3 +507,15 @@ def test_the_manager_lookup_follows_a_replaced_manager_table(monkeypatch):
     assert storage.manager(ctx) is first  # the same Context object: the remembered lookup
     monkeypatch.setattr(storage, "_managers", {})
     assert storage.manager(ctx) is not first
+
+
+def test_a_blocks_view_travels_with_it_through_the_pool():
+    pool = PooledStorageManager(cpu(0), RoundStrategy())
+    first = pool.alloc(64)
+    typed = np.ndarray((16,), np.float32, first.buffer)
+    first.view = typed
+    pool.free(first)
+    assert first.view is None and first.buffer is None  # nothing left to scribble through
+    second = pool.alloc(60)  # the same size class: the same block, with its view
+    assert second.view is typed and second.buffer is typed.base
+    assert pool.alloc(64).view is None  # a fresh block has none

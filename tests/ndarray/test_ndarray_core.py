@@ -292,3 +292,17 @@ def test_out_of_place_scalar_loops_keep_values_and_pool_use_flat():
     assert after["bytes_in_use"] == before["bytes_in_use"] + b._chunk.handle.rounded
     # The new b is allocated while the previous one lives: two blocks at most, reused from then on.
     assert after["misses"] - before["misses"] <= 2
+
+
+def test_a_reused_block_gets_a_view_of_the_new_shape_and_dtype():
+    ctx = mx.cpu(6)
+    x = mx.nd.ones((4, 4), ctx=ctx)
+    x.wait_to_read()
+    view = x._data
+    del x
+    same = mx.nd.zeros((4, 4), ctx=ctx)
+    assert same._data is view  # same shape and dtype: the block's view is reused
+    del same
+    other = mx.nd.zeros((16,), ctx=ctx, dtype="int32")  # same 64 bytes, another shape and dtype
+    assert other._data is not view and other.shape == (16,) and other.dtype == np.int32
+    np.testing.assert_array_equal(other.asnumpy(), np.zeros(16, np.int32))
