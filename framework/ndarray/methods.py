@@ -36,7 +36,8 @@ def _call(name: str, inputs: list[NDArray], params: dict[str, Any], out: NDArray
     """Python operators' short path to ``invoke`` (skips the generated function's argument
     handling: the arguments of ``a + 1`` need no sorting out)."""
     operator = registry.get(name)
-    return imperative.invoke(operator, inputs, out=out, attrs=imperative.parse_attrs(operator, params))[0]
+    # positional arguments: (op, inputs, kwargs, out, ctx, attrs), cheaper to pass than keywords
+    return imperative.invoke(operator, inputs, None, out, None, imperative.parse_attrs(operator, params))[0]
 
 
 class OperatorMethods:
