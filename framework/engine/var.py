@@ -134,29 +134,32 @@ class Var:
     def try_grant(self, write: bool) -> bool:
         """Grant a read (or a write) at once if the variable is idle and carries no error, else False.
 
-        For the engine's inline path, which calls it while holding its push lock: no operation
-        can be appended meanwhile, and an idle variable has no granted operation whose
-        completion could touch it, so this needs no lock of its own (a completion in progress
-        on a busy variable only ever makes it look busy, never idle too early). A False
-        changes nothing; a grant is given back with :meth:`revoke` or ended by ``complete_*``.
+        For the engine's inline path, which calls it while holding its push lock (so no
+        operation can be appended meanwhile): ``idle()`` and ``append_*`` in one step, one
+        lock round trip instead of two. The lock is still needed: a completion on another
+        thread moves an operation from the queue to the granted state in several steps, and a
+        look without the lock could fall between them. A False changes nothing; a grant is
+        given back with :meth:`revoke` or ended by ``complete_*``.
         """
-        if self._queue or self._write_granted or self._running_reads:
-            return False
-        record = self.exception_record
-        if record is not None and record.error is not None:
-            return False
-        if write:
-            self._write_granted = True
-        else:
-            self._running_reads = 1
-        return True
+        with self._lock:
+            if self._queue or self._write_granted or self._running_reads:
+                return False
+            record = self.exception_record
+            if record is not None and record.error is not None:
+                return False
+            if write:
+                self._write_granted = True
+            else:
+                self._running_reads = 1
+            return True
 
     def revoke(self, write: bool) -> None:
         """Take back a :meth:`try_grant` whose operation will not run (push lock still held)."""
-        if write:
-            self._write_granted = False
-        else:
-            self._running_reads = 0
+        with self._lock:
+            if write:
+                self._write_granted = False
+            else:
+                self._running_reads -= 1
 
     def retire(self, callback: Any) -> None:
         """Mark the variable deleted and call ``callback()`` once nothing holds or awaits it.
