@@ -52,6 +52,8 @@ from .config import MAX_ROUND_CUTOFF
 from .context import Context, current_context
 
 _handle_ids = itertools.count(1)
+# How many distinct request sizes a manager remembers the size class of (beyond that, it rounds each time).
+_SIZE_CLASS_CACHE_LIMIT = 4096
 
 
 # --------------------------------------------------------------------------- rounding
@@ -152,11 +154,16 @@ class Handle:
     ``nbytes`` is what was asked for; the caller may use the first ``nbytes`` bytes of
     ``buffer``. After :func:`free`, ``freed`` is True and ``buffer`` is None, so that a
     use after free fails loudly instead of scribbling on a block somebody else now owns.
+
+    ``view`` is free for the owner to keep a typed view of the block in (NDArray allocation
+    does). It travels with the block through the pool, so the next owner of the block may
+    find the view it needs already made (an array of the same shape and dtype, as a loop
+    allocates again and again) instead of building one.
     """
 
-    __slots__ = ("_manager", "buffer", "ctx", "freed", "id", "nbytes", "rounded")
+    __slots__ = ("_manager", "buffer", "ctx", "freed", "id", "nbytes", "rounded", "view")
 
-    def __init__(self, manager: PooledStorageManager, nbytes: int, rounded: int, buffer: Any) -> None:
+    def __init__(self, manager: PooledStorageManager, nbytes: int, rounded: int, buffer: Any, view: Any = None) -> None:
         self.id = next(_handle_ids)
         self.ctx = manager.ctx
         self.nbytes = nbytes
@@ -164,6 +171,11 @@ class Handle:
         self.buffer = buffer
         self.freed = False
         self._manager = manager
+        self.view = view
+
+    def release(self) -> None:
+        """Return the block to the manager that allocated it (``storage.free(handle)``)."""
+        self._manager.free(self)
 
     def __repr__(self) -> str:
         state = " freed" if self.freed else ""
@@ -185,9 +197,11 @@ class PooledStorageManager:
         self.strategy = strategy if strategy is not None else strategy_from_env(ctx.device_type)
         if not hasattr(self.strategy, "round") or not hasattr(self.strategy, "pooled"):
             raise StorageError(f"PooledStorageManager: strategy must be a rounding strategy, got {strategy!r}")
+        # The strategy is fixed for the manager's life, so what follows from it is worked out once:
+        self._pooled = self.strategy.pooled
+        self._size_classes: dict[int, int] = {}  # request size -> rounded size, filled as sizes are asked for
         self._lock = threading.Lock()
-        self._pool: dict[int, list[Any]] = {}  # rounded size -> free buffers of that size
-        self._live: dict[int, Handle] = {}  # handle id -> handle not yet freed
+        self._pool: dict[int, list[tuple[Any, Any]]] = {}  # rounded size -> free (buffer, view) of that size
         self.bytes_in_use = 0
         self.bytes_pooled = 0
         self.peak_bytes_in_use = 0  # and the event counters: set by reset_stats
@@ -198,22 +212,35 @@ class PooledStorageManager:
         """A block of at least ``nbytes`` bytes: from the pool if one fits, else from the system."""
         if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
             raise StorageError(f"storage.alloc: nbytes must be an int >= 0, got {nbytes!r}")
-        rounded = self.strategy.round(nbytes)
+        return self.alloc_checked(nbytes)
+
+    def alloc_checked(self, nbytes: int) -> Handle:
+        """:meth:`alloc` for callers that know ``nbytes`` is an int >= 0 (NDArray allocation, per call).
+
+        The size class of each request size is computed once (``_size_classes``): a loop that
+        allocates the same shapes again and again then pays one dictionary lookup for it.
+        """
+        rounded = self._size_classes.get(nbytes)
+        if rounded is None:
+            rounded = self.strategy.round(nbytes)
+            if len(self._size_classes) < _SIZE_CLASS_CACHE_LIMIT:
+                self._size_classes[nbytes] = rounded
         with self._lock:
             free_blocks = self._pool.get(rounded)
-            hit = bool(free_blocks)
+            view = None
             if free_blocks:
-                buffer = free_blocks.pop()
+                hit = True
+                buffer, view = free_blocks.pop()
                 self.bytes_pooled -= rounded
                 self.hits += 1
             else:
+                hit = False
                 buffer = self._allocate_from_system(nbytes, rounded)
                 self.misses += 1
-            handle = Handle(self, nbytes, rounded, buffer)
-            self._live[handle.id] = handle
+            handle = Handle(self, nbytes, rounded, buffer, view)
             self.allocs += 1
-            self.bytes_in_use += rounded
-            self.peak_bytes_in_use = max(self.peak_bytes_in_use, self.bytes_in_use)
+            in_use = self.bytes_in_use = self.bytes_in_use + rounded
+            self.peak_bytes_in_use = max(self.peak_bytes_in_use, in_use)
         if events.enabled:
             events.emit("storage.alloc", handle.id, str(self.ctx), nbytes, rounded, hit)
         return handle
@@ -222,24 +249,52 @@ class PooledStorageManager:
         """Give ``handle``'s block back: to the pool, or to the system when unpooled."""
         if not isinstance(handle, Handle):
             raise StorageError(f"storage.free: expected a Handle from storage.alloc, got {type(handle).__name__}")
+        if handle._manager is not self:
+            raise StorageError(f"storage.free: {handle!r} was not allocated by the {self.ctx} manager")
         with self._lock:
-            if handle.freed:
-                raise StorageError(f"storage.free: double free of {handle!r}")
-            if self._live.get(handle.id) is not handle:
-                raise StorageError(f"storage.free: {handle!r} was not allocated by the {self.ctx} manager")
-            del self._live[handle.id]
-            buffer, handle.buffer, handle.freed = handle.buffer, None, True
-            pooled = self.strategy.pooled
-            if pooled:
-                self._pool.setdefault(handle.rounded, []).append(buffer)
-                self.bytes_pooled += handle.rounded
-            self.frees += 1
-            self.bytes_in_use -= handle.rounded
+            buffer = self._take_back(handle)
+        pooled = self._pooled
         if not pooled:
             del buffer  # the last reference: the block goes back to the system now
             backend.release_cached_memory(self.ctx)  # on a GPU, past CuPy's own cache too
         if events.enabled:
             events.emit("storage.free", handle.id, str(self.ctx), handle.nbytes, handle.rounded, pooled)
+
+    def free_nowait(self, handle: Handle) -> bool:
+        """:meth:`free` for a finalizer: never blocks, never emits; False (nothing done) if it cannot.
+
+        A finalizer may run while this very thread holds the manager's lock (the garbage
+        collector can strike inside :meth:`alloc_checked`), so waiting for the lock could wait
+        forever: this only tries it. Unpooled blocks, and any free while events are published,
+        are left to :meth:`free` at a safe point.
+        """
+        if handle._manager is not self:
+            raise StorageError(f"storage.free: {handle!r} was not allocated by the {self.ctx} manager")
+        if events.enabled or not self._pooled or not self._lock.acquire(blocking=False):
+            return False
+        try:
+            self._take_back(handle)
+        finally:
+            self._lock.release()
+        return True
+
+    def _take_back(self, handle: Handle) -> Any:
+        """Mark ``handle`` freed, pool its buffer (if pooling) and count it; returns the buffer (lock held)."""
+        if handle.freed:
+            raise StorageError(f"storage.free: double free of {handle!r}")
+        buffer, view = handle.buffer, handle.view
+        handle.buffer, handle.view, handle.freed = None, None, True
+        rounded = handle.rounded
+        if self._pooled:
+            free_blocks = self._pool.get(rounded)
+            if free_blocks is None:
+                self._pool[rounded] = [(buffer, view)]
+            else:
+                free_blocks.append((buffer, view))
+            self.bytes_pooled += rounded
+        self.frees += 1
+        self.bytes_in_use -= rounded
+        return buffer
 
     def release_all(self) -> None:
         """Hand every pooled block back to the system (blocks in use are not touched)."""
@@ -301,8 +356,20 @@ _managers: dict[Context, PooledStorageManager] = {}
 _managers_lock = threading.Lock()
 
 
+# The context object asked for last, the table it was found in and its manager. A loop allocates
+# on the very same Context object again and again (outputs take their inputs' context); checking
+# identity first skips hashing a Context (Python-level __hash__ and __eq__) per allocation. One
+# tuple, replaced whole, so a thread never sees a context paired with another context's manager;
+# the table's identity is part of it, so replacing ``_managers`` (tests do) invalidates it.
+_last_lookup: tuple[Any, Any, Any] = (None, None, None)
+
+
 def manager(ctx: Context | None = None) -> PooledStorageManager:
     """The manager of ``ctx`` (default: the current context), created on first use."""
+    global _last_lookup
+    last_ctx, table, found = _last_lookup
+    if ctx is last_ctx and table is _managers:
+        return found
     ctx = current_context() if ctx is None else ctx
     found = _managers.get(ctx) if isinstance(ctx, Context) else None
     if found is None:
@@ -311,6 +378,7 @@ def manager(ctx: Context | None = None) -> PooledStorageManager:
             found = _managers.get(ctx)
             if found is None:
                 found = _managers[ctx] = PooledStorageManager(ctx)
+    _last_lookup = (ctx, _managers, found)
     return found
 
 

@@ -451,3 +451,71 @@ def test_gpu_blocks_are_device_buffers_and_pool_like_cpu_ones():
     storage.free(again)
     gpu(0).empty_cache()
     assert storage.stats(gpu(0))["bytes_pooled"] == 0
+
+
+# --------------------------------------------------------------------------- the finalizer's free
+def test_alloc_checked_rounds_like_alloc_and_remembers_the_size_class():
+    pool = PooledStorageManager(cpu(0), RoundStrategy())
+    handle = pool.alloc_checked(1000)
+    assert (handle.nbytes, handle.rounded) == (1000, 1024)
+    assert pool._size_classes == {1000: 1024}
+    again = pool.alloc_checked(1000)
+    assert again.rounded == 1024 and pool.stats()["allocs"] == 2
+
+
+def test_free_nowait_pools_the_block_when_the_lock_is_free():
+    pool = PooledStorageManager(cpu(0), RoundStrategy())
+    handle = pool.alloc(100)
+    block = handle.buffer
+    assert pool.free_nowait(handle) is True
+    assert handle.freed and pool.stats()["bytes_in_use"] == 0 and pool.stats()["frees"] == 1
+    assert pool.alloc(100).buffer is block
+    with pytest.raises(StorageError, match="double free"):
+        pool.free(handle)
+
+
+def test_free_nowait_gives_up_without_waiting_when_the_lock_is_held():
+    pool = PooledStorageManager(cpu(0), RoundStrategy())
+    handle = pool.alloc(100)
+    with pool._lock:  # as if the garbage collector struck inside alloc_checked on this thread
+        assert pool.free_nowait(handle) is False
+    assert not handle.freed and pool.stats()["bytes_in_use"] == 128
+    pool.free(handle)  # what the safe point does later
+    assert pool.stats()["bytes_in_use"] == 0
+
+
+def test_free_nowait_leaves_unpooled_blocks_and_published_frees_to_free():
+    unpooled = PooledStorageManager(cpu(0), UnpooledStrategy())
+    handle = unpooled.alloc(100)
+    assert unpooled.free_nowait(handle) is False and not handle.freed
+    pooled = PooledStorageManager(cpu(0), RoundStrategy())
+    other = pooled.alloc(100)
+    with events.record(["storage.free"]):
+        assert pooled.free_nowait(other) is False and not other.freed
+
+
+def test_free_nowait_refuses_a_handle_of_another_manager():
+    first = PooledStorageManager(cpu(0), RoundStrategy())
+    second = PooledStorageManager(cpu(0), RoundStrategy())
+    with pytest.raises(StorageError, match="not allocated by"):
+        second.free_nowait(first.alloc(10))
+
+
+def test_the_manager_lookup_follows_a_replaced_manager_table(monkeypatch):
+    ctx = cpu(0)
+    first = storage.manager(ctx)
+    assert storage.manager(ctx) is first  # the same Context object: the remembered lookup
+    monkeypatch.setattr(storage, "_managers", {})
+    assert storage.manager(ctx) is not first
+
+
+def test_a_blocks_view_travels_with_it_through_the_pool():
+    pool = PooledStorageManager(cpu(0), RoundStrategy())
+    first = pool.alloc(64)
+    typed = np.ndarray((16,), np.float32, first.buffer)
+    first.view = typed
+    pool.free(first)
+    assert first.view is None and first.buffer is None  # nothing left to scribble through
+    second = pool.alloc(60)  # the same size class: the same block, with its view
+    assert second.view is typed and second.buffer is typed.base
+    assert pool.alloc(64).view is None  # a fresh block has none

@@ -243,10 +243,16 @@ class Engine(ArgumentChecks, ExceptionPropagation, abc.ABC):
         if self._pending_interrupt is not None:
             self._raise_pending_interrupt()
         engine_id = self.id
-        for group in (reads, writes):
-            for var in group:
-                if var.engine_id != engine_id or var.deleted:
-                    self._check_vars(reads, writes, "push_sync", name)  # raises the precise error
+        for var in reads:
+            if var.engine_id != engine_id or var.deleted:
+                self._check_vars(reads, writes, "push_sync", name)  # raises the precise error
+        for var in writes:
+            if var.engine_id != engine_id or var.deleted:
+                self._check_vars(reads, writes, "push_sync", name)
+        if inline_if_ready and self._bulk_local.size <= 1:  # _push_sync_checked's inline case, one call shorter
+            if not self._run_now_if_free(fn, ctx, reads, writes, name):
+                self._submit_sync(fn, ctx, reads, writes, FnProperty.NORMAL, 0, name, True)
+            return
         self._push_sync_checked(fn, ctx, reads, writes, FnProperty.NORMAL, 0, name, inline_if_ready)
 
     def _push_sync_checked(
@@ -271,6 +277,20 @@ class Engine(ArgumentChecks, ExceptionPropagation, abc.ABC):
             self._flush_own_bulk()
         if inline_if_ready and self._run_now_if_free(fn, ctx, reads, writes, name):
             return
+        self._submit_sync(fn, ctx, reads, writes, prop, priority, name, inline_if_ready)
+
+    def _submit_sync(
+        self,
+        fn: SyncFn,
+        ctx: Context,
+        reads: tuple[Var, ...],
+        writes: tuple[Var, ...],
+        prop: FnProperty,
+        priority: int,
+        name: str,
+        inline_if_ready: bool,
+    ) -> None:
+        """Submit a synchronous push as an Operation (it was neither bulked nor run at once)."""
         operation = Operation(fn, False, ctx, reads, writes, prop, priority, name)
         operation.inline_if_ready = inline_if_ready
         self._submit(operation)

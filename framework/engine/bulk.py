@@ -63,6 +63,10 @@ class BulkCollector:
                 full = self._open.pop(key)
         return full
 
+    def any_open(self) -> bool:
+        """Whether any thread has an open segment (a look without the lock: a hint, exact for the caller's own)."""
+        return bool(self._open)
+
     def take_own(self) -> Segment | None:
         """Remove and return the calling thread's open segment, if any."""
         with self._lock:

@@ -49,12 +49,23 @@ class _InlineRun(threading.local):
     pending: deque | None = None
 
 
+def _revoke(reads: tuple[Var, ...], writes: tuple[Var, ...]) -> None:
+    """Give back grants of ``Var.try_grant`` whose operation will not run inline after all."""
+    for var in reads:
+        var.revoke(False)
+    for var in writes:
+        var.revoke(True)
+
+
 class ThreadedEngineBase(Engine):
     """Scheduling shared by the threaded engines; subclasses choose the pool (``_pool_for``)."""
 
     def __init__(self) -> None:
         super().__init__()
         self._inline = _InlineRun()
+        # The RunContext of the last inline run: one per context is enough (it holds no stream
+        # on a CPU), and reusing it saves building one per tiny operation.
+        self._inline_run_ctx = RunContext(Context("cpu", 0), None, INLINE_WORKER)
         self._pools: dict[object, WorkerPool] = {}
         self._pools_lock = threading.Lock()
 
@@ -92,19 +103,33 @@ class ThreadedEngineBase(Engine):
             return False
         with self._push_lock:
             # Nothing can append while we hold the lock, and completions only free variables:
-            # what is idle when checked is still idle when granted below. (Only the Var
-            # interface is used, so a learner's var_class works here too.)
-            for group in (reads, writes):
-                for var in group:
-                    record = var.exception_record
-                    if (record is not None and record.error is not None) or not var.idle():
+            # what is idle when checked is still idle when granted.
+            if self.var_class is Var:
+                # Check and grant in one step per variable (Var.try_grant); if a variable is
+                # busy, give back the grants already made.
+                for var in reads:
+                    if not var.try_grant(False):
+                        _revoke(reads[: reads.index(var)], ())
                         return False
-            for var in reads:
-                var.append_read(None)
-            for var in writes:
-                var.append_write(None)
+                for var in writes:
+                    if not var.try_grant(True):
+                        _revoke(reads, writes[: writes.index(var)])
+                        return False
+            else:  # a learner's variable class: only the public Var interface
+                for group in (reads, writes):
+                    for var in group:
+                        record = var.exception_record
+                        if (record is not None and record.error is not None) or not var.idle():
+                            return False
+                for var in reads:
+                    var.append_read(None)
+                for var in writes:
+                    var.append_write(None)
+        run_ctx = self._inline_run_ctx
+        if run_ctx.ctx is not ctx:
+            run_ctx = self._inline_run_ctx = RunContext(ctx, None, INLINE_WORKER)
         try:
-            fn(RunContext(ctx, None, INLINE_WORKER))
+            fn(run_ctx)
         except Exception as err:
             record = self._record_exception(err, name, new_operation_id(), ctx, INLINE_WORKER)
             for var in writes:

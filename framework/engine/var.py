@@ -108,7 +108,7 @@ class Var:
                 op, _is_write = self._queue.popleft()
                 self._write_granted = True
                 return [op]
-            retired = self._take_on_idle()
+            retired = None if self._on_idle is None else self._take_on_idle()
         if retired is not None:
             retired()
         return []
@@ -126,10 +126,40 @@ class Var:
             if not granted and queue:
                 granted.append(queue.popleft()[0])
                 self._write_granted = True
-            retired = None if granted else self._take_on_idle()
+            retired = None if granted or self._on_idle is None else self._take_on_idle()
         if retired is not None:
             retired()
         return granted
+
+    def try_grant(self, write: bool) -> bool:
+        """Grant a read (or a write) at once if the variable is idle and carries no error, else False.
+
+        For the engine's inline path, which calls it while holding its push lock (so no
+        operation can be appended meanwhile): ``idle()`` and ``append_*`` in one step, one
+        lock round trip instead of two. The lock is still needed: a completion on another
+        thread moves an operation from the queue to the granted state in several steps, and a
+        look without the lock could fall between them. A False changes nothing; a grant is
+        given back with :meth:`revoke` or ended by ``complete_*``.
+        """
+        with self._lock:
+            if self._queue or self._write_granted or self._running_reads:
+                return False
+            record = self.exception_record
+            if record is not None and record.error is not None:
+                return False
+            if write:
+                self._write_granted = True
+            else:
+                self._running_reads = 1
+            return True
+
+    def revoke(self, write: bool) -> None:
+        """Take back a :meth:`try_grant` whose operation will not run (push lock still held)."""
+        with self._lock:
+            if write:
+                self._write_granted = False
+            else:
+                self._running_reads -= 1
 
     def retire(self, callback: Any) -> None:
         """Mark the variable deleted and call ``callback()`` once nothing holds or awaits it.
@@ -145,6 +175,23 @@ class Var:
                 self._on_idle = callback
                 return
         callback()
+
+    def retire_if_idle_nowait(self) -> bool:
+        """Mark the variable deleted and return True if nothing holds or awaits it, without blocking.
+
+        False (and nothing changed) when it is busy or its lock is taken. For finalizers, which
+        may run while this very thread holds the lock (in ``complete_write``, say), where
+        :meth:`retire` could wait forever.
+        """
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            if self._queue or self._write_granted or self._running_reads:
+                return False
+            self.deleted = True
+            return True
+        finally:
+            self._lock.release()
 
     def _take_on_idle(self) -> Any:
         callback = self._on_idle

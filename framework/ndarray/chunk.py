@@ -8,11 +8,15 @@ the block returns to the pool at once if no operation is pending on it, otherwis
 as the last pending operation completes — the effect of MXNet's ``delete_variable`` push,
 without the cost of one push per temporary array.
 
-``__del__`` itself only appends to a *graveyard*: finalizers may run at any allocation
-(arrays recorded by autograd live in reference cycles, which the cyclic garbage collector
-frees), possibly while this very thread holds an engine or storage lock. Taking a lock
-there could deadlock, so the retirement happens later, at a safe point: the next
-allocation or wait (:func:`bury_the_dead`).
+``__del__`` never waits for a lock: finalizers may run at any allocation (arrays recorded
+by autograd live in reference cycles, which the cyclic garbage collector frees), possibly
+while this very thread holds an engine or storage lock, and waiting there could deadlock.
+So it only *tries*: when no bulk segment is open, the variable is idle and both the
+variable's and the pool's locks are free (``Var.retire_if_idle_nowait``,
+``free_nowait``), the block goes back at once; this is the common case of a temporary
+dying. Otherwise, and whenever events are published, it appends to a *graveyard*, and the
+retirement happens later, at a safe point: the next allocation or wait
+(:func:`bury_the_dead`).
 """
 
 from __future__ import annotations
@@ -30,6 +34,14 @@ _graveyard: deque[tuple[Engine, Var, Any]] = deque()
 
 def bury_the_dead() -> None:
     """Retire the variables of dead chunks so their blocks go back to the pool."""
+    if len(_graveyard) == 1:  # the common case: one temporary died since the last allocation
+        try:
+            engine, var, handle = _graveyard.popleft()
+        except IndexError:  # another thread emptied it first
+            return
+        engine._flush_all_bulk()  # a bulk segment not yet pushed may still use the block
+        var.retire(handle.release)
+        return
     dead = []
     for _ in range(len(_graveyard)):  # the chunks dead now; later deaths wait for the next call
         try:
@@ -40,20 +52,20 @@ def bury_the_dead() -> None:
     for engine in {engine for engine, _, _ in dead}:  # engines hash by identity
         engine._flush_all_bulk()  # every thread's segments: bulk sizes are per thread
     for _, var, handle in dead:
-        var.retire(lambda handle=handle: storage.free(handle))
+        var.retire(handle.release)
 
 
 class Chunk:
-    """Storage handle + engine variable + the engine they belong to."""
+    """Storage handle + engine variable + the engine they belong to (``nbytes``: an int >= 0)."""
 
     __slots__ = ("handle", "var", "ctx", "engine", "__weakref__")
 
     def __init__(self, nbytes: int, ctx: Context, engine: Engine | None = None, name: str | None = None) -> None:
         if _graveyard:
             bury_the_dead()
-        self.engine = engine or Engine.get()
+        self.engine = engine or Engine._default or Engine.get()
         self.ctx = ctx
-        self.handle = storage.alloc(nbytes, ctx)
+        self.handle = storage.manager(ctx).alloc_checked(nbytes)  # nbytes: shape x itemsize, always valid
         self.var: Var = self.engine.new_variable(name)
 
     @property
@@ -61,6 +73,16 @@ class Chunk:
         return self.handle.buffer
 
     def __del__(self) -> None:
-        var = getattr(self, "var", None)
-        if var is not None and not var.deleted:
-            _graveyard.append((self.engine, var, self.handle))
+        try:
+            var = self.var
+        except AttributeError:  # __init__ failed before the variable existed
+            return
+        if var.deleted:
+            return
+        engine, handle = self.engine, self.handle
+        # The common case at once: no bulk segment may hold the variable, nothing holds or awaits
+        # it, and both locks are free (never waited for). Otherwise, or if events are published,
+        # the next safe point retires it. A variable retired here whose block could not go back
+        # is retired again there, idle: its block then goes back.
+        if engine._bulk.any_open() or not var.retire_if_idle_nowait() or not handle._manager.free_nowait(handle):
+            _graveyard.append((engine, var, handle))

@@ -123,7 +123,12 @@ def parse_attrs(op: OpDef, kwargs: dict[str, Any]) -> NodeAttrs:
     # one argument (``a + 1``'s scalar) is the common case and needs no sorting.
     if len(kwargs) == 1:
         ((name, value),) = kwargs.items()
-        key: tuple = (op, name, _key_part(value))
+        # A float other than 0.0, -0.0 and NaN is its own key (no other key part equals a bare
+        # float): ``a + 1`` skips the tagging.
+        if type(value) is float and value and value == value:  # noqa: PLR0124 - False for NaN
+            key: tuple = (op, name, value)
+        else:
+            key = (op, name, _key_part(value))
     else:
         key = (op, *[(name, _key_part(value)) for name, value in sorted(kwargs.items())])
     try:
@@ -236,7 +241,18 @@ def invoke(
     # from their shapes and dtypes, in one pass: this runs for every call.
     if len(inputs) != num_inputs:
         raise MXLabError(f"{op.name}: expected {num_inputs} input array(s), got {len(inputs)}")
-    if inputs:
+    if num_inputs == 1:  # the common case, spelled out
+        array = inputs[0]
+        if not isinstance(array, NDArray):
+            names = op.list_input_names(attrs)
+            label = names[0] if names else "0"
+            raise MXLabError(f"{op.name}: input '{label}' must be an NDArray, got {type(array).__name__}")
+        ctx = array._chunk.ctx
+        data = array._data
+        key: list | tuple = [attrs, ctx.device_type, ctx.device_id, data.shape, data.dtype]
+        if out is None:  # the key is complete: build the tuple at once
+            key = (attrs, ctx.device_type, ctx.device_id, data.shape, data.dtype)
+    elif inputs:
         ctx = None
         key = [attrs]
         for i, array in enumerate(inputs):
@@ -280,7 +296,8 @@ def invoke(
     if op.shape_from_values is not None:  # the output shapes follow from the input values
         call = value_shaped_call_plan(op, attrs, inputs, outs, plan)
     else:
-        key = tuple(key)
+        if type(key) is list:
+            key = tuple(key)
         call = _call_cache.get(key)
         if call is None:
             call = make_call_plan(op, attrs, inputs, outs, plan)
@@ -293,7 +310,10 @@ def invoke(
     outputs = outs
     if len(outs) < num_outputs:
         shapes, types = call.out_shapes, call.out_types
-        outputs = outs + [new_array(shapes[i], ctx, types[i]) for i in range(len(outs), num_outputs)]
+        if num_outputs == 1:
+            outputs = [new_array(shapes[0], ctx, types[0])]
+        else:
+            outputs = outs + [new_array(shapes[i], ctx, types[i]) for i in range(len(outs), num_outputs)]
 
     # 4. one push: read the inputs, write the outputs (+ mutated inputs, + resources)
     requested: list = []
@@ -322,10 +342,10 @@ def invoke(
         in_data = [a._data for a in inputs]
         out_data = [o._data for o in outputs]
 
-    compute = op.get_compute(ctx.device_type)
+    compute = op.compute.get(ctx.device_type) or op.get_compute(ctx.device_type)  # the latter raises
     reqs = call.reqs
     is_train = STATE.training
-    engine = Engine.get()
+    engine = Engine._default or Engine.get()
 
     if op.is_async:
         # The compute function starts the work and returns; the engine counts the
@@ -336,7 +356,9 @@ def invoke(
 
         engine.push_async(run_async, ctx, reads, writes, prop=FnProperty.ASYNC, name=op.name)
     elif call.trivial_deps and ctx.device_type == "cpu":
-        op_ctx = call.cpu_op_context(is_train, ctx)
+        op_ctx = call.cpu_op_contexts[is_train]
+        if op_ctx is None:
+            op_ctx = call.cpu_op_context(is_train, ctx)
 
         def run(run_ctx: Any) -> None:
             compute(attrs, op_ctx, in_data, reqs, out_data)

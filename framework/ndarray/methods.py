@@ -36,7 +36,8 @@ def _call(name: str, inputs: list[NDArray], params: dict[str, Any], out: NDArray
     """Python operators' short path to ``invoke`` (skips the generated function's argument
     handling: the arguments of ``a + 1`` need no sorting out)."""
     operator = registry.get(name)
-    return imperative.invoke(operator, inputs, out=out, attrs=imperative.parse_attrs(operator, params))[0]
+    # positional arguments: (op, inputs, kwargs, out, ctx, attrs), cheaper to pass than keywords
+    return imperative.invoke(operator, inputs, None, out, None, imperative.parse_attrs(operator, params))[0]
 
 
 class OperatorMethods:
@@ -150,6 +151,9 @@ class OperatorMethods:
 
     # ------------------------------------------------------------------ arithmetic (MXNet 1.x rules)
     def _binary(self, other: Any, nd_op: str, scalar_op: str, rscalar_op: str | None, reverse: bool = False):
+        kind = type(other)
+        if kind is float or kind is int:  # ``a + 1``: the common case first, before any conversion
+            return _call(rscalar_op if reverse and rscalar_op else scalar_op, [self], {"scalar": float(other)})
         other = python_scalar(other)  # a 0-d NumPy array is a number here, as np.float32(2) is
         if isinstance(other, NDArray):
             lhs, rhs = (other, self) if reverse else (self, other)

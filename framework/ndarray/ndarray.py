@@ -49,10 +49,17 @@ def new_array(shape: tuple[int, ...], ctx: Context, dtype_name: str) -> NDArray:
     dtype = _DTYPE_OBJECTS[dtype_name]
     nbytes = math.prod(shape) * dtype.itemsize
     chunk = Chunk(nbytes, ctx)
-    buffer = chunk.buffer
+    handle = chunk.handle
+    view = handle.view  # the typed view the block's last owner made, if any (see storage.Handle)
+    if view is not None and view.dtype is dtype and view.shape == shape:
+        return NDArray(chunk, view)
+    buffer = handle.buffer
     if type(buffer) is np.ndarray:  # one constructor call instead of slice, view and reshape
-        return NDArray(chunk, np.ndarray(shape, dtype, buffer))
-    return NDArray(chunk, buffer[:nbytes].view(dtype).reshape(shape))
+        view = np.ndarray(shape, dtype, buffer)
+    else:
+        view = buffer[:nbytes].view(dtype).reshape(shape)
+    handle.view = view
+    return NDArray(chunk, view)
 
 
 class NotAScalarError(MXLabError, ValueError):

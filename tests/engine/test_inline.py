@@ -15,7 +15,7 @@ import pytest
 import framework as mx
 from framework import events
 from framework.base import EngineError
-from framework.engine import Engine
+from framework.engine import Engine, Var, create
 
 
 @pytest.fixture(params=["ThreadedEngine", "ThreadedEnginePerDevice"])
@@ -182,3 +182,40 @@ def test_the_limit_comes_from_the_environment(make_engine, monkeypatch):
     monkeypatch.setenv("MXLAB_ENGINE_INLINE_MAX_ELEMENTS", "-1")
     with pytest.raises(ValueError, match="MXLAB_ENGINE_INLINE_MAX_ELEMENTS"):
         make_engine("ThreadedEngine", 1)
+
+
+def test_a_busy_variable_gives_back_the_grants_already_made(engine):
+    free, busy = engine.new_variable("free"), engine.new_variable("busy")
+    gate = threading.Event()
+    order = []
+    engine.push_sync(lambda rc: (gate.wait(5), order.append("writer")), mx.cpu(), [], [busy])
+    # ``free`` is granted first, then ``busy`` refuses: the grant on ``free`` must be taken back,
+    # or ``free`` would stay held after the operation completes.
+    engine.push_sync(lambda rc: order.append(rc.worker), mx.cpu(), [free, busy], [], inline_if_ready=True)
+    assert order == []
+    gate.set()
+    engine.wait_for_all(timeout=10)
+    assert order[0] == "writer" and order[1] != "inline"
+    assert free.idle() and busy.idle()
+
+
+def test_a_learners_variable_class_runs_inline_through_the_public_interface():
+    class CountingVar(Var):
+        __slots__ = ("grants",)
+
+        def __init__(self, engine_id, name=None):
+            super().__init__(engine_id, name)
+            self.grants = 0
+
+        def append_write(self, op):
+            self.grants += 1
+            return super().append_write(op)
+
+    engine = create("ThreadedEngine", 1, var_class=CountingVar)
+    try:
+        var = engine.new_variable()
+        seen = []
+        engine.push_sync(lambda rc: seen.append(rc.worker), mx.cpu(), [], [var], inline_if_ready=True)
+        assert seen == ["inline"] and var.grants == 1 and var.idle()
+    finally:
+        engine.stop()

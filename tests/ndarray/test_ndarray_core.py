@@ -216,3 +216,93 @@ def test_arrays_pickle_by_value_and_context():
     assert y.context == mx.cpu(1) and y.dtype == np.int32
     assert y.asnumpy().tolist() == [[0, 1, 2], [3, 4, 5]]
     assert y._chunk is not x._chunk
+
+
+def _address(array):
+    return array._data.__array_interface__["data"][0]
+
+
+def test_a_dying_array_returns_its_block_at_once_when_nothing_uses_it():
+    ctx = mx.cpu(6)
+    x = mx.nd.zeros((300,), ctx=ctx)
+    x.wait_to_read()
+    var, handle = x._chunk.var, x._chunk.handle  # not the chunk itself: that would keep it alive
+    before = mx.storage.stats(ctx)["bytes_in_use"]
+    del x  # no wait, no later allocation: the finalizer itself retires it
+    assert var.deleted and handle.freed
+    assert mx.storage.stats(ctx)["bytes_in_use"] == before - handle.rounded
+
+
+def test_a_block_still_read_by_an_operation_is_not_reused_before_it_ends():
+    ctx = mx.cpu(6)
+    x = mx.nd.ones((300,), ctx=ctx)
+    x.wait_to_read()
+    address, var, handle = _address(x), x._chunk.var, x._chunk.handle
+    gate = threading.Event()
+    seen = []
+    data = x._data  # the function reads the block through its view (which does not keep the chunk alive)
+    Engine.get().push_sync(lambda rc, data=data: (gate.wait(5), seen.append(float(data.sum()))), ctx, [var], [])
+    del x, data  # dies while the read is pending: deferred, not freed
+    assert not handle.freed
+    y = mx.nd.zeros((300,), ctx=ctx)  # same size class: must not get the block being read
+    y.wait_to_read()
+    assert _address(y) != address
+    assert not handle.freed
+    gate.set()
+    mx.nd.waitall()
+    assert seen == [300.0]  # the reader saw the old values, never y's zeros
+    assert handle.freed and var.deleted
+
+
+def test_a_finalizer_that_finds_the_pool_locked_defers_to_the_next_safe_point():
+    ctx = mx.cpu(6)
+    x = mx.nd.zeros((8,), ctx=ctx)
+    x.wait_to_read()
+    chunk = x._chunk
+    with mx.storage.manager(ctx)._lock:  # as if a collection struck inside alloc_checked
+        chunk.__del__()  # must return at once
+    assert not chunk.handle.freed
+    mx.nd.waitall()
+    assert chunk.var.deleted and chunk.handle.freed
+
+
+def test_with_a_listener_the_free_of_a_dying_array_is_published_at_the_safe_point():
+    ctx = mx.cpu(6)
+    x = mx.nd.zeros((8,), ctx=ctx)
+    x.wait_to_read()
+    handle = x._chunk.handle
+    with mx.events.record(["storage.free"]) as rec:
+        del x
+        assert not handle.freed  # events on: the graveyard path, no emitting from a finalizer
+        mx.nd.waitall()
+    assert handle.freed
+    assert [e["handle"] for e in rec.events] == [handle.id]
+
+
+def test_out_of_place_scalar_loops_keep_values_and_pool_use_flat():
+    ctx = mx.cpu(6)
+    a = mx.nd.array(np.arange(16), ctx=ctx)
+    mx.nd.waitall()
+    before = mx.storage.stats(ctx)
+    for _ in range(200):
+        b = a + 1
+    mx.nd.waitall()
+    np.testing.assert_array_equal(b.asnumpy(), np.arange(16) + 1)
+    after = mx.storage.stats(ctx)
+    assert after["bytes_in_use"] == before["bytes_in_use"] + b._chunk.handle.rounded
+    # The new b is allocated while the previous one lives: two blocks at most, reused from then on.
+    assert after["misses"] - before["misses"] <= 2
+
+
+def test_a_reused_block_gets_a_view_of_the_new_shape_and_dtype():
+    ctx = mx.cpu(6)
+    x = mx.nd.ones((4, 4), ctx=ctx)
+    x.wait_to_read()
+    view = x._data
+    del x
+    same = mx.nd.zeros((4, 4), ctx=ctx)
+    assert same._data is view  # same shape and dtype: the block's view is reused
+    del same
+    other = mx.nd.zeros((16,), ctx=ctx, dtype="int32")  # same 64 bytes, another shape and dtype
+    assert other._data is not view and other.shape == (16,) and other.dtype == np.int32
+    np.testing.assert_array_equal(other.asnumpy(), np.zeros(16, np.int32))

@@ -399,13 +399,38 @@ def _scalar_ufunc_compute(ufunc_name: str, reverse: bool) -> Callable[..., None]
     once here rather than per call.
     """
     numpy_ufunc = getattr(np, ufunc_name)
+    # (attrs, dtype, the scalar as a 0-d array of that dtype) of the last NumPy call. NumPy takes
+    # a 0-d array of the input's own dtype a third faster than a Python float, with the same
+    # result (the float is cast to that dtype either way); a loop calls with the same attrs
+    # again and again, so one entry, replaced whole (threads may race), is enough.
+    last_scalar: tuple = (None, None, None)
 
     def compute(attrs, op_ctx, inputs, req, outputs) -> None:
+        nonlocal last_scalar
         x, out = inputs[0], outputs[0]
-        ufunc = numpy_ufunc if op_ctx.xp is np else getattr(op_ctx.xp, ufunc_name)
         s = attrs.parsed.scalar
-        if out.dtype.kind != "f":
+        dtype = out.dtype
+        if dtype.kind == "f":
+            if req[0] is not NULL and req[0] is not ADD:  # write: what compute_into does, without its two calls
+                if op_ctx.xp is np:
+                    ufunc = numpy_ufunc
+                    if x.dtype is dtype:
+                        memo = last_scalar
+                        if memo[0] is attrs and memo[1] is dtype:
+                            s = memo[2]
+                        else:
+                            s = np.array(s, dtype)
+                            last_scalar = (attrs, dtype, s)
+                else:
+                    ufunc = getattr(op_ctx.xp, ufunc_name)
+                if reverse:
+                    ufunc(s, x, out=out)
+                else:
+                    ufunc(x, s, out=out)
+                return
+        else:
             s = _scalar_for(x, s)
+        ufunc = numpy_ufunc if op_ctx.xp is np else getattr(op_ctx.xp, ufunc_name)
         if reverse:
             compute_into(out, req[0], ufunc, s, x)
         else:
