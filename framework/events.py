@@ -51,8 +51,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     "engine.start": ("op", "worker", "stream"),
     "engine.end": ("op", "worker", "stream", "error"),
     # One operation that finished before anyone published its push (see combine_operations):
-    # engine.push's fields, then engine.end's, then the push and start times (t_ns is the end).
-    # Only an EventBuffer that is the sole subscriber receives it; expand() gives the three.
+    # engine.push's fields (reads and writes as tuples), then engine.end's, then the push and
+    # start times (t_ns is the end). Only an EventBuffer that is the sole subscriber receives
+    # it; expand() gives the three events it stands for.
     "engine.op": (
         "op",
         "name",
@@ -367,7 +368,7 @@ def expand(raws: list[RawEvent]) -> list[RawEvent]:
         if isinstance(values, dict):
             values = tuple(values.get(name) for name in KINDS[kind])
         op, name, ctx, reads, writes, priority, prop, worker, stream, error, t_push, t_start = values
-        out.append(("engine.push", t_push, (op, name, ctx, reads, writes, priority, prop)))
+        out.append(("engine.push", t_push, (op, name, ctx, list(reads), list(writes), priority, prop)))
         out.append(("engine.start", t_start, (op, worker, stream)))
         out.append(("engine.end", t_end, (op, worker, stream, error)))
     return out

@@ -44,6 +44,17 @@ def var_ids(variables: tuple[Var, ...]) -> list[int]:
     return list(map(_var_id, variables))
 
 
+def var_id_tuple(variables: tuple[Var, ...]) -> tuple[int, ...]:
+    """:func:`var_ids` as a tuple, for ``engine.op``: a tuple of ints is dropped from the cyclic
+    collector's watch the first time a collection looks at it (a list is watched as long as
+    it lives), and a waiting ``engine.op`` holding only such values then costs it nothing more."""
+    if not variables:
+        return ()
+    if len(variables) == 1:
+        return (variables[0].id,)
+    return tuple(map(_var_id, variables))
+
+
 def prop_name(prop: FnProperty) -> str:
     """``prop.value`` without the enum's property lookup in the common case."""
     return "normal" if prop is FnProperty.NORMAL else prop.value
@@ -116,15 +127,17 @@ class OperationEvents:
         started = op.started
         if events.combine_operations:
             t_push = op.t_push
+            named = self._named_context
+            prop = op.prop
             events.emit(
                 "engine.op",
                 op.id,
                 op.name,
-                self._context_name(op.ctx),
-                var_ids(op.reads),
-                var_ids(op.writes),
+                named[1] if named[0] is op.ctx else self._context_name(op.ctx),
+                var_id_tuple(op.reads),
+                var_id_tuple(op.writes),
                 op.priority,
-                prop_name(op.prop),
+                "normal" if prop is FnProperty.NORMAL else prop.value,
                 worker,
                 stream,
                 message,
