@@ -100,6 +100,10 @@ class Operation:
         "done",
         "interrupted",
     )
+    # Set only on deferred operations (see ``deferred`` and engine/op_events.py).
+    published: int
+    started: tuple[int, str, str | None] | None
+    t_push: int
 
     def __init__(
         self,
