@@ -4,13 +4,16 @@ client, against no subscriber at all. Prints JSON lines.
 
 Usage::
 
-    python benchmarks/server_overhead.py           # the full run (about half a minute)
-    python benchmarks/server_overhead.py --quick   # a few seconds (what the test runs)
+    python benchmarks/server_overhead.py             # the full run (about half a minute)
+    python benchmarks/server_overhead.py --quick     # a few seconds (what the test runs)
+    python benchmarks/server_overhead.py --cpu-split # CPU time per operation in one process
 
 The workload is ``benchmarks/engine.py``'s dispatch measurement: tiny Python functions pushed
 through ThreadedEnginePerDevice (2 workers) round robin on 4 variables, push loop plus
 ``wait_for_all``, in microseconds per operation (kernel ``noop``, the worst case: nothing
-but dispatch). Each operation publishes three events (push, start, end). The same with
+but dispatch). Each operation is three events (push, start, end) as the client sees them;
+a watched process whose only subscriber is the server's buffer publishes a quick one as a
+single ``engine.op`` that the server expands (docs/engine.md, "Events"). The same with
 each operation doing a 128x128 float32 matmul (kernel ``matmul128``, tens of microseconds,
 a small layer) shows the overhead next to real work. Three configurations alternate rep by
 rep, so that drift hits all alike:
@@ -20,7 +23,7 @@ rep, so that drift hits all alike:
   framework's own cost of building events, without any server;
 * ``buffer`` -- an :class:`~framework.events.EventBuffer` emptied every 10 ms by a thread
   that throws the events away: the floor of any live watcher (the engine's event fields,
-  three ``emit`` calls per operation, the collector scanning waiting events), without
+  one ``engine.op`` per quick operation, the collector scanning waiting events), without
   encoding, pipe or client;
 * ``served`` -- the server is subscribed (an event buffer emptied every 10 ms), encodes the
   events into frames and streams them over a WebSocket to one client in another process
@@ -36,6 +39,9 @@ rather than slow the run.
 from __future__ import annotations
 
 import argparse
+import gc
+import marshal
+import multiprocessing
 import os
 import socket
 import statistics
@@ -327,11 +333,86 @@ def attach_mode(n: int, reps: int, kernel: str) -> None:
     )
 
 
+def cpu_split(n: int, reps: int) -> None:
+    """Process CPU time per no-op operation in this one process: no subscriber, an event buffer
+    emptied by a forwarder that sends nowhere, and one that sends ``marshal`` bytes into a pipe
+    (what a worker process does). Steadier than wall time on a shared machine: other programs
+    slow the process down but do not add to its CPU time. ``gc.freeze()`` first, as the worker does.
+    """
+    gc.freeze()
+    engine = create("ThreadedEnginePerDevice", 2)
+    variables = [engine.new_variable(f"v{i}") for i in range(4)]
+    receiver, sender = multiprocessing.Pipe(duplex=False)
+
+    def drain() -> None:
+        try:
+            while True:
+                receiver.recv_bytes()
+        except EOFError:
+            pass
+
+    threading.Thread(target=drain, daemon=True).start()
+
+    def cpu_us_per_op() -> float:
+        start = time.process_time()
+        time_dispatch(engine, variables, n)
+        return (time.process_time() - start) / n * 1e6
+
+    def forwarded(send: Any) -> float:
+        forwarder = EventForwarder(send)
+        subscription = forwarder.subscribe()
+        forwarder.start()
+        try:
+            return cpu_us_per_op()
+        finally:
+            events.unsubscribe(subscription)
+            forwarder.stop()
+
+    def to_pipe(tag: str, payload: Any) -> None:
+        if tag == "events":
+            sender.send_bytes(marshal.dumps(payload))
+
+    configs = {
+        "no_subscriber": cpu_us_per_op,
+        "buffer": lambda: forwarded(lambda tag, payload: None),
+        "pipe": lambda: forwarded(to_pipe),
+    }
+    try:
+        for measure in configs.values():  # warm-up
+            measure()
+        times: dict[str, list[float]] = {name: [] for name in configs}
+        for _ in range(reps):
+            for name, measure in configs.items():
+                times[name].append(measure())
+    finally:
+        sender.close()
+        engine.stop()
+    base = statistics.median(times["no_subscriber"])
+    for name, samples in times.items():
+        emit(
+            {
+                "workload": "server_overhead",
+                "engine": "ThreadedEnginePerDevice",
+                "case": f"cpu_split/noop/{name}",
+                "unit": "cpu us/op",
+                **summarize(samples),
+                "ratios": {f"{name}/no_subscriber": statistics.median(samples) / base},
+                "n_ops": n,
+            }
+        )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (seconds), for tests")
+    parser.add_argument(
+        "--cpu-split", action="store_true", help="only the process CPU time per operation, in this process"
+    )
     args = parser.parse_args(argv)
     n, reps = (5_000, 3) if args.quick else (20_000, 7)
+    if args.cpu_split:
+        cpu_split(n, reps)
+        return
     for kernel, ops in (("noop", n), ("matmul128", n // 5)):
         server_mode(ops, reps, kernel)
         attach_mode(ops, reps, kernel)

@@ -17,6 +17,14 @@ When a buffer is the only subscriber of a kind, :func:`emit` appends to it direc
 tuple and one append per event on the publishing thread, no callback frame; when the
 buffer is full the event is counted, not kept, so a consumer that falls behind costs the
 program neither memory nor time.
+
+When such a buffer is the only subscriber of the engine's kinds (the server's forwarder is),
+the engine goes one step further (:data:`combine_operations`): an operation that finishes
+quickly is published once, as one ``engine.op`` event carrying its push, start and end,
+instead of three events. The buffer's consumer calls :func:`run_samplers` on every pass, and
+the engine then publishes ``engine.push``/``engine.start`` of operations still in flight
+after :data:`SAMPLE_AFTER_NS`, so that waiting and running work stays visible live;
+:func:`expand` turns ``engine.op`` back into the three events on the consumer's side.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import weakref
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -41,6 +50,24 @@ KINDS: dict[str, tuple[str, ...]] = {
     "engine.push": ("op", "name", "ctx", "reads", "writes", "priority", "prop"),
     "engine.start": ("op", "worker", "stream"),
     "engine.end": ("op", "worker", "stream", "error"),
+    # One operation that finished before anyone published its push (see combine_operations):
+    # engine.push's fields (reads and writes as tuples), then engine.end's, then the push and
+    # start times (t_ns is the end). Only an EventBuffer that is the sole subscriber receives
+    # it; expand() gives the three events it stands for.
+    "engine.op": (
+        "op",
+        "name",
+        "ctx",
+        "reads",
+        "writes",
+        "priority",
+        "prop",
+        "worker",
+        "stream",
+        "error",
+        "t_push",
+        "t_start",
+    ),
     "engine.wait_begin": ("var",),
     "engine.wait_end": ("var",),
     "storage.alloc": ("handle", "ctx", "nbytes", "rounded", "pool_hit"),
@@ -72,6 +99,14 @@ _log = logging.getLogger(__name__)
 
 #: True while at least one subscriber exists. Publishers test this before building fields.
 enabled = False
+#: True while one EventBuffer is the only subscriber of every engine operation kind: the
+#: engine may then publish a quick operation as one ``engine.op`` event (see the module notes).
+combine_operations = False
+#: What ``engine.op`` stands for, in order; :func:`expand` and :func:`expand_counts` use it.
+COMBINED_KINDS = ("engine.push", "engine.start", "engine.end")
+#: An operation still in flight this long after its push has its push and start published
+#: on their own by the next :func:`run_samplers` (50 ms: about what a browser redraws at).
+SAMPLE_AFTER_NS = 50_000_000
 
 _lock = threading.Lock()
 _subscriptions: tuple[Subscription, ...] = ()
@@ -82,6 +117,8 @@ _routes: dict[str, tuple[Subscription, ...]] = {}
 # kind -> the EventBuffer that is its only subscriber (the fast path of emit and publish).
 _sole_buffers: dict[str, EventBuffer] = {}
 _now = time.perf_counter_ns
+# Weak references to the samplers of run_samplers (engines register theirs).
+_samplers: list[weakref.WeakMethod] = []
 
 
 class EventBuffer:
@@ -208,11 +245,16 @@ def unsubscribe(sub: Subscription) -> None:
 
 def _rebuild_routes() -> None:
     """Recompute ``_routes`` and ``enabled`` from the subscriptions (called under ``_lock``)."""
-    global _routes, _sole_buffers, enabled
+    global _routes, _sole_buffers, enabled, combine_operations
     _routes = {kind: targets for kind in KINDS if (targets := tuple(s for s in _subscriptions if s.wants(kind)))}
+    # "is not None": an empty EventBuffer is falsy (it has a length)
     _sole_buffers = {
-        kind: targets[0].buffer for kind, targets in _routes.items() if len(targets) == 1 and targets[0].buffer
+        kind: buffer
+        for kind, targets in _routes.items()
+        if len(targets) == 1 and (buffer := targets[0].buffer) is not None
     }
+    combined = _sole_buffers.get("engine.op")
+    combine_operations = combined is not None and all(_sole_buffers.get(k) is combined for k in COMBINED_KINDS)
     enabled = bool(_subscriptions)
 
 
@@ -254,10 +296,27 @@ def emit(kind: str, *values: Any) -> None:
         else:
             buffer.overflowed(kind)
         return
+    _deliver_raw(kind, (kind, _now(), values))
+
+
+def emit_at(kind: str, t_ns: int, *values: Any) -> None:
+    """:func:`emit` for an event that happened earlier, at ``t_ns`` (``perf_counter_ns``).
+
+    The engine publishes the push and start of a long operation this way when it finds it
+    still in flight (see the module notes). Events then arrive slightly out of time order.
+    """
+    buffer = _sole_buffers.get(kind)
+    if buffer is not None:
+        buffer.offer((kind, t_ns, values))
+    else:
+        _deliver_raw(kind, (kind, t_ns, values))
+
+
+def _deliver_raw(kind: str, raw: RawEvent) -> None:
+    """Hand ``raw`` to every subscriber of ``kind``, as it is or as a dict (built once)."""
     targets = _routes.get(kind)
     if not targets:
         return
-    raw = (kind, _now(), values)
     event = None
     for sub in targets:
         if sub.raw:
@@ -266,6 +325,64 @@ def emit(kind: str, *values: Any) -> None:
             if event is None:
                 event = to_dict(raw)
             _deliver(sub, kind, event)
+
+
+def add_sampler(method: Callable[[], None]) -> None:
+    """Have :func:`run_samplers` call the bound ``method`` for as long as its object lives.
+
+    Engines register the method that publishes the push and start of operations in flight
+    for long (:data:`combine_operations`); only a weak reference is kept.
+    """
+    with _lock:
+        _samplers[:] = [ref for ref in _samplers if ref() is not None]
+        _samplers.append(weakref.WeakMethod(method))
+
+
+def run_samplers() -> None:
+    """Call every live sampler: what a buffer's consumer does before each time it takes events."""
+    if not combine_operations:
+        return
+    for ref in tuple(_samplers):
+        method = ref()
+        if method is not None:
+            try:
+                method()
+            except Exception:
+                _log.exception("event sampler %r failed", method)
+
+
+def expand(raws: list[RawEvent]) -> list[RawEvent]:
+    """``raws`` with every ``engine.op`` replaced by its engine.push, engine.start and engine.end.
+
+    The three keep their own times (push, start, end), at the place of the ``engine.op``.
+    Returns ``raws`` itself when it holds none.
+    """
+    if not any(raw[0] == "engine.op" for raw in raws):
+        return raws
+    out: list[RawEvent] = []
+    for raw in raws:
+        if raw[0] != "engine.op":
+            out.append(raw)
+            continue
+        kind, t_end, values = raw
+        if isinstance(values, dict):
+            values = tuple(values.get(name) for name in KINDS[kind])
+        op, name, ctx, reads, writes, priority, prop, worker, stream, error, t_push, t_start = values
+        out.append(("engine.push", t_push, (op, name, ctx, list(reads), list(writes), priority, prop)))
+        out.append(("engine.start", t_start, (op, worker, stream)))
+        out.append(("engine.end", t_end, (op, worker, stream, error)))
+    return out
+
+
+def expand_counts(counts: dict[str, int]) -> dict[str, int]:
+    """Per-kind counts with ``engine.op`` counted as the three events it stands for."""
+    combined = counts.get("engine.op")
+    if not combined:
+        return dict(counts)
+    out = {kind: n for kind, n in counts.items() if kind != "engine.op"}
+    for kind in COMBINED_KINDS:
+        out[kind] = out.get(kind, 0) + combined
+    return out
 
 
 def to_dict(raw: RawEvent) -> Event:

@@ -34,7 +34,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from framework.events import RawEvent
+from framework.events import RawEvent, expand
 
 from .frames import Frame, PackedFrame, StoredFrame, as_raw, encode_blocks, json_safe
 from .scenarios import REGISTRY
@@ -119,7 +119,12 @@ class Run:
 
     # ----------------------------------------------------------------- events
     def publish_raw(self, events: list[RawEvent]) -> None:
-        """Encode raw events (or event dicts) into frames of at most 2000 events and publish them."""
+        """Encode raw events (or event dicts) into frames of at most 2000 events and publish them.
+
+        An ``engine.op`` (one quick operation, from the watched process's buffer) becomes its
+        engine.push, engine.start and engine.end here: clients and histories see only those.
+        """
+        events = expand(events)
         for start in range(0, len(events), BATCH_MAX_EVENTS):
             chunk = events[start : start + BATCH_MAX_EVENTS]
             blocks = encode_blocks(chunk)  # the costly part, outside the lock

@@ -52,7 +52,11 @@ class EventForwarder:
     event when it is full (:func:`framework.events.emit`'s fast path). Every ``interval``
     seconds the forwarder thread takes what has accumulated and sends it in batches of at
     most ``batch_events``; a short interval keeps few events waiting, so few of them live
-    long enough for the garbage collector to scan them again and again.
+    long enough for the garbage collector to scan them again and again. Being the only
+    subscriber, the buffer receives quick engine operations as one ``engine.op`` event each
+    (``framework.events.combine_operations``); before each pass the forwarder lets the
+    engines publish the operations in flight for long (``events.run_samplers``), and the
+    receiver expands the rest (:func:`framework.events.expand`).
     """
 
     def __init__(
@@ -95,9 +99,11 @@ class EventForwarder:
             while self.buffer.pending:
                 batch = self.buffer.take(self._batch_events)
                 self._send("events", batch)
-                self.counts.update(map(_kind, batch))
-                self.forwarded += len(batch)
-            dropped = self.buffer.take_dropped()
+                # counted as the receiver sees them: an engine.op is three events (events.expand)
+                counts = events.expand_counts(Counter(map(_kind, batch)))
+                self.counts.update(counts)
+                self.forwarded += sum(counts.values())
+            dropped = events.expand_counts(self.buffer.take_dropped())
             if dropped:
                 self.dropped.update(dropped)
                 self._send("dropped", dropped)
@@ -106,6 +112,7 @@ class EventForwarder:
         while not self._stopping:
             self._wake.wait(self._interval)
             self._wake.clear()
+            events.run_samplers()  # operations in flight for long: their push and start, now
             self.flush()
 
 

@@ -129,3 +129,51 @@ def test_an_event_buffer_next_to_other_subscribers_gets_the_same_events():
         events.emit("engine.end", 1, "w", None, None)  # not a kind the buffer asked for
     assert [events.to_dict(raw) for raw in buffer.take(10)] == plain[:1]
     assert [e["kind"] for e in plain] == ["engine.start", "engine.end"]
+
+
+def test_an_empty_buffer_alone_takes_the_fast_path_and_combines_operations():
+    buffer = events.EventBuffer(10)
+    assert len(buffer) == 0  # falsy, and still the sole subscriber
+    with events.subscribe_buffer(buffer):
+        assert events._sole_buffers["engine.start"] is buffer
+        assert events.combine_operations
+    assert not events.combine_operations
+    with events.subscribe_buffer(buffer, kinds=events.COMBINED_KINDS):  # no engine.op: nothing to combine into
+        assert not events.combine_operations
+    with events.subscribe_buffer(buffer), events.subscribe_buffer(events.EventBuffer(10)):
+        assert not events.combine_operations and "engine.start" not in events._sole_buffers
+
+
+def test_emit_at_publishes_an_earlier_time():
+    buffer, plain = events.EventBuffer(10), []
+    with events.subscribe_buffer(buffer, kinds=["engine.start"]):
+        events.emit_at("engine.start", 123, 7, "w", None)
+    with events.subscribe(plain.append, kinds=["engine.start"]):
+        events.emit_at("engine.start", 456, 8, "w", None)
+    assert buffer.take(10) == [("engine.start", 123, (7, "w", None))]
+    assert plain == [{"kind": "engine.start", "t_ns": 456, "op": 8, "worker": "w", "stream": None}]
+
+
+def test_expand_turns_engine_op_into_its_three_events_in_place():
+    op = ("engine.op", 30, (5, "add", "cpu(0)", (1,), (2, 3), 0, "normal", "w/0", None, None, 10, 20))
+    other = ("kvstore.push", 25, {"key": 1, "nbytes": 4, "ctx": "cpu(0)"})
+    raws = [other, op, other]
+    expanded = events.expand(raws)
+    assert expanded == [
+        other,
+        ("engine.push", 10, (5, "add", "cpu(0)", [1], [2, 3], 0, "normal")),
+        ("engine.start", 20, (5, "w/0", None)),
+        ("engine.end", 30, (5, "w/0", None, None)),
+        other,
+    ]
+    as_dict = ("engine.op", 30, dict(zip(events.KINDS["engine.op"], op[2], strict=True)))
+    assert events.expand([as_dict]) == expanded[1:4]
+    plain = [other]
+    assert events.expand(plain) is plain  # nothing to expand: the same list
+    assert events.expand_counts({"engine.op": 4, "engine.end": 1, "kvstore.push": 2}) == {
+        "engine.push": 4,
+        "engine.start": 4,
+        "engine.end": 5,
+        "kvstore.push": 2,
+    }
+    assert events.expand_counts({"kvstore.push": 2}) == {"kvstore.push": 2}

@@ -31,6 +31,7 @@ from ..context import Context
 from .bulk import BulkCollector, fuse_segment
 from .checks import ArgumentChecks
 from .exceptions import ExceptionPropagation
+from .op_events import OperationEvents, clock
 from .operation import FnProperty, Operation, OperatorHandle, RunContext
 from .var import ExceptionRecord, Var
 
@@ -87,7 +88,7 @@ class _BulkSetting(threading.local):
     size = 1
 
 
-class Engine(ArgumentChecks, ExceptionPropagation, abc.ABC):
+class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
     """Base class of NaiveEngine, ThreadedEngine and ThreadedEnginePerDevice."""
 
     #: The engine type name, as accepted by ``MXLAB_ENGINE_TYPE``.
@@ -136,6 +137,7 @@ class Engine(ArgumentChecks, ExceptionPropagation, abc.ABC):
         #: their arrays hold at most this many elements in all; 0 turns inline execution off.
         #: ``MXLAB_ENGINE_INLINE_MAX_ELEMENTS`` sets it.
         self.inline_max_elements: int = config.get("MXLAB_ENGINE_INLINE_MAX_ELEMENTS")
+        self._init_operation_events()
 
     # ----------------------------------------------------------------- the default engine
     @staticmethod
@@ -523,24 +525,21 @@ class Engine(ArgumentChecks, ExceptionPropagation, abc.ABC):
             raise EngineError(f"cannot push {op.name!r}: the engine is stopped (call start())")
         self._inflight[op.id] = op
         if events.enabled and op.profiled:
-            # emit: positional fields in events.KINDS order, no dict on the hot path
-            events.emit(
-                "engine.push",
-                op.id,
-                op.name,
-                str(op.ctx),
-                [v.id for v in op.reads],
-                [v.id for v in op.writes],
-                op.priority,
-                op.prop.value,
-            )
+            if events.combine_operations:
+                self._defer(op)  # published at its end, or by _publish_long_running (op_events.py)
+            else:
+                # emit: positional fields in events.KINDS order, no dict on the hot path
+                events.emit("engine.push", *self._push_fields(op))
         self._schedule(op)
 
     def _execute(self, op: Operation, worker: str, stream: Any) -> None:
         """Run one ready operation on the calling thread (a worker, or inline)."""
         op.state = "running"
         if events.enabled and op.profiled:
-            events.emit("engine.start", op.id, worker, backend.stream_name(stream))
+            if op.deferred:  # one store: _publish_long_running reads it from another thread
+                op.started = (clock(), worker, None if stream is None else backend.stream_name(stream))
+            else:
+                events.emit("engine.start", op.id, worker, None if stream is None else backend.stream_name(stream))
         if not (op.no_skip or op.handles_exceptions):
             for var in op.reads + op.writes:
                 record = var.exception_record
@@ -591,14 +590,18 @@ class Engine(ArgumentChecks, ExceptionPropagation, abc.ABC):
             for var in op.writes:
                 var.exception_record = record
         op.state = "done"
-        if events.enabled and op.profiled:
+        if op.profiled and (events.enabled or op.deferred):
             message = None
             if record is not None and record.error is not None:
                 cause = record.error
                 message = f"{type(cause).__name__}: {cause}"
                 if error is None:
                     message = f"skipped after error in {record.op_name!r}: {message}"
-            events.emit("engine.end", op.id, worker, backend.stream_name(stream), message)
+            stream_name = None if stream is None else backend.stream_name(stream)
+            if op.deferred:
+                self._publish_deferred_end(op, worker, stream_name, message)
+            else:
+                events.emit("engine.end", op.id, worker, stream_name, message)
         self._release_dependencies(op)
         del self._inflight[op.id]
         if op.done is not None:

@@ -93,9 +93,17 @@ class Operation:
         "inline_if_ready",
         "no_skip",
         "profiled",
+        "deferred",
+        "published",
+        "t_push",
+        "started",
         "done",
         "interrupted",
     )
+    # Set only on deferred operations (see ``deferred`` and engine/op_events.py).
+    published: int
+    started: tuple[int, str, str | None] | None
+    t_push: int
 
     def __init__(
         self,
@@ -136,6 +144,10 @@ class Operation:
         self.inline_if_ready = False
         #: Published as engine.push/start/end events (False for internal waits).
         self.profiled = True
+        #: True when its events wait for its end (``events.combine_operations`` at push): then
+        #: ``t_push``, ``started`` (None, then ``(t_ns, worker, stream)``) and ``published``
+        #: (0 nothing yet, 1 the push, 2 push and start, -1 ended) are set, see Engine._submit.
+        self.deferred = False
         #: Set on completion when somebody needs to block on this one operation.
         self.done: threading.Event | None = None
         #: A KeyboardInterrupt / SystemExit (any BaseException that is not an Exception) the

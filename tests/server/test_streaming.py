@@ -21,6 +21,7 @@ from server.app import create_app
 from server.frames import Frame, PackedFrame, decode_frame, encode_blocks, frames_message, json_safe
 from server.runs import Run
 from server.streaming import SPARSE_RESERVE_SHARE, ClientLimits, ClientQueue, history_chunks
+from server.worker import EventForwarder
 
 
 def _frame(seq: int, kinds: dict[str, int]) -> Frame:
@@ -284,3 +285,31 @@ def test_a_client_that_never_reads_is_dropped_after_the_send_timeout(make_live_s
     stalled.close()
     assert httpx.get(f"{base}/api/health").json()["status"] == "ok"
     httpx.post(f"{base}/api/runs/{run['id']}/cancel")
+
+
+def test_the_forwarder_counts_and_the_run_shows_engine_op_as_its_three_events(make_engine):
+    engine = make_engine("ThreadedEnginePerDevice", 2)
+    var = engine.new_variable("v")
+    batches: list[list[events.RawEvent]] = []
+    forwarder = EventForwarder(lambda tag, payload: batches.append(payload) if tag == "events" else None)
+    subscription = forwarder.subscribe()
+    forwarder.start()
+    try:
+        for _ in range(50):
+            engine.push_sync(lambda rc: None, mx.cpu(0), mutable_vars=[var], name="tiny")
+        engine.wait_for_all()
+    finally:
+        events.unsubscribe(subscription)
+        forwarder.stop()
+    sent = [raw for batch in batches for raw in batch]
+    assert any(raw[0] == "engine.op" for raw in sent)  # the watched process sent combined events
+    assert "engine.op" not in forwarder.counts
+    assert [forwarder.counts[k] for k in ("engine.push", "engine.start", "engine.end")] == [50, 50, 50]
+    assert forwarder.forwarded == sum(forwarder.counts.values())
+    run = Run("r", "dispatch", {})
+    run.publish_raw(sent)
+    shown = run.events()
+    assert run.total_events == forwarder.forwarded == len(shown)
+    assert "engine.op" not in {e["kind"] for e in shown}
+    ops = [e for e in shown if e["kind"] == "engine.push"]
+    assert len(ops) == 50 and all(e["writes"] == [var.id] and e["name"] == "tiny" for e in ops)

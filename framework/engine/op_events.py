@@ -1,0 +1,184 @@
+"""How the engine publishes its operations: engine.push/start/end, or one engine.op.
+
+Every profiled operation is published with three events: pushed, started, ended. When
+nobody but the server's event buffer listens (``events.combine_operations``), most of that
+work can wait: an operation is *deferred* at push (its push time noted, nothing published),
+its start only notes a time, and at its end one ``engine.op`` event carries all of it. For
+the tiny operations that dominate an imperative program this is one event instead of three,
+and no event fields built while the operation waits.
+
+Watching live still shows waiting and running work: on each pass of the buffer's consumer
+(``events.run_samplers``) :meth:`OperationEvents._publish_long_running` publishes the push,
+and the start once there is one, of every deferred operation in flight for longer than
+``events.SAMPLE_AFTER_NS``, with their real times; its end is then published on its own.
+An atomic claim (one ``dict.pop``) and the sampler's lock make "publish from the sampler"
+and "end" exclusive, so each operation's events come out in order. The consumer's side turns ``engine.op`` back into
+the three events (``events.expand``), so clients and traces see only those.
+"""
+
+from __future__ import annotations
+
+import operator
+import threading
+import time
+from typing import Any
+
+from .. import events
+from ..context import Context
+from .operation import FnProperty, Operation
+from .var import Var
+
+#: The events' clock (their ``t_ns``).
+clock = time.perf_counter_ns
+_CPU0 = Context("cpu", 0)
+_var_id = operator.attrgetter("id")
+
+
+def var_ids(variables: tuple[Var, ...]) -> list[int]:
+    """The ids of ``variables`` for events: a list, with the common cases of none and one
+    variable built without an iterator (a comprehension costs about three times as much)."""
+    if not variables:
+        return []
+    if len(variables) == 1:
+        return [variables[0].id]
+    return list(map(_var_id, variables))
+
+
+def var_id_tuple(variables: tuple[Var, ...]) -> tuple[int, ...]:
+    """:func:`var_ids` as a tuple, for ``engine.op``: a tuple of ints is dropped from the cyclic
+    collector's watch the first time a collection looks at it (a list is watched as long as
+    it lives), and a waiting ``engine.op`` holding only such values then costs it nothing more."""
+    if not variables:
+        return ()
+    if len(variables) == 1:
+        return (variables[0].id,)
+    return tuple(map(_var_id, variables))
+
+
+def prop_name(prop: FnProperty) -> str:
+    """``prop.value`` without the enum's property lookup in the common case."""
+    return "normal" if prop is FnProperty.NORMAL else prop.value
+
+
+class OperationEvents:
+    """The engine's event publication (a base of :class:`~.base.Engine`, which provides
+    ``_inflight``: the operations pushed and not yet completed, in push order)."""
+
+    _inflight: dict[int, Operation]
+
+    def _init_operation_events(self) -> None:
+        # The last context named in an event and its name: most pushes repeat one context
+        # object, and an identity check is cheaper than formatting it each time. One tuple, so
+        # that threads replacing it concurrently never pair a context with another's name.
+        self._named_context: tuple[Context, str] = (_CPU0, str(_CPU0))
+        # Deferred operations whose push nobody published yet, by id (see _publish_deferred_end).
+        self._unclaimed: dict[int, Operation] = {}
+        self._sampling = threading.Lock()  # held by a sampler pass
+        self._last_sampled = 0
+        events.add_sampler(self._publish_long_running)
+
+    def _context_name(self, ctx: Context) -> str:
+        """``str(ctx)`` for events, remembered for the last context seen."""
+        named = self._named_context
+        if named[0] is ctx:
+            return named[1]
+        name = str(ctx)
+        self._named_context = (ctx, name)
+        return name
+
+    def _push_fields(self, op: Operation) -> tuple[Any, ...]:
+        """The fields of ``op``'s engine.push event, in ``events.KINDS`` order."""
+        return (
+            op.id,
+            op.name,
+            self._context_name(op.ctx),
+            var_ids(op.reads),
+            var_ids(op.writes),
+            op.priority,
+            prop_name(op.prop),
+        )
+
+    def _defer(self, op: Operation) -> None:
+        """Note ``op``'s push time and publish nothing yet (see the module notes)."""
+        op.published = 0
+        op.started = None
+        op.t_push = clock()
+        op.deferred = True
+        self._unclaimed[op.id] = op
+
+    def _publish_deferred_end(self, op: Operation, worker: str, stream: str | None, message: str | None) -> None:
+        """The end of a deferred operation: one engine.op, or what the sampler did not publish.
+
+        Whoever removes the operation from ``_unclaimed`` first (one atomic ``dict.pop``)
+        publishes its push: here, or the sampler. When the sampler did, this waits for its
+        pass to finish (its events are then out) and publishes the rest after them.
+        """
+        if self._unclaimed.pop(op.id, None) is None:
+            with self._sampling:
+                published, op.published = op.published, -1
+            if events.enabled and published == 1 and op.started is not None:
+                events.emit_at("engine.start", op.started[0], op.id, op.started[1], op.started[2])
+            if events.enabled:
+                events.emit("engine.end", op.id, worker, stream, message)
+            return
+        op.published = -1
+        if not events.enabled:
+            return
+        started = op.started
+        if events.combine_operations:
+            t_push = op.t_push
+            named = self._named_context
+            prop = op.prop
+            events.emit(
+                "engine.op",
+                op.id,
+                op.name,
+                named[1] if named[0] is op.ctx else self._context_name(op.ctx),
+                var_id_tuple(op.reads),
+                var_id_tuple(op.writes),
+                op.priority,
+                "normal" if prop is FnProperty.NORMAL else prop.value,
+                worker,
+                stream,
+                message,
+                t_push,
+                t_push if started is None else started[0],
+            )
+            return
+        # The subscribers changed since the push: the three events one by one.
+        events.emit_at("engine.push", op.t_push, *self._push_fields(op))
+        if started is not None:
+            events.emit_at("engine.start", started[0], op.id, started[1], started[2])
+        events.emit("engine.end", op.id, worker, stream, message)
+
+    def _publish_long_running(self) -> None:
+        """Publish the push, and the start once it started, of deferred operations in flight for long.
+
+        The engine's operations in flight are in push order, so a pass looks only at those
+        older than ``SAMPLE_AFTER_NS`` and stops at the first younger one: the many that end
+        within microseconds are never looked at. At most one pass per ``SAMPLE_AFTER_NS / 2``.
+        """
+        if not events.combine_operations or not self._sampling.acquire(blocking=False):
+            return
+        try:
+            now = clock()
+            if now - self._last_sampled < events.SAMPLE_AFTER_NS // 2:
+                return
+            self._last_sampled = now
+            cutoff = now - events.SAMPLE_AFTER_NS
+            for op in list(self._inflight.values()):  # a copy (one C call): completions remove entries
+                if not op.deferred:
+                    continue
+                if op.t_push > cutoff:
+                    break  # this one and the later ones are younger
+                if op.published == 0:
+                    if self._unclaimed.pop(op.id, None) is None:
+                        continue  # it is ending: its end publishes it whole
+                    events.emit_at("engine.push", op.t_push, *self._push_fields(op))
+                    op.published = 1
+                started = op.started
+                if op.published == 1 and started is not None:  # -1: ended meanwhile, 2: done before
+                    events.emit_at("engine.start", started[0], op.id, started[1], started[2])
+                    op.published = 2
+        finally:
+            self._sampling.release()

@@ -1,0 +1,151 @@
+"""The engine's deferred publication (framework/engine/op_events.py): one engine.op per quick
+operation to a sole event buffer, push/start of long ones published while they run, and the
+same information as the three classic events either way."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+import framework as mx
+from framework import events
+
+
+def kinds_of(raws: list[events.RawEvent]) -> list[str]:
+    return [raw[0] for raw in raws]
+
+
+def per_op(raws: list[events.RawEvent]) -> dict[int, list[tuple[str, int, dict]]]:
+    """Each operation's engine events, expanded, in stream order: op id -> [(kind, t_ns, fields)]."""
+    out: dict[int, list[tuple[str, int, dict]]] = {}
+    for raw in events.expand(raws):
+        if raw[0] in events.COMBINED_KINDS:
+            event = events.to_dict(raw)
+            out.setdefault(event["op"], []).append((event["kind"], event["t_ns"], event))
+    return out
+
+
+@pytest.mark.parametrize("kind", ["NaiveEngine", "ThreadedEnginePerDevice"])
+def test_a_quick_operation_reaches_a_sole_buffer_as_one_engine_op(make_engine, kind):
+    engine = make_engine(kind, 2)
+    var, other = engine.new_variable("v"), engine.new_variable("w")
+    buffer = events.EventBuffer(100)
+    with events.subscribe_buffer(buffer):
+        assert events.combine_operations
+        engine.push_sync(lambda rc: None, mx.cpu(0), const_vars=[other], mutable_vars=[var], name="quick")
+        engine.wait_for_all()
+    raws = [raw for raw in buffer.take(100) if raw[0].startswith("engine.") and "wait" not in raw[0]]
+    assert kinds_of(raws) == ["engine.op"]
+    op = events.to_dict(raws[0])
+    assert op["name"] == "quick" and op["ctx"] == "cpu(0)" and op["prop"] == "normal" and op["priority"] == 0
+    assert op["reads"] == (other.id,) and op["writes"] == (var.id,) and op["error"] is None
+    assert op["t_push"] <= op["t_start"] <= op["t_ns"]
+    push, start, end = (events.to_dict(raw) for raw in events.expand(raws))
+    assert [push["kind"], start["kind"], end["kind"]] == list(events.COMBINED_KINDS)
+    assert push["reads"] == [other.id] and push["writes"] == [var.id]  # lists, as engine.push has them
+    assert (push["t_ns"], start["t_ns"], end["t_ns"]) == (op["t_push"], op["t_start"], op["t_ns"])
+    assert start["worker"] == end["worker"] == op["worker"] and end["error"] is None
+
+
+def test_other_subscribers_keep_receiving_the_three_events(make_engine):
+    engine = make_engine("ThreadedEnginePerDevice", 2)
+    var = engine.new_variable("v")
+    buffer = events.EventBuffer(100)
+    with events.subscribe_buffer(buffer), events.record() as rec:
+        assert not events.combine_operations  # the buffer is not the only subscriber
+        engine.push_sync(lambda rc: None, mx.cpu(0), mutable_vars=[var], name="seen")
+        engine.wait_for_all()
+    engine_kinds = [e["kind"] for e in rec.events if e["kind"] in events.COMBINED_KINDS + ("engine.op",)]
+    assert engine_kinds == list(events.COMBINED_KINDS)
+    assert "engine.op" not in kinds_of(buffer.take(100))
+
+
+def test_a_failing_operation_carries_its_error_in_engine_op(make_engine):
+    engine = make_engine("ThreadedEnginePerDevice", 2)
+    var = engine.new_variable("v")
+
+    def boom(rc):
+        raise ValueError("bad input")
+
+    buffer = events.EventBuffer(100)
+    with events.subscribe_buffer(buffer):
+        engine.push_sync(boom, mx.cpu(0), mutable_vars=[var], name="boom")
+        with pytest.raises(ValueError, match="bad input"):
+            engine.wait_for_all()
+    (op,) = [events.to_dict(raw) for raw in buffer.take(100) if raw[0] == "engine.op"]
+    assert op["name"] == "boom" and op["error"] == "ValueError: bad input"
+
+
+def test_long_operations_are_published_while_they_wait_and_run(make_engine, monkeypatch):
+    monkeypatch.setattr(events, "SAMPLE_AFTER_NS", 20_000_000)  # 20 ms
+    engine = make_engine("ThreadedEnginePerDevice", 1)
+    var = engine.new_variable("v")
+    release = threading.Event()
+    buffer = events.EventBuffer(1000)
+    with events.subscribe_buffer(buffer):
+        engine.push_sync(lambda rc: release.wait(10), mx.cpu(0), mutable_vars=[var], name="long")
+        engine.push_sync(lambda rc: None, mx.cpu(0), mutable_vars=[var], name="behind")
+        time.sleep(0.1)
+        events.run_samplers()  # what the server's forwarder does on each pass
+        live = buffer.take(1000)
+        release.set()
+        engine.wait_for_all()
+    rest = buffer.take(1000)
+    seen = per_op(live)
+    names = {fields["name"]: op for op, evs in seen.items() for kind, _, fields in evs if kind == "engine.push"}
+    # while it ran: the long one pushed and started, the one behind it pushed and waiting
+    assert [kind for kind, _, _ in seen[names["long"]]] == ["engine.push", "engine.start"]
+    assert [kind for kind, _, _ in seen[names["behind"]]] == ["engine.push"]
+    everything = per_op(live + rest)
+    for op in (names["long"], names["behind"]):
+        assert [kind for kind, _, _ in everything[op]] == list(events.COMBINED_KINDS)  # each once, in order
+        times = [t for _, t, _ in everything[op]]
+        assert times == sorted(times)
+    assert everything[names["long"]][1][1] < everything[names["behind"]][1][1]  # real start times
+
+
+def test_sampling_while_operations_end_gives_each_its_three_events_in_order(make_engine, monkeypatch):
+    """The claim between the sampler and an ending operation, under a sampler that never rests."""
+    monkeypatch.setattr(events, "SAMPLE_AFTER_NS", 0)
+    engine = make_engine("ThreadedEnginePerDevice", 2)
+    variables = [engine.new_variable(f"v{i}") for i in range(4)]
+    buffer = events.EventBuffer(200_000)
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            engine._last_sampled = 0  # no pause between passes
+            events.run_samplers()
+
+    with events.subscribe_buffer(buffer):
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        try:
+            for i in range(3000):
+                engine.push_sync(lambda rc: None, mx.cpu(0), mutable_vars=[variables[i % 4]], name=f"op{i}")
+            engine.wait_for_all()
+        finally:
+            stop.set()
+            sampler.join()
+    raws = buffer.take(200_000)
+    assert buffer.take_dropped() == {}
+    ops = per_op(raws)
+    assert len(ops) == 3000
+    for evs in ops.values():
+        assert [kind for kind, _, _ in evs] == list(events.COMBINED_KINDS)
+
+
+def test_unsubscribing_mid_flight_publishes_nothing_more_and_keeps_nothing(make_engine):
+    engine = make_engine("ThreadedEnginePerDevice", 1)
+    var = engine.new_variable("v")
+    release = threading.Event()
+    buffer = events.EventBuffer(100)
+    sub = events.subscribe_buffer(buffer)
+    engine.push_sync(lambda rc: release.wait(10), mx.cpu(0), mutable_vars=[var], name="spans")
+    events.unsubscribe(sub)
+    release.set()
+    engine.wait_for_all()
+    assert [raw for raw in buffer.take(100) if raw[0] in ("engine.op", *events.COMBINED_KINDS)] == []
+    assert engine._unclaimed == {}
