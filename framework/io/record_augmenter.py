@@ -14,30 +14,11 @@ from PIL import Image
 
 from .. import recordio
 from .base import DataIterError
+from .decode import decode_record_image
 from .image_aug import ExtraAugmentation
-from .pixels import RANDOM_INTER, concrete_inter_method, pillow_filter, resize_bilinear, resize_with, rgb_to_gray
+from .pixels import RANDOM_INTER, concrete_inter_method, pillow_filter, resize_bilinear, resize_with
 
 MODES = {1: "L", 3: "RGB", 4: "RGBA"}
-
-
-def decode_record_image(payload: bytes, mode: str, max_pixels: int, where: str, offset: int) -> np.ndarray:
-    """Decode a record's image into HWC (or HW for ``mode='L'``) uint8 pixels, naming the record on failure.
-
-    The size the header declares is checked against ``max_pixels`` before decoding; gray images
-    are decoded as RGB and converted with OpenCV's weights, as MXNet does.
-    """
-    try:
-        img = recordio.open_image(payload, max_pixels)
-        img.load()
-        target = "RGB" if mode == "L" else mode
-        if img.mode != target:
-            img = img.convert(target)
-    except recordio.ImageTooLargeError as err:
-        raise DataIterError(f"{where}, record at byte offset {offset}: {err}") from None
-    except Exception as err:
-        raise DataIterError(f"{where}, record at byte offset {offset}: cannot decode the image: {err}") from None
-    pixels = np.asarray(img)
-    return rgb_to_gray(pixels) if mode == "L" else pixels
 
 
 class RecordAugmenter:
