@@ -116,3 +116,53 @@ def test_resize_bilinear_copies_views_it_cannot_read_in_place():
             resize_bilinear(view, 25, 13, (1, 2, 10, 20)),
             resize_bilinear(np.ascontiguousarray(view), 25, 13, (1, 2, 10, 20)),
         )
+
+
+# ------------------------------------------------------------------ the direct JPEG road
+def jpeg(pixels: np.ndarray, mode: str = "RGB", **options: object) -> bytes:
+    return encoded(pixels, mode, "JPEG", **options)
+
+
+EXIF = Image.Exif()
+EXIF[0x010E] = "a description"  # ImageDescription
+JPEG_VARIANTS = {
+    "baseline": jpeg(smooth_noise(37, 53, 3), quality=90),
+    "progressive": jpeg(smooth_noise(41, 29, 3), quality=80, progressive=True),
+    "restart markers": jpeg(smooth_noise(64, 48, 3), restart_marker_blocks=2),
+    "no chroma subsampling": jpeg(smooth_noise(16, 24, 3), subsampling=0),
+    "with exif and comment": jpeg(smooth_noise(20, 20, 3), exif=EXIF.tobytes(), comment=b"hi"),
+}
+
+
+@pytest.mark.parametrize("name", list(JPEG_VARIANTS))
+def test_colour_jpegs_decode_directly_to_what_pillow_gives(name):
+    payload = JPEG_VARIANTS[name]
+    assert decode.jpeg_rgb_size(payload) == Image.open(io.BytesIO(payload)).size
+    pixels = decode.decode_jpeg_rgb(payload, 10**6)
+    assert pixels is not None and pixels.strides[1:] == (4, 1)
+    np.testing.assert_array_equal(pixels, reference(payload, "RGB"))
+
+
+def test_jpegs_the_direct_road_leaves_to_pillow():
+    gray = jpeg(smooth_noise(8, 8, 1)[:, :, 0], "L")
+    cmyk = jpeg(smooth_noise(8, 8, 4), "CMYK")
+    png = encoded(smooth_noise(8, 8, 3), "RGB", "PNG")
+    for payload in (gray, cmyk, png, b"", b"\xff\xd8", b"\xff\xd8junk" + bytes(20)):
+        assert decode.jpeg_rgb_size(payload) is None
+        assert decode.decode_jpeg_rgb(payload, 10**6) is None
+    # gray and CMYK still decode, the ordinary way
+    np.testing.assert_array_equal(decode.decode_record_image(gray, "RGB", 10**6, "x", 0), reference(gray, "RGB"))
+    np.testing.assert_array_equal(decode.decode_record_image(cmyk, "RGB", 10**6, "x", 0), reference(cmyk, "RGB"))
+
+
+def test_truncated_or_oversized_jpegs_take_the_checked_road(monkeypatch):
+    payload = JPEG_VARIANTS["baseline"]
+    assert decode.decode_jpeg_rgb(payload[: len(payload) // 2], 10**6) is None
+    assert decode.decode_jpeg_rgb(payload, 37 * 53 - 1) is None  # over max_pixels
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1000)  # over Pillow's own limit: it warns, as before
+    assert decode.decode_jpeg_rgb(payload, 10**6) is None
+    with pytest.warns(Image.DecompressionBombWarning):
+        decode.decode_record_image(payload, "RGB", 10**6, "x", 0)
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 900)  # over twice Pillow's limit: refused, as before
+    with pytest.raises(DataIterError, match="record at byte offset 0: cannot decode the image: .*decompression bomb"):
+        decode.decode_record_image(payload, "RGB", 10**6, "x", 0)
