@@ -46,6 +46,20 @@ def _linear_taps(n_in: int, n_out: int, channels: int, step: int) -> tuple[np.nd
     return index, weight
 
 
+@functools.lru_cache(maxsize=4096)
+def _window_taps(n_in: int, n_out: int, channels: int, step: int, start: int, count: int) -> tuple[np.ndarray, ...]:
+    """The taps of ``count`` output samples from ``start`` on, flattened as the gathers use them.
+
+    ``(index, weight, first, last)``: index and weight of shape ``(2 * channels * count,)``
+    (both neighbours, channel by channel), and the first and last source sample read.
+    Cached per window: a random crop has a few hundred positions per size, and building
+    these small arrays per image costs more Python (GIL-held) time than their gather.
+    """
+    index, weight = (t[:, :, start : start + count].reshape(-1) for t in _linear_taps(n_in, n_out, channels, step))
+    index.flags.writeable = weight.flags.writeable = False
+    return index, weight, int(index[0]) // step, int(index[-1]) // step
+
+
 def resize_bilinear(
     pixels: np.ndarray,
     width: int,
@@ -74,28 +88,26 @@ def resize_bilinear(
     y, x, h, w = region if region is not None else (0, 0, height, width)
     if (src_h, src_w) == (height, width):  # OpenCV copies an image that keeps its size
         return pixels[y : y + h, x : x + w]
-    rows, row_weight = (t[:, 0, y : y + h] for t in _linear_taps(src_h, height, 1, 1))
-    first, last = int(rows[0, 0]), int(rows[1, -1])  # the band of source rows this window reads
-    if last - first < 2 * h:  # gather the band as it is (a view)
-        band, inverse = pixels[first : last + 1], rows - first
+    rows, row_weight, first, last = _window_taps(src_h, height, 1, 1, y, h)  # upper rows, then lower rows
+    if last - first < 2 * h:  # gather the band of source rows this window reads as it is (a view)
+        band, rows = pixels[first : last + 1], rows - first
     else:  # strong shrinking: gather only the rows in use
-        used, inverse = np.unique(rows, return_inverse=True)
+        used, rows = np.unique(rows, return_inverse=True)
         band = np.take(pixels, used, axis=0)
     flat, step = _rows_of_values(band, channels)
-    cols, col_weight = (t[:, :, x : x + w] for t in _linear_taps(src_w, width, channels, step))
+    cols, col_weight, _, _ = _window_taps(src_w, width, channels, step, x, w)
     # horizontal pass: left and right neighbours gathered and weighted in one go
-    horizontal = np.multiply(np.take(flat, cols.reshape(-1), axis=1), col_weight.reshape(-1))  # uint8 * int32
+    horizontal = np.multiply(np.take(flat, cols, axis=1), col_weight)  # uint8 * int32 -> int32
     width_c = w * channels
     horizontal = np.add(horizontal[:, :width_c], horizontal[:, width_c:])
     horizontal >>= 4
     # vertical pass: upper and lower neighbours, the high 16 bits of each product
-    vertical = np.take(horizontal, inverse.reshape(-1), axis=0)
-    vertical *= row_weight.reshape(-1, 1)
+    vertical = np.take(horizontal, rows.reshape(-1), axis=0)
+    vertical *= row_weight[:, None]
     vertical >>= 16
-    out = np.add(vertical[:h], vertical[h:])
-    out += 2
-    out >>= 2
-    out = out.astype(np.uint8)
+    total = np.add(vertical[:h], vertical[h:])
+    total += 2
+    out = np.right_shift(total, 2, out=np.empty(total.shape, np.uint8), casting="unsafe")  # 0..255: fits
     if pixels.ndim == 2:
         return out
     # computed channel-planar, (h, channels, w); returned as an (h, w, channels) view of it,
