@@ -32,6 +32,8 @@ ordinary way, which also reports the errors.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from PIL import Image
 
@@ -98,7 +100,30 @@ def jpeg_rgb_size(payload: bytes) -> tuple[int, int] | None:
     return None
 
 
-def decode_jpeg_rgb(payload: bytes, max_pixels: int) -> np.ndarray | None:
+class DecodeBuffers(threading.local):
+    """One buffer per thread for the decoder to write into, reused image after image.
+
+    A fresh buffer per image makes the allocator hand out (and, with several threads, give
+    back) fresh pages: page faults and system calls, some with the GIL held. Reuse is safe
+    only for a caller that is done with an image's pixels before it decodes the next one on
+    the same thread, as the record augmenters are. Buffers above ``keep_bytes`` are not kept.
+    """
+
+    def __init__(self, keep_bytes: int = 64 << 20) -> None:
+        self.keep_bytes = keep_bytes
+        self.array = np.empty(0, dtype=np.uint8)
+
+    def get(self, height: int, width: int) -> np.ndarray:
+        """An uninitialised (height, width, 4) uint8 array, this thread's buffer when it fits."""
+        size = height * width * 4
+        if size > self.keep_bytes:
+            return np.empty((height, width, 4), dtype=np.uint8)
+        if self.array.size < size:
+            self.array = np.empty(size, dtype=np.uint8)
+        return self.array[:size].reshape(height, width, 4)
+
+
+def decode_jpeg_rgb(payload: bytes, max_pixels: int, buffers: DecodeBuffers | None = None) -> np.ndarray | None:
     """A colour JPEG's RGB pixels, decoded in one GIL-free call into a 4-byte-per-pixel buffer.
 
     None when the payload is not such a JPEG, is larger than ``max_pixels`` or Pillow's own
@@ -111,7 +136,7 @@ def decode_jpeg_rgb(payload: bytes, max_pixels: int) -> np.ndarray | None:
     pillow_limit = Image.MAX_IMAGE_PIXELS
     if width * height > max_pixels or (pillow_limit and width * height > pillow_limit) or not width or not height:
         return None
-    buffer = np.empty((height, width, 4), dtype=np.uint8)
+    buffer = buffers.get(height, width) if buffers is not None else np.empty((height, width, 4), dtype=np.uint8)
     decoder = _jpeg_decoder("RGB", "RGB", "")  # what Image.open + load would build for this image
     try:
         decoder.setimage(_map_buffer(buffer, size, "raw", 0, ("RGBX", 0, 1)), (0, 0, width, height))
@@ -123,15 +148,17 @@ def decode_jpeg_rgb(payload: bytes, max_pixels: int) -> np.ndarray | None:
     return buffer[:, :, :3]
 
 
-def decode_record_image(payload: bytes, mode: str, max_pixels: int, where: str, offset: int) -> np.ndarray:
+def decode_record_image(
+    payload: bytes, mode: str, max_pixels: int, where: str, offset: int, buffers: DecodeBuffers | None = None
+) -> np.ndarray:
     """Decode a record's image into HWC (or HW for ``mode='L'``) uint8 pixels, naming the record on failure.
 
     The size the header declares is checked against ``max_pixels`` before decoding; gray images
     are decoded as RGB and converted with OpenCV's weights, as MXNet does. The array may be a
-    view with a pixel step of 4 bytes (see :func:`decode_pixels`).
+    view with a pixel step of 4 bytes (see :func:`decode_pixels`), in one of ``buffers`` when given.
     """
     try:
-        pixels = decode_jpeg_rgb(payload, max_pixels) if mode in ("RGB", "L") else None
+        pixels = decode_jpeg_rgb(payload, max_pixels, buffers) if mode in ("RGB", "L") else None
         if pixels is None:
             pixels = decode_pixels(recordio.open_image(payload, max_pixels), "RGB" if mode == "L" else mode)
     except recordio.ImageTooLargeError as err:

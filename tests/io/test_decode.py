@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import threading
 
 import numpy as np
 import pytest
@@ -166,3 +167,28 @@ def test_truncated_or_oversized_jpegs_take_the_checked_road(monkeypatch):
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 900)  # over twice Pillow's limit: refused, as before
     with pytest.raises(DataIterError, match="record at byte offset 0: cannot decode the image: .*decompression bomb"):
         decode.decode_record_image(payload, "RGB", 10**6, "x", 0)
+
+
+# ------------------------------------------------------------------ per-thread decode buffers
+def test_decode_buffers_are_reused_per_thread_and_large_ones_are_not_kept():
+    buffers = decode.DecodeBuffers(keep_bytes=4 * 40 * 60)
+    first = buffers.get(30, 50)
+    assert first.shape == (30, 50, 4) and np.shares_memory(first, buffers.get(20, 60))  # fits: reused
+    larger = buffers.get(40, 60)
+    assert larger.shape == (40, 60, 4) and not np.shares_memory(larger, first)  # grown once
+    assert np.shares_memory(buffers.get(40, 60), larger)
+    huge = buffers.get(41, 60)  # above keep_bytes: a fresh array, the kept one stays
+    assert not np.shares_memory(huge, larger) and np.shares_memory(buffers.get(40, 60), larger)
+    other_thread = []
+    thread = threading.Thread(target=lambda: other_thread.append(buffers.get(30, 50)))
+    thread.start()
+    thread.join()
+    assert not np.shares_memory(other_thread[0], first)  # each thread has its own
+
+
+def test_images_decoded_one_after_another_into_one_buffer_are_each_right():
+    buffers = decode.DecodeBuffers()
+    for name in ("baseline", "progressive", "restart markers", "baseline"):
+        payload = JPEG_VARIANTS[name]
+        pixels = decode.decode_record_image(payload, "RGB", 10**6, "x", 0, buffers)
+        np.testing.assert_array_equal(pixels, reference(payload, "RGB"))
