@@ -6,7 +6,7 @@
 - :mod:`.image_record_iter`: ``ImageRecordIter``, images from RecordIO files decoded and
   augmented on worker threads (the file format itself is :mod:`framework.recordio`; the
   optional augmentations are :mod:`.image_aug`, the per-record work :mod:`.record_augmenter`,
-  the OpenCV-exact resizing :mod:`.pixels`);
+  the OpenCV-exact resizing :mod:`.pixels`, decoding straight into NumPy memory :mod:`.decode`);
 - :mod:`.det_record_iter`: ``ImageDetRecordIter``, images with object boxes from a detection
   ``.rec`` (the label layout is :mod:`.det_label`, the per-record work :mod:`.det_record_augmenter`);
 - :mod:`.record_iter_variants`: ``ImageRecordUInt8Iter``, ``ImageRecordInt8Iter`` and the ``_v1`` names;

@@ -31,11 +31,11 @@ import numpy as np
 
 from .. import recordio
 from .base import DataIterError
+from .decode import decode_record_image
 from .det_crop_sampler import CropSampler, crop_pixels
 from .det_label import DetLabelError, split_det_label
 from .image_aug import ExtraAugmentation
 from .pixels import RANDOM_INTER, resize_with
-from .record_augmenter import decode_record_image
 
 RESIZE_MODES = ("force", "shrink", "fit")
 LABEL_HEADER = 4  # channels, height, width, raw label length

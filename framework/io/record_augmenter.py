@@ -14,30 +14,11 @@ from PIL import Image
 
 from .. import recordio
 from .base import DataIterError
+from .decode import DecodeBuffers, decode_record_image
 from .image_aug import ExtraAugmentation
-from .pixels import RANDOM_INTER, concrete_inter_method, pillow_filter, resize_bilinear, resize_with, rgb_to_gray
+from .pixels import RANDOM_INTER, concrete_inter_method, pillow_filter, resize_bilinear, resize_with
 
 MODES = {1: "L", 3: "RGB", 4: "RGBA"}
-
-
-def decode_record_image(payload: bytes, mode: str, max_pixels: int, where: str, offset: int) -> np.ndarray:
-    """Decode a record's image into HWC (or HW for ``mode='L'``) uint8 pixels, naming the record on failure.
-
-    The size the header declares is checked against ``max_pixels`` before decoding; gray images
-    are decoded as RGB and converted with OpenCV's weights, as MXNet does.
-    """
-    try:
-        img = recordio.open_image(payload, max_pixels)
-        img.load()
-        target = "RGB" if mode == "L" else mode
-        if img.mode != target:
-            img = img.convert(target)
-    except recordio.ImageTooLargeError as err:
-        raise DataIterError(f"{where}, record at byte offset {offset}: {err}") from None
-    except Exception as err:
-        raise DataIterError(f"{where}, record at byte offset {offset}: cannot decode the image: {err}") from None
-    pixels = np.asarray(img)
-    return rgb_to_gray(pixels) if mode == "L" else pixels
 
 
 class RecordAugmenter:
@@ -65,6 +46,7 @@ class RecordAugmenter:
         self.mult = np.float32(p["scale"]) / np.array(stds, dtype=np.float32).reshape(-1, 1, 1)
         self.max_pixels = p["max_decoded_pixels"]
         self._fromarray = Image.fromarray
+        self._buffers = DecodeBuffers()  # the pixels of an image are used up within __call__
         self.extra: ExtraAugmentation = p["extra"]
 
     def label_of(self, header: Any, offset: int) -> Any:
@@ -97,7 +79,8 @@ class RecordAugmenter:
         except recordio.RecordIOError as err:
             raise DataIterError(f"ImageRecordIter: {self.path}, record at byte offset {offset}: {err}") from None
         label = self.label_of(header, offset)
-        pixels = decode_record_image(payload, self.mode, self.max_pixels, f"ImageRecordIter: {self.path}", offset)
+        where = f"ImageRecordIter: {self.path}"
+        pixels = decode_record_image(payload, self.mode, self.max_pixels, where, offset, self._buffers)
         if self.extra.active:
             return self._augmented(pixels, header, offset, randoms, out, label)
         src_h, src_w = h, w = pixels.shape[:2]

@@ -1,0 +1,37 @@
+"""benchmarks/io.py: the serial-fraction records (the GIL meter); the figures themselves are not judged."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="the GIL meter is built with cc")
+def test_serial_fraction_records_split_cpu_time_into_gil_held_and_released():
+    script = os.path.join(ROOT, "benchmarks", "io.py")
+    command = [sys.executable, script, "--images", "16", "--rounds", "1", "--serial-fraction"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    records = {r["case"]: r for r in map(json.loads, done.stdout.splitlines())}
+    assert records["speedup_2v1"]["ratios"]["target"] == 1.8
+    for threads in (1, 2):
+        record = records[f"serial_fraction_threads{threads}"]
+        assert record["unit"] == "fraction" and 0 < record["median"] < 1
+        assert 0 < record["gil_held_us_per_image"] < record["cpu_us_per_image"]
+        assert record["gil_releases_per_image"] >= 2  # at least the decoder and the normalisation
+        assert record["ratios"]["amdahl_2_thread_limit"] == pytest.approx(2 / (1 + record["median"]), abs=1e-3)
+
+
+def test_the_meter_child_needs_the_preloaded_library():
+    """Run without LD_PRELOAD, the child cannot find the meter's functions: a clear failure, not a figure."""
+    script = os.path.join(ROOT, "benchmarks", "io.py")
+    command = [sys.executable, script, "--meter-child", os.path.join(ROOT, "no.rec"), "1", "1"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=ROOT, check=False)
+    assert done.returncode != 0 and "LD_PRELOAD=gil_meter.so" in done.stderr
