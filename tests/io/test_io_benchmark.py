@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
 import pytest
+from needs import needs_tool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-@pytest.mark.skipif(shutil.which("cc") is None, reason="the GIL meter is built with cc")
 def test_serial_fraction_records_split_cpu_time_into_gil_held_and_released():
+    needs_tool("cc", "builds the benchmark's GIL meter")
     script = os.path.join(ROOT, "benchmarks", "io.py")
     command = [sys.executable, script, "--images", "16", "--rounds", "1", "--serial-fraction"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=ROOT, check=False)
