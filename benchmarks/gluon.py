@@ -139,24 +139,29 @@ def measure(system: str, model: str, reps: int, timed: int, torch_python: str | 
     records = []
     for mode in MODES:
         samples = [round(r, 1) for r in rates[mode]]
-        records.append(
-            {
-                "workload": "gluon",
-                "system": system,
-                "model": model,
-                "mode": mode,
-                "unit": "samples/s",
-                "batch": BATCH[model],
-                "timed_batches": timed,
-                "median": statistics.median(samples),
-                "min": min(samples),
-                "max": max(samples),
-                "samples": samples,
-                "final_loss": round(runs[mode].last_loss, 4),
-                **torch_rounds.note(),
-            }
-        )
+        records.append(rate_record(system, model, mode, timed, samples, runs[mode].last_loss, **torch_rounds.note()))
     return records + torch_records(torch_rows, records, model, timed)
+
+
+def rate_record(
+    system: str, model: str, mode: str, timed: int, samples: list[float], final_loss: float, **extra: Any
+) -> dict[str, Any]:
+    """One system's samples/s in one mode, as every record of this benchmark reports it."""
+    return {
+        "workload": "gluon",
+        "system": system,
+        "model": model,
+        "mode": mode,
+        "unit": "samples/s",
+        "batch": BATCH[model],
+        "timed_batches": timed,
+        "median": statistics.median(samples),
+        "min": min(samples),
+        "max": max(samples),
+        "samples": samples,
+        "final_loss": round(final_loss, 4),
+        **extra,
+    }
 
 
 # ----------------------------------------------------------------------------- PyTorch
@@ -185,24 +190,9 @@ def torch_records(
         if not samples:
             continue
         last = [row for row in rows if row["mode"] == mode][-1]
-        records.append(
-            {
-                "workload": "gluon",
-                "system": "torch",
-                "model": model,
-                "mode": mode,
-                "unit": "samples/s",
-                "batch": BATCH[model],
-                "timed_batches": timed,
-                "median": statistics.median(samples),
-                "min": min(samples),
-                "max": max(samples),
-                "samples": samples,
-                "final_loss": round(last["final_loss"], 4),
-                "threads": last["threads"],
-                "threads_note": "torch.set_num_threads = the BLAS threads of MXLab's process",
-            }
-        )
+        note = "torch.set_num_threads = the BLAS threads of MXLab's process"
+        record = rate_record("torch", model, mode, timed, samples, last["final_loss"], threads=last["threads"])
+        records.append({**record, "threads_note": note})
     theirs = {r["mode"]: r["median"] for r in records}
     for record in ours:
         counterpart = TORCH_COUNTERPART[record["mode"]]
