@@ -52,8 +52,12 @@ def served(tmp_path):
     path = str(tmp_path / "server.sock")
     server = loop.run(serve(path, {"hold": hold, "release": release, "refuse": refuse, "broken": broken}))
     yield loop, server, path
-    server.close()
-    loop.run(asyncio.sleep(0.1))  # the closed connections' client coroutines see the end of stream and finish
+
+    async def close_server():  # on the server's own loop: asyncio's Server is not thread-safe
+        server.close()
+        await asyncio.sleep(0.1)  # the closed connections' client coroutines see the end of stream and finish
+
+    loop.run(close_server())
     loop.stop()
 
 
