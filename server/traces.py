@@ -30,6 +30,8 @@ import time
 from collections import defaultdict
 from typing import Any
 
+from framework.profiler.trace import KVSTORE_INSTANTS, PLAN_ARGS
+
 from . import strict_json
 from .strict_json import StrictJSONError
 
@@ -298,11 +300,12 @@ class _Replay:
                 self.emit(_ns(event["ts"]), {"kind": "train.metric", **metric, "value": args["value"]})
             elif ph in ("i", "I") and cat == "monitor" and isinstance(args.get("name"), str):
                 self.emit(_ns(event["ts"]), {"kind": "monitor.stat", **_monitor_fields(args)})
-            elif ph in ("i", "I") and event.get("name") in ("kvstore.push", "kvstore.pull"):
-                fields = {k: args.get(k) for k in ("key", "nbytes", "ctx")}
+            elif ph in ("i", "I") and event.get("name") in KVSTORE_INSTANTS:
+                fields = {k: args.get(k) for k in KVSTORE_INSTANTS[event["name"]]}
                 self.emit(_ns(event["ts"]), {"kind": event["name"], **fields})
             elif ph in ("i", "I") and event.get("name") == "executor.plan":
-                fields = {k: args.get(k) for k in ("bytes_planned", "bytes_naive")}
+                # the bytes always (None if absent); the lower bound and strategy when the trace has them
+                fields = {k: args.get(k) for k in PLAN_ARGS if k in args or k in ("bytes_planned", "bytes_naive")}
                 self.emit(
                     _ns(event["ts"]), {"kind": "executor.plan", "graph": [], "storage": [], "inplace": [], **fields}
                 )

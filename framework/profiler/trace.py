@@ -18,6 +18,18 @@ from typing import Any
 from ..events import Event
 from .operations import collect_operations, device_sort_key
 
+#: The kvstore events written as instants on the host's ``kvstore`` thread, with these fields as ``args``:
+#: each push and pull, and each distributed training step's split (milliseconds of compute,
+#: communication and waiting, messages and bytes; :mod:`framework.kvstore.timing`).
+KVSTORE_INSTANTS: dict[str, tuple[str, ...]] = {
+    "kvstore.push": ("key", "nbytes", "ctx"),
+    "kvstore.pull": ("key", "nbytes", "ctx"),
+    "kvstore.step": ("rank", "step", "compute_ms", "comm_ms", "wait_ms", "calls", "nbytes"),
+}
+#: What an ``executor.plan`` instant keeps of the plan: its bytes, the naive bytes, the lower bound
+#: no plan can go under, and the planning strategy (the graph itself stays out of a trace).
+PLAN_ARGS = ("bytes_planned", "bytes_naive", "bytes_lower_bound", "strategy")
+
 
 def chrome_trace(events: Iterable[Event]) -> dict[str, Any]:
     """Chrome trace JSON (a dict; ``json.dump`` it) for Perfetto and ``chrome://tracing``.
@@ -35,10 +47,11 @@ def chrome_trace(events: Iterable[Event]) -> dict[str, Any]:
       ``storage.alloc``/``storage.free`` (the rounded block sizes of the allocations seen
       while recording; frees of blocks allocated before the recording are ignored);
     * an extra ``host`` process: waits (``wait_for_var``/``wait_for_all``) as ``X``
-      slices on a ``waits`` thread, kvstore push/pull and executor plans as instant
-      events, training metrics as counters, ``monitor.stat`` records as instants on a
-      ``monitor`` thread (``args``: batch, name, role, stat, value; NaN and infinities as
-      the strings ``"nan"``, ``"inf"``, ``"-inf"``, so the file stays strict JSON);
+      slices on a ``waits`` thread, kvstore push/pull/step (:data:`KVSTORE_INSTANTS`) and
+      executor plans (:data:`PLAN_ARGS`) as instant events, training metrics as counters,
+      ``monitor.stat`` records as instants on a ``monitor`` thread (``args``: batch, name,
+      role, stat, value; NaN and infinities as the strings ``"nan"``, ``"inf"``,
+      ``"-inf"``, so the file stays strict JSON);
     * the user instrumentation (:mod:`.instrumentation`), in processes named as MXNet names
       them: ``<domain>`` (tasks as async ``b``/``e`` ranges, counters as ``C``),
       ``<domain>,frame``, ``<domain>,instant_marker`` (``i`` instants with the marker's
@@ -164,13 +177,13 @@ def _host_events(
                 wait = _wait_slice(event["var"], var_names.get(event["var"]), begin_ns, t_ns)
                 timed.append((begin_ns, begin_seq, {**wait, "ts": us(begin_ns), "pid": host_pid, "tid": 1}))
                 used.add("waits")
-        elif kind in ("kvstore.push", "kvstore.pull"):
-            args = {k: event.get(k) for k in ("key", "nbytes", "ctx")}
+        elif kind in KVSTORE_INSTANTS:
+            args = {k: event.get(k) for k in KVSTORE_INSTANTS[kind]}
             instant = {"ph": "i", "s": "t", "name": kind, "cat": "kvstore", "ts": us(t_ns), "args": args}
             timed.append((t_ns, seq, {**instant, "pid": host_pid, "tid": threads["kvstore"]}))
             used.add("kvstore")
         elif kind == "executor.plan":
-            args = {k: event.get(k) for k in ("bytes_planned", "bytes_naive")}
+            args = {k: event.get(k) for k in PLAN_ARGS}
             instant = {"ph": "i", "s": "t", "name": "executor.plan", "cat": "executor", "ts": us(t_ns), "args": args}
             timed.append((t_ns, seq, {**instant, "pid": host_pid, "tid": threads["executor"]}))
             used.add("executor")

@@ -112,6 +112,26 @@ def test_monitor_statistics_survive_the_round_trip_as_strict_json(client):
     assert [{k: e[k] for k in fields} for e in got] == want
 
 
+def test_plan_bounds_and_kvstore_steps_survive_the_round_trip(client):
+    with events.record(["executor.plan"]) as recorder:
+        mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=4, name="fc").simple_bind(mx.cpu(), data=(2, 3))
+    (plan,) = recorder.events
+    step = {"rank": 1, "step": 7, "compute_ms": 3.5, "comm_ms": 1.25, "wait_ms": 0.5, "calls": 2, "nbytes": 4096}
+    recorded = [plan, {"kind": "kvstore.step", "t_ns": plan["t_ns"] + 1000, **step}]
+    trace = profiler.chrome_trace(recorded)
+    args = {e["name"]: e["args"] for e in trace["traceEvents"] if e.get("ph") == "i"}
+    assert args["executor.plan"]["bytes_lower_bound"] == plan["bytes_lower_bound"] > 0
+    assert args["executor.plan"]["strategy"] == plan["strategy"]
+    assert args["kvstore.step"] == step
+    text = json.dumps(trace, allow_nan=False)
+    replay = client.post("/api/traces", content=text, headers={"content-type": "application/json"}).json()
+    messages, _ = read_stream(client, replay["id"])
+    got = {e["kind"]: e for e in stream_events(messages) if e["kind"] in ("executor.plan", "kvstore.step")}
+    fields = ("bytes_planned", "bytes_naive", "bytes_lower_bound", "strategy")
+    assert {k: got["executor.plan"][k] for k in fields} == {k: plan[k] for k in fields}
+    assert {k: got["kvstore.step"][k] for k in step} == step
+
+
 def test_odd_monitor_instants_replay_with_none_for_what_does_not_fit(client):
     odd = {"batch": "7", "name": "x", "role": 3, "stat": None, "value": {"a": 1}}
     listed = {"batch": 2, "name": "y", "role": "output", "stat": "rms", "value": [1, "NaN", "inf", True] + [0] * 20}
