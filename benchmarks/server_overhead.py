@@ -158,7 +158,12 @@ DISPATCH = Scenario(
 
 def with_discarding_buffer(measure: Any) -> float:
     """``measure()`` while an event buffer is subscribed and emptied by a forwarder that sends nowhere."""
-    forwarder = EventForwarder(lambda tag, payload: None)
+    return with_forwarder(lambda tag, payload: None, measure)
+
+
+def with_forwarder(send: Any, measure: Any) -> float:
+    """``measure()`` while an event buffer is subscribed and emptied by a forwarder calling ``send``."""
+    forwarder = EventForwarder(send)
     subscription = forwarder.subscribe()
     forwarder.start()
     try:
@@ -358,24 +363,14 @@ def cpu_split(n: int, reps: int) -> None:
         time_dispatch(engine, variables, n)
         return (time.process_time() - start) / n * 1e6
 
-    def forwarded(send: Any) -> float:
-        forwarder = EventForwarder(send)
-        subscription = forwarder.subscribe()
-        forwarder.start()
-        try:
-            return cpu_us_per_op()
-        finally:
-            events.unsubscribe(subscription)
-            forwarder.stop()
-
     def to_pipe(tag: str, payload: Any) -> None:
         if tag == "events":
             sender.send_bytes(marshal.dumps(payload))
 
     configs = {
         "no_subscriber": cpu_us_per_op,
-        "buffer": lambda: forwarded(lambda tag, payload: None),
-        "pipe": lambda: forwarded(to_pipe),
+        "buffer": lambda: with_discarding_buffer(cpu_us_per_op),
+        "pipe": lambda: with_forwarder(to_pipe, cpu_us_per_op),
     }
     try:
         for measure in configs.values():  # warm-up
