@@ -195,9 +195,9 @@ def test_grayscale_uses_opencvs_weights(generated):
 
 def test_decoding_runs_on_preprocess_threads(generated, monkeypatch):
     path, _, _ = generated
-    original = RecordAugmenter.__call__
+    original = RecordAugmenter.process  # the workers' unit of work: a piece of a batch
     lock, running, peak, threads = threading.Lock(), {}, {}, {}  # per augmenter (other iterators may be alive)
-    first_two = {}  # per augmenter: its first two images meet here, so two threads decode at once on any machine
+    first_two = {}  # per augmenter: its first two pieces meet here, so two threads decode at once on any machine
 
     def spy(self, *args):
         key = id(self)
@@ -209,14 +209,14 @@ def test_decoding_runs_on_preprocess_threads(generated, monkeypatch):
             waits = meet[1] > 0
             meet[1] -= 1
         if waits:
-            meet[0].wait()  # BrokenBarrierError unless the second image is decoded alongside the first
+            meet[0].wait()  # BrokenBarrierError unless the second piece is decoded alongside the first
         try:
             return original(self, *args)
         finally:
             with lock:
                 running[key] -= 1
 
-    monkeypatch.setattr(RecordAugmenter, "__call__", spy)
+    monkeypatch.setattr(RecordAugmenter, "process", spy)
     it = ImageRecordIter(path_imgrec=path, data_shape=(3, 16, 16), batch_size=6, preprocess_threads=2)
     list(it)
     it.close()
