@@ -66,6 +66,9 @@ class RecordAugmenter:
         self._resizers = _Resizers()
         self._where = f"ImageRecordIter: {path}"
         self.extra: ExtraAugmentation = p["extra"]
+        # fixed for the iterator's life, so decided once rather than per image (Python held the GIL for it)
+        self._extra_active = self.extra.active
+        self._always_bilinear = self.inter_method == 1
 
     def label_of(self, header: Any, offset: int) -> Any:
         if self.label_map is not None:  # path_imglist: the label of the line with the record's index
@@ -121,7 +124,7 @@ class RecordAugmenter:
                 resized.append(i)
                 continue
             pixels = decoded if decoded.ndim == 2 or decoded.shape[2] == channels else decoded[:, :, :channels]
-            if self.extra.active:
+            if self._extra_active:
                 self._augmented(pixels, offsets[i], randoms[i], out[i])
             else:
                 self._cropped(pixels, offsets[i], randoms[i], out[i])
@@ -139,12 +142,14 @@ class RecordAugmenter:
     ) -> bool:
         """Hand the image to ``resizer`` when it is resized bilinearly (only the crop's window, mirrored
         as drawn); False when it takes another road."""
-        if self.resize <= 0 or self.extra.active:
+        if self.resize <= 0 or self._extra_active:
             return False
         src_h, src_w = pixels.shape[:2]
         w, h = self._resized_size(src_w, src_h)
-        if pillow_filter(concrete_inter_method(self.inter_method, src_w, src_h, w, h, self._draw(randoms))) is not None:
-            return False  # (NEAREST is filter 0: compare with None)
+        if not self._always_bilinear:  # another inter_method (9 and 10 choose per image; NEAREST is filter 0)
+            code = concrete_inter_method(self.inter_method, src_w, src_h, w, h, self._draw(randoms))
+            if pillow_filter(code) is not None:
+                return False
         y, x = self._crop_position(h, w, offset, randoms)
         resizer.add(pixels, w, h, y, x, self._mirrored(randoms), channels)
         return True

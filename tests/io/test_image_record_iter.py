@@ -16,6 +16,8 @@ from PIL import Image
 
 from framework import recordio
 from framework.io import DataIterError, ImageRecordIter
+from framework.io.image_aug import ExtraAugmentation
+from framework.io.pixels import resize_bilinear
 from framework.io.record_augmenter import RecordAugmenter
 from framework.recordio import IRHeader, MXIndexedRecordIO, RecordIOError, RecordIOFileNotFoundError
 from framework.tools import im2rec
@@ -154,6 +156,43 @@ def test_output_equals_the_reference_pipeline(generated):
         for k, label in enumerate(labels):
             want = reference(payloads[label], (3, 16, 16), 18)
             np.testing.assert_array_equal(batch.data[0].asnumpy()[k], want)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "uint8", "int8"])
+def test_a_piece_of_records_equals_its_records_one_by_one(generated, dtype):
+    """A piece shares one vertical pass and normalisation among its bilinear images; the others
+    (inter_method 10 draws NEAREST, BICUBIC, ... per image) are finished alone, in the same array."""
+    path, _, _ = generated
+    params = dict(
+        resize=22, rand_crop=True, rand_mirror=True, mirror=False, inter_method=10, dtype=dtype,
+        mean_r=10, mean_g=20, mean_b=30, mean_a=0, std_r=2, std_g=3, std_b=4, std_a=1, scale=0.5,
+        max_decoded_pixels=10**6, extra=ExtraAugmentation.from_kwargs({}, None, None),
+    )  # fmt: skip
+    augment = RecordAugmenter(path, (3, 16, 20), 1, params)
+    offsets = recordio.scan_record_offsets(path)
+    with open(path, "rb") as f:
+        records = [recordio.read_record(f, path) for _ in offsets]
+    rng = np.random.RandomState(5)
+    randoms = np.column_stack([rng.random_sample((len(records), 3)), np.arange(len(records))])  # draws 0..4
+    together = np.zeros((len(records), 3, 16, 20), dtype=dtype)
+    results = augment.process(records, offsets, randoms, together)
+    for k, record in enumerate(records):
+        alone = np.zeros((3, 16, 20), dtype=dtype)
+        assert augment(record, offsets[k], randoms[k], alone) == results[k] == (float(k), 100 + k)
+        np.testing.assert_array_equal(together[k], alone)
+        if dtype == "uint8":  # the drawn filter: OpenCV's bilinear for 1, Pillow's for the others
+            pixels = np.asarray(Image.open(pyio.BytesIO(recordio.unpack(record)[1])).convert("RGB"))
+            h, w = pixels.shape[:2]
+            size = (22, 22 * h // w) if h > w else (22 * w // h, 22)
+            y, x = int(randoms[k, 0] * (size[1] - 16 + 1)), int(randoms[k, 1] * (size[0] - 20 + 1))
+            if k % 5 == 1:
+                crop = resize_bilinear(pixels, *size, (y, x, 16, 20))
+            else:
+                pillow = {0: "NEAREST", 2: "BICUBIC", 3: "BOX", 4: "LANCZOS"}[k % 5]
+                resized = np.asarray(Image.fromarray(pixels).resize(size, getattr(Image.Resampling, pillow)))
+                crop = resized[y : y + 16, x : x + 20]
+            crop = crop[:, ::-1] if randoms[k, 2] < 0.5 else crop
+            np.testing.assert_array_equal(alone, crop.transpose(2, 0, 1))
 
 
 @pytest.mark.slow  # searches every crop position of every image
