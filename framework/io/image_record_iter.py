@@ -226,8 +226,12 @@ class _Loader:
         offsets = [self.records[p] for p in positions]
         raw = []
         for offset in offsets:
-            f.seek(offset)
-            record = recordio.read_record(f, self.path)
+            try:
+                f.seek(offset)
+            except ValueError:  # past the end of a mapping (a file seeks there and finds nothing)
+                record = None
+            else:
+                record = recordio.read_record(f, self.path)
             if record is None:
                 raise DataIterError(f"ImageRecordIter: {self.path}: no record at byte offset {offset}")
             raw.append(record)

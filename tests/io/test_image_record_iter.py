@@ -328,6 +328,27 @@ def test_damaged_and_missing_files(tmp_path, generated):
         next(it)
 
 
+def test_records_cut_off_after_the_index_was_written_are_named(tmp_path, generated):
+    """The loader reads the file through a memory mapping: a record cut short, or an offset past
+    the end (an index from another version of the file), is reported as a file read would be."""
+    path, idx, _ = generated
+    raw = Path(path).read_bytes()
+    offsets = [int(line.split()[1]) for line in Path(idx).read_text().splitlines()]
+    (tmp_path / "cut.rec").write_bytes(raw[: offsets[2] + 20])  # records 0 and 1 whole, record 2 cut
+    (tmp_path / "cut.idx").write_text(Path(idx).read_text())
+    it = ImageRecordIter(
+        path_imgrec=str(tmp_path / "cut.rec"), path_imgidx=str(tmp_path / "cut.idx"), data_shape=(3, 16, 16),
+        batch_size=2, preprocess_threads=1,
+    )  # fmt: skip
+    assert next(it).label[0].asnumpy().tolist() == [0.0, 1.0]
+    with pytest.raises(RecordIOError, match=rf"cut\.rec: record at byte offset {offsets[2]} is truncated"):
+        next(it)
+    (tmp_path / "far.idx").write_text(f"0\t0\n1\t{len(raw) + 64}\n")
+    it = ImageRecordIter(path_imgrec=path, path_imgidx=str(tmp_path / "far.idx"), data_shape=(3, 16, 16), batch_size=2)
+    with pytest.raises(DataIterError, match=rf"no record at byte offset {len(raw) + 64}"):
+        next(it)
+
+
 def test_bad_arguments_are_named():
     common = dict(path_imgrec=rec(), batch_size=2)
     with pytest.raises(DataIterError, match=r"data_shape must be \(channels, height, width\) with 1, 3 or 4 channels"):
