@@ -20,9 +20,11 @@ images above twice its own ``Image.MAX_IMAGE_PIXELS`` regardless.)
 
 The loader never waits for a batch to be finished, so the workers always have work; on a
 CPU context they write straight into the memory of the batch's NDArrays, data and label
-(blocks from the storage pool), so no copy follows. Pillow's decoder and NumPy's arithmetic release the GIL,
-so the workers really run in parallel; the Python glue between them does not, which is
-what keeps 2 threads from being twice as fast as 1 (``benchmarks/io.py`` measures it).
+(blocks from the storage pool), so no copy follows. Pillow's decoder and NumPy's arithmetic
+release the GIL, so the workers really run in parallel; the Python glue between them does
+not, which is what keeps 2 threads from being twice as fast as 1 (``benchmarks/io.py``
+measures it). Hence the work goes out in pieces of a few images that share their NumPy calls
+(:meth:`RecordAugmenter.process`).
 
 Each image goes through MXNet's default augmenter in MXNet's order:
 
