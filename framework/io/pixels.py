@@ -156,6 +156,8 @@ class BilinearResizer:
         Channel-planar rows, so that the ``(channels, height, width)`` layout a network wants
         is a transpose away. The array is reused by the next round.
         """
+        if not self._taps:
+            raise ValueError("BilinearResizer.finish: no image was added since begin()")
         count, h, width_c = len(self._taps), self.height, self.width * self.channels
         block = self._space("block", self._rows, width_c, np.int32)
         block >>= 4  # the horizontal pass's last step, for all images at once

@@ -227,3 +227,5 @@ def test_a_resizer_round_takes_gray_images_and_refuses_a_mixed_channel_count():
     resizer.begin(10, 12, 1)
     with pytest.raises(ValueError, match=r"3 channels in a round of 1"):
         resizer.add(smooth_noise(30, 40, 3), 25, 19, 3, 4)
+    with pytest.raises(ValueError, match=r"no image was added since begin\(\)"):
+        resizer.finish()

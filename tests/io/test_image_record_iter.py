@@ -17,6 +17,7 @@ from PIL import Image
 from framework import recordio
 from framework.io import DataIterError, ImageRecordIter
 from framework.io.image_aug import ExtraAugmentation
+from framework.io.image_record_iter import _mapped
 from framework.io.pixels import resize_bilinear
 from framework.io.record_augmenter import RecordAugmenter
 from framework.recordio import IRHeader, MXIndexedRecordIO, RecordIOError, RecordIOFileNotFoundError
@@ -347,6 +348,16 @@ def test_records_cut_off_after_the_index_was_written_are_named(tmp_path, generat
     it = ImageRecordIter(path_imgrec=path, path_imgidx=str(tmp_path / "far.idx"), data_shape=(3, 16, 16), batch_size=2)
     with pytest.raises(DataIterError, match=rf"no record at byte offset {len(raw) + 64}"):
         next(it)
+
+
+def test_the_loader_maps_the_file_unless_it_is_empty(tmp_path):
+    (tmp_path / "empty.rec").write_bytes(b"")
+    (tmp_path / "some.rec").write_bytes(b"0123456789")
+    with open(tmp_path / "empty.rec", "rb") as file, _mapped(file) as f:
+        assert f is file and f.read(8) == b""  # a mapping cannot be empty: the file is read as it is
+    with open(tmp_path / "some.rec", "rb") as file, _mapped(file) as f:
+        f.seek(4)
+        assert f is not file and f.read(3) == b"456" and f.tell() == 7 and f.read(8) == b"789"
 
 
 def test_bad_arguments_are_named():
