@@ -78,7 +78,7 @@ _jpeg_decoder = getattr(Image.core, "jpeg_decoder", None)
 
 def jpeg_rgb_size(payload: bytes) -> tuple[int, int] | None:
     """(width, height) of an 8-bit, 3-component JPEG the decoder takes as it is; None for anything else."""
-    if not payload.startswith(_SOI):
+    if payload[:2] != _SOI:  # (a slice, not startswith: payload may be a memoryview)
         return None
     pos, end = 2, len(payload) - 4
     while pos < end:
@@ -125,11 +125,12 @@ class DecodeBuffers(threading.local):
         return self.array[:size].reshape(height, width, 4)
 
 
-def decode_jpeg_rgb(payload: bytes, max_pixels: int, buffers: DecodeBuffers | None = None) -> np.ndarray | None:
-    """A colour JPEG's RGB pixels, decoded in one GIL-free call into a 4-byte-per-pixel buffer.
+def decode_jpeg_rgbx(payload: bytes, max_pixels: int, buffers: DecodeBuffers | None = None) -> np.ndarray | None:
+    """A colour JPEG decoded in one GIL-free call into an ``(h, w, 4)`` buffer: RGB and a pad byte per pixel.
 
     None when the payload is not such a JPEG, is larger than ``max_pixels`` or Pillow's own
     limit, or does not decode completely: the caller then takes Pillow's ordinary path.
+    ``payload`` may be any bytes-like object (a ``memoryview`` of a record: no copy).
     """
     size = jpeg_rgb_size(payload) if _jpeg_decoder is not None and _map_buffer is not None else None
     if size is None:
@@ -147,7 +148,38 @@ def decode_jpeg_rgb(payload: bytes, max_pixels: int, buffers: DecodeBuffers | No
         decoder.cleanup()
     if consumed >= 0 or error < 0:  # wanted more data (truncated), or failed
         return None
-    return buffer[:, :, :3]
+    return buffer
+
+
+def decode_jpeg_rgb(payload: bytes, max_pixels: int, buffers: DecodeBuffers | None = None) -> np.ndarray | None:
+    """A colour JPEG's RGB pixels: the ``[..., :3]`` view of :func:`decode_jpeg_rgbx`'s buffer (None as there)."""
+    pixels = decode_jpeg_rgbx(payload, max_pixels, buffers)
+    return None if pixels is None else pixels[:, :, :3]
+
+
+CHANNELS = {"L": 1, "RGB": 3, "RGBA": 4}
+
+
+def decode_record_pixels(
+    payload: bytes, mode: str, max_pixels: int, where: str, offset: int, buffers: DecodeBuffers | None = None
+) -> tuple[np.ndarray, int]:
+    """:func:`decode_record_image`'s pixels as decoded, and how many of their channels are the image's.
+
+    An RGB JPEG comes as its ``(h, w, 4)`` RGBX buffer with 3 channels to read: a reader that
+    takes the first channels of each pixel (:class:`framework.io.pixels.BilinearResizer`) then
+    works on a contiguous array, without building a strided view.
+    """
+    try:
+        pixels = decode_jpeg_rgbx(payload, max_pixels, buffers) if mode in ("RGB", "L") else None
+        if pixels is None:
+            pixels = decode_pixels(recordio.open_image(payload, max_pixels), "RGB" if mode == "L" else mode)
+    except recordio.ImageTooLargeError as err:
+        raise DataIterError(f"{where}, record at byte offset {offset}: {err}") from None
+    except Exception as err:
+        raise DataIterError(f"{where}, record at byte offset {offset}: cannot decode the image: {err}") from None
+    if mode == "L":
+        return rgb_to_gray(pixels[:, :, :3]), 1
+    return pixels, CHANNELS[mode]
 
 
 def decode_record_image(
@@ -159,12 +191,5 @@ def decode_record_image(
     are decoded as RGB and converted with OpenCV's weights, as MXNet does. The array may be a
     view with a pixel step of 4 bytes (see :func:`decode_pixels`), in one of ``buffers`` when given.
     """
-    try:
-        pixels = decode_jpeg_rgb(payload, max_pixels, buffers) if mode in ("RGB", "L") else None
-        if pixels is None:
-            pixels = decode_pixels(recordio.open_image(payload, max_pixels), "RGB" if mode == "L" else mode)
-    except recordio.ImageTooLargeError as err:
-        raise DataIterError(f"{where}, record at byte offset {offset}: {err}") from None
-    except Exception as err:
-        raise DataIterError(f"{where}, record at byte offset {offset}: cannot decode the image: {err}") from None
-    return rgb_to_gray(pixels) if mode == "L" else pixels
+    pixels, channels = decode_record_pixels(payload, mode, max_pixels, where, offset, buffers)
+    return pixels[:, :, :channels] if pixels.ndim == 3 and pixels.shape[2] != channels else pixels

@@ -25,6 +25,7 @@ the image's size after step 4, the length of the record's flat label, then the l
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -109,6 +110,15 @@ class DetRecordAugmenter:
 
     def where(self, offset: int) -> str:
         return f"ImageDetRecordIter: {self.path}, record at byte offset {offset}"
+
+    def process(
+        self, records: Sequence[bytes], offsets: Sequence[int], randoms: np.ndarray, out: np.ndarray
+    ) -> list[tuple[np.ndarray, int]]:
+        """Process a piece of records into ``out`` (N, C, H, W), one by one; their (label row, record id)s.
+
+        (A detection image's pad, crop and label boxes are its own: nothing is shared across the piece.)
+        """
+        return [self(records[i], offsets[i], randoms[i], out[i]) for i in range(len(records))]
 
     def __call__(self, record: bytes, offset: int, randoms: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, int]:
         """Process one record into ``out`` (C, H, W); returns (label row, record id)."""

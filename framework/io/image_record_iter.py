@@ -5,9 +5,9 @@ The pipeline, per epoch::
     consumer (next())            loader thread                    preprocess_threads workers
     ------------------           ----------------------------     -----------------------------
     plan the epoch: order,  -->  for each batch: read its    -->  unpack header + label,
-    batches (round_batch)        records (one file handle),       decode (Pillow), resize,
+    batches (round_batch)        records (the file mapped),       decode (Pillow), resize,
                                  draw the random numbers,         crop, mirror, normalise,
-                                 allocate the batch NDArray,      write into the batch NDArray
+                                 allocate the batch NDArrays,     write into the batch NDArrays
                                  submit a few pieces of work,
     wait for the next batch <--  queue it (prefetch_buffer
     hand it out                  batches ahead) and go on
@@ -19,10 +19,12 @@ it is decoded: a few hundred KiB of PNG can otherwise unpack to gigabytes. (Pill
 images above twice its own ``Image.MAX_IMAGE_PIXELS`` regardless.)
 
 The loader never waits for a batch to be finished, so the workers always have work; on a
-CPU context they write straight into the memory of the batch's NDArray (a block from the
-storage pool), so no copy follows. Pillow's decoder and NumPy's arithmetic release the GIL,
-so the workers really run in parallel; the Python glue between them does not, which is
-what keeps 2 threads from being twice as fast as 1 (``benchmarks/io.py`` measures it).
+CPU context they write straight into the memory of the batch's NDArrays, data and label
+(blocks from the storage pool), so no copy follows. Pillow's decoder and NumPy's arithmetic
+release the GIL, so the workers really run in parallel; the Python glue between them does
+not, which is what keeps 2 threads from being twice as fast as 1 (``benchmarks/io.py``
+measures it). Hence the work goes out in pieces of a few images that share their NumPy calls
+(:meth:`RecordAugmenter.process`).
 
 Each image goes through MXNet's default augmenter in MXNet's order:
 
@@ -65,8 +67,10 @@ without it the last batch is zero-filled and ``pad`` counts the missing images.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
+import mmap
 import os
 import queue
 import threading
@@ -104,6 +108,7 @@ KEYWORDS = (*IGNORED, *AUGMENTATION_DEFAULTS)
 # the augmenter sequences MXNet 1.9.1 registers: this iterator's and ImageDetRecordIter's
 AUG_SEQUENCES = {"ImageRecordIter": "aug_default", "ImageDetRecordIter": "det_aug_default"}
 MEAN_IMG_KEY = "mean_img"  # the name the mean image is saved under, as MXNet does
+PIECE_IMAGES = 8  # at most this many images per piece of work (about 3 MB of work arrays per 224x224 image)
 
 
 def check_aug_seq(api: str, aug_seq: str) -> None:
@@ -145,6 +150,18 @@ def read_index_offsets(path: str) -> list[int]:
     return sorted(offsets)
 
 
+def _mapped(file: Any) -> Any:
+    """``file`` mapped into memory for reading, or ``file`` itself when it is empty (which cannot be mapped).
+
+    Reading a record from the mapping is a copy in this process: no system call, so the
+    loader does not give up the GIL once or more per record (each time a possible hand-over
+    between threads) as a buffered file's seek and read do. Used as a context manager.
+    """
+    if os.fstat(file.fileno()).st_size == 0:
+        return contextlib.nullcontext(file)
+    return mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+
+
 class _Loader:
     """One epoch's producer: reads the records of each batch and hands their processing to the pool.
 
@@ -159,8 +176,10 @@ class _Loader:
         self.batches = batches
         self.augment = owner._augment
         self.pool = owner._pool
-        # a few pieces per worker: enough to balance the load, few enough to keep the overhead small
-        self.piece = max(1, -(-owner.batch_size // (4 * owner.preprocess_threads)))
+        # two pieces per worker and batch: the loader keeps several batches queued, so that is enough
+        # to balance the load; and a piece's images share their NumPy calls, so larger pieces hold the
+        # GIL for less time per image, up to PIECE_IMAGES (the work arrays grow with the piece)
+        self.piece = max(1, min(PIECE_IMAGES, -(-owner.batch_size // (2 * owner.preprocess_threads))))
         self.batch_size = owner.batch_size
         self.data_shape = owner.data_shape
         self.label_shape = owner.provide_label[0].shape
@@ -183,7 +202,7 @@ class _Loader:
 
     def run(self) -> None:
         try:
-            with open(self.path, "rb") as f:
+            with open(self.path, "rb") as file, _mapped(file) as f:
                 for positions, pad in self.batches:
                     if self.stop.is_set() or not self.put(self.start_batch(f, positions, pad)):
                         return
@@ -209,8 +228,12 @@ class _Loader:
         offsets = [self.records[p] for p in positions]
         raw = []
         for offset in offsets:
-            f.seek(offset)
-            record = recordio.read_record(f, self.path)
+            try:
+                f.seek(offset)
+            except ValueError:  # past the end of a mapping (a file seeks there and finds nothing)
+                record = None
+            else:
+                record = recordio.read_record(f, self.path)
             if record is None:
                 raise DataIterError(f"ImageRecordIter: {self.path}: no record at byte offset {offset}")
             raw.append(record)
@@ -225,18 +248,22 @@ class _Loader:
             batch = empty((self.batch_size, *self.data_shape), ctx=self.ctx, dtype=self.dtype)
             data = batch._data
             data[n:] = 0
+            labels = empty(self.label_shape, ctx=self.ctx, dtype=np.float32)
+            label = labels._data
+            label[n:] = 0
         else:
-            batch = None
+            batch = labels = None
             data = np.zeros((self.batch_size, *self.data_shape), dtype=self.dtype)
-        label = np.zeros(self.label_shape, dtype=np.float32)
+            label = np.zeros(self.label_shape, dtype=np.float32)
         ids = np.zeros(len(raw), dtype=np.uint64)
 
         def work(lo: int, hi: int) -> None:
-            for k in range(lo, hi):
-                label[k], ids[k] = self.augment(raw[k], offsets[k], randoms[k], data[k])
+            done = self.augment.process(raw[lo:hi], offsets[lo:hi], randoms[lo:hi], data[lo:hi])
+            for k, (value, record_id) in enumerate(done, start=lo):
+                label[k], ids[k] = value, record_id
 
         futures = [self.pool.submit(work, lo, min(lo + self.piece, n)) for lo in range(0, n, self.piece)]
-        return batch if batch is not None else data, label, int(pad), ids, futures
+        return batch if batch is not None else data, labels if labels is not None else label, int(pad), ids, futures
 
 
 class ImageRecordIter(PreparedBatchIter):
@@ -500,9 +527,9 @@ class ImageRecordIter(PreparedBatchIter):
             self._served = len(self._plan)  # the epoch is over; reset() starts the next
             raise
         self._served += 1
-        if isinstance(data, np.ndarray):
-            data = to_ndarray(data, self.ctx)
-        self._current = DataBatch(data=[data], label=[to_ndarray(label, self.ctx)], pad=pad, index=ids)
+        if isinstance(data, np.ndarray):  # not on a CPU context: shipped now
+            data, label = to_ndarray(data, self.ctx), to_ndarray(label, self.ctx)
+        self._current = DataBatch(data=[data], label=[label], pad=pad, index=ids)
         return True
 
     def close(self) -> None:

@@ -1,12 +1,21 @@
-"""The work done on one record of an ``ImageRecordIter``: unpack, check, decode, resize, crop, normalise.
+"""The work done on the records of an ``ImageRecordIter``: unpack, check, decode, resize, crop, normalise.
 
 One :class:`RecordAugmenter` is built per iterator from its parameters; the iterator's
-worker threads call it on each record, with the random numbers the loader drew, writing
-into the batch array. Kept apart from the iterator's threading and epoch logic.
+worker threads call it on a few records at a time (a piece of a batch), with the random
+numbers the loader drew, writing into the batch array. Kept apart from the iterator's
+threading and epoch logic.
+
+The images of a piece share their output size, so the steps after the horizontal pass of
+the resize (its vertical pass, the normalisation) run once for the whole piece: fewer,
+larger NumPy calls. What a NumPy call costs with the GIL held (its set-up, 5 to 10 us in
+a pipeline) does not grow with the pixels, and that time is what keeps several decoding
+threads from running fully in parallel.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -14,11 +23,18 @@ from PIL import Image
 
 from .. import recordio
 from .base import DataIterError
-from .decode import DecodeBuffers, decode_record_image
+from .decode import DecodeBuffers, decode_record_pixels
 from .image_aug import ExtraAugmentation
-from .pixels import RANDOM_INTER, concrete_inter_method, pillow_filter, resize_bilinear, resize_with
+from .pixels import RANDOM_INTER, BilinearResizer, concrete_inter_method, pillow_filter, resize_with
 
 MODES = {1: "L", 3: "RGB", 4: "RGBA"}
+
+
+class _Resizers(threading.local):
+    """One :class:`BilinearResizer` per worker thread (its arrays are reused piece after piece)."""
+
+    def __init__(self) -> None:
+        self.resizer = BilinearResizer()
 
 
 class RecordAugmenter:
@@ -46,8 +62,13 @@ class RecordAugmenter:
         self.mult = np.float32(p["scale"]) / np.array(stds, dtype=np.float32).reshape(-1, 1, 1)
         self.max_pixels = p["max_decoded_pixels"]
         self._fromarray = Image.fromarray
-        self._buffers = DecodeBuffers()  # the pixels of an image are used up within __call__
+        self._buffers = DecodeBuffers()  # the pixels of an image are used up before the next is decoded
+        self._resizers = _Resizers()
+        self._where = f"ImageRecordIter: {path}"
         self.extra: ExtraAugmentation = p["extra"]
+        # fixed for the iterator's life, so decided once rather than per image (Python held the GIL for it)
+        self._extra_active = self.extra.active
+        self._always_bilinear = self.inter_method == 1
 
     def label_of(self, header: Any, offset: int) -> Any:
         if self.label_map is not None:  # path_imglist: the label of the line with the record's index
@@ -74,28 +95,74 @@ class RecordAugmenter:
 
     def __call__(self, record: bytes, offset: int, randoms: np.ndarray, out: np.ndarray) -> tuple[Any, int]:
         """Process one record into ``out`` (C, H, W); returns (label, record id)."""
-        try:
-            header, payload = recordio.unpack(record)
-        except recordio.RecordIOError as err:
-            raise DataIterError(f"ImageRecordIter: {self.path}, record at byte offset {offset}: {err}") from None
-        label = self.label_of(header, offset)
-        where = f"ImageRecordIter: {self.path}"
-        pixels = decode_record_image(payload, self.mode, self.max_pixels, where, offset, self._buffers)
-        if self.extra.active:
-            return self._augmented(pixels, header, offset, randoms, out, label)
+        return self.process([record], [offset], randoms[None], out[None])[0]
+
+    def process(
+        self, records: Sequence[bytes], offsets: Sequence[int], randoms: np.ndarray, out: np.ndarray
+    ) -> list[tuple[Any, int]]:
+        """Process a few records into ``out`` (N, C, H, W), one row of ``randoms`` each; their (label, record id)s.
+
+        Images resized by OpenCV's bilinear rule (the default) go through this thread's
+        :class:`BilinearResizer`: each one's horizontal pass as it is decoded, then the vertical
+        pass and the normalisation of all of them at once. The others (another filter, no
+        resize, the extra augmentations) are finished one by one.
+        """
+        resizer = self._resizers.resizer
+        resizer.begin(self.height, self.width, self.channels)
+        resized: list[int] = []  # the images in the resizer, by position in the piece
+        results = []
+        for i, record in enumerate(records):
+            try:  # a memoryview: the payload is a slice of the record, not a copy
+                header, payload = recordio.unpack(memoryview(record))
+            except recordio.RecordIOError as err:
+                raise DataIterError(f"{self._where}, record at byte offset {offsets[i]}: {err}") from None
+            results.append((self.label_of(header, offsets[i]), header.id))
+            decoded, channels = decode_record_pixels(
+                payload, self.mode, self.max_pixels, self._where, offsets[i], self._buffers
+            )
+            if self._resize_window(decoded, channels, offsets[i], randoms[i], resizer):
+                resized.append(i)
+                continue
+            pixels = decoded if decoded.ndim == 2 or decoded.shape[2] == channels else decoded[:, :, :channels]
+            if self._extra_active:
+                self._augmented(pixels, offsets[i], randoms[i], out[i])
+            else:
+                self._cropped(pixels, offsets[i], randoms[i], out[i])
+        if resized:
+            crops = resizer.finish().transpose(0, 2, 1, 3)  # (N, C, H, W), mirrored where drawn
+            if len(resized) == len(records):
+                self._normalise(crops, out)
+            else:
+                for n, i in enumerate(resized):
+                    self._normalise(crops[n], out[i])
+        return results
+
+    def _resize_window(
+        self, pixels: np.ndarray, channels: int, offset: int, randoms: np.ndarray, resizer: BilinearResizer
+    ) -> bool:
+        """Hand the image to ``resizer`` when it is resized bilinearly (only the crop's window, mirrored
+        as drawn); False when it takes another road."""
+        if self.resize <= 0 or self._extra_active:
+            return False
+        src_h, src_w = pixels.shape[:2]
+        w, h = self._resized_size(src_w, src_h)
+        if not self._always_bilinear:  # another inter_method (9 and 10 choose per image; NEAREST is filter 0)
+            code = concrete_inter_method(self.inter_method, src_w, src_h, w, h, self._draw(randoms))
+            if pillow_filter(code) is not None:
+                return False
+        y, x = self._crop_position(h, w, offset, randoms)
+        resizer.add(pixels, w, h, y, x, self._mirrored(randoms), channels)
+        return True
+
+    def _cropped(self, pixels: np.ndarray, offset: int, randoms: np.ndarray, out: np.ndarray) -> None:
+        """One image without the bilinear resizer: resized with a Pillow filter (or not at all), cropped, finished."""
         src_h, src_w = h, w = pixels.shape[:2]
         if self.resize > 0:
             w, h = self._resized_size(w, h)
+            resample = pillow_filter(concrete_inter_method(self.inter_method, src_w, src_h, w, h, self._draw(randoms)))
+            pixels = np.asarray(self._fromarray(pixels).resize((w, h), resample))
         y, x = self._crop_position(h, w, offset, randoms)
-        resample = pillow_filter(concrete_inter_method(self.inter_method, src_w, src_h, w, h, self._draw(randoms)))
-        if self.resize > 0 and resample is None:  # resize only the window the crop keeps
-            crop = resize_bilinear(pixels, w, h, (y, x, self.height, self.width))
-        else:
-            if self.resize > 0:
-                pixels = np.asarray(self._fromarray(pixels).resize((w, h), resample))
-            crop = pixels[y : y + self.height, x : x + self.width]
-        self._finish(crop, randoms, out)
-        return label, header.id
+        self._finish(pixels[y : y + self.height, x : x + self.width], randoms, out)
 
     @property
     def needs_seed(self) -> bool:
@@ -120,9 +187,7 @@ class RecordAugmenter:
             return int(randoms[0] * (h - self.height + 1)), int(randoms[1] * (w - self.width + 1))
         return (h - self.height) // 2, (w - self.width) // 2
 
-    def _augmented(
-        self, pixels: np.ndarray, header: Any, offset: int, randoms: np.ndarray, out: np.ndarray, label: Any
-    ) -> tuple[Any, int]:
+    def _augmented(self, pixels: np.ndarray, offset: int, randoms: np.ndarray, out: np.ndarray) -> None:
         """The general path: resize, pad/warp, crop, colour (see :mod:`framework.io.image_aug`)."""
         rng = np.random.RandomState(int(randoms[3]))
         if self.resize > 0:
@@ -137,15 +202,24 @@ class RecordAugmenter:
         crop = self.extra.colour(crop, rng)
         contrast, illumination = self.extra.normalize_jitter(rng)
         self._finish(crop, randoms, out, contrast, illumination)
-        return label, header.id
+
+    def _mirrored(self, randoms: np.ndarray) -> bool:
+        return self.mirror or (self.rand_mirror and randoms[2] < 0.5)
 
     def _finish(
         self, crop: np.ndarray, randoms: np.ndarray, out: np.ndarray, contrast: float = 1.0, illumination: float = 0.0
     ) -> None:
-        """Mirror, then ``(pixel - mean) * scale / std`` (times ``contrast``, plus ``illumination``) into ``out``."""
-        if self.mirror or (self.rand_mirror and randoms[2] < 0.5):
+        """Mirror, then :meth:`_normalise` an (H, W, C) or (H, W) crop into ``out`` (C, H, W)."""
+        if self._mirrored(randoms):
             crop = crop[:, ::-1]
-        chw = crop[None] if crop.ndim == 2 else crop.transpose(2, 0, 1)
+        self._normalise(crop[None] if crop.ndim == 2 else crop.transpose(2, 0, 1), out, contrast, illumination)
+
+    def _normalise(self, chw: np.ndarray, out: np.ndarray, contrast: float = 1.0, illumination: float = 0.0) -> None:
+        """``(pixel - mean) * scale / std`` (times ``contrast``, plus ``illumination``) into ``out``.
+
+        ``chw`` is one (C, H, W) image or several (N, C, H, W), ``out`` alike: the arithmetic is
+        element by element, so a piece's images take one call per step.
+        """
         if self.saturate:
             values = chw - self.mean  # MXNet's int8 output subtracts the mean only (no std, scale or jitter)
             np.clip(np.rint(values), -128, 127, out=values)

@@ -11,7 +11,7 @@ from PIL import Image
 
 from framework import recordio
 from framework.io import DataIterError, decode
-from framework.io.pixels import resize_bilinear
+from framework.io.pixels import BilinearResizer, resize_bilinear
 
 
 def encoded(pixels: np.ndarray, mode: str, fmt: str, **options: object) -> bytes:
@@ -192,3 +192,40 @@ def test_images_decoded_one_after_another_into_one_buffer_are_each_right():
         payload = JPEG_VARIANTS[name]
         pixels = decode.decode_record_image(payload, "RGB", 10**6, "x", 0, buffers)
         np.testing.assert_array_equal(pixels, reference(payload, "RGB"))
+
+
+# ------------------------------------------------------------------ several images, one vertical pass
+def test_a_resizer_round_equals_each_image_resized_alone():
+    """Different sizes, strong shrinking (rows gathered), an RGBX buffer read as RGB, and mirrored windows."""
+    padded = smooth_noise(60, 70, 4, seed=7)
+    images = [  # (pixels, channels read, resized width, height, y, x, mirror)
+        (smooth_noise(37, 53, 3, seed=1), 3, 30, 21, 2, 5, False),
+        (padded, 3, 41, 35, 4, 0, True),  # the pad byte is never read
+        (smooth_noise(300, 40, 3, seed=2), 3, 25, 187, 150, 3, True),  # about 1/8: only the rows in use
+        (smooth_noise(16, 20, 3, seed=3), 3, 20, 16, 0, 1, False),  # same size: the arithmetic is exact
+    ]
+    resizer = BilinearResizer()
+    for _ in range(2):  # the second round reuses the arrays of the first
+        resizer.begin(14, 18, 3)
+        for pixels, channels, width, height, y, x, mirror in images:
+            resizer.add(pixels, width, height, y, x, mirror, channels)
+        out = resizer.finish()
+        assert out.shape == (len(images), 14, 3, 18) and out.dtype == np.uint8
+        for got, (pixels, channels, width, height, y, x, mirror) in zip(out, images, strict=True):
+            alone = resize_bilinear(np.ascontiguousarray(pixels[:, :, :channels]), width, height, (y, x, 14, 18))
+            if (pixels.shape[0], pixels.shape[1]) == (height, width):
+                alone = pixels[y : y + 14, x : x + 18, :channels]
+            np.testing.assert_array_equal(got.transpose(0, 2, 1), alone[:, ::-1] if mirror else alone)
+
+
+def test_a_resizer_round_takes_gray_images_and_refuses_a_mixed_channel_count():
+    gray = smooth_noise(30, 40, 1, seed=4)[:, :, 0]
+    resizer = BilinearResizer()
+    resizer.begin(10, 12, 1)
+    resizer.add(gray, 25, 19, 3, 4)
+    np.testing.assert_array_equal(resizer.finish()[0, :, 0], resize_bilinear(gray, 25, 19, (3, 4, 10, 12)))
+    resizer.begin(10, 12, 1)
+    with pytest.raises(ValueError, match=r"3 channels in a round of 1"):
+        resizer.add(smooth_noise(30, 40, 3), 25, 19, 3, 4)
+    with pytest.raises(ValueError, match=r"no image was added since begin\(\)"):
+        resizer.finish()

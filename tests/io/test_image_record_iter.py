@@ -16,6 +16,9 @@ from PIL import Image
 
 from framework import recordio
 from framework.io import DataIterError, ImageRecordIter
+from framework.io.image_aug import ExtraAugmentation
+from framework.io.image_record_iter import _mapped
+from framework.io.pixels import resize_bilinear
 from framework.io.record_augmenter import RecordAugmenter
 from framework.recordio import IRHeader, MXIndexedRecordIO, RecordIOError, RecordIOFileNotFoundError
 from framework.tools import im2rec
@@ -156,6 +159,43 @@ def test_output_equals_the_reference_pipeline(generated):
             np.testing.assert_array_equal(batch.data[0].asnumpy()[k], want)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "uint8", "int8"])
+def test_a_piece_of_records_equals_its_records_one_by_one(generated, dtype):
+    """A piece shares one vertical pass and normalisation among its bilinear images; the others
+    (inter_method 10 draws NEAREST, BICUBIC, ... per image) are finished alone, in the same array."""
+    path, _, _ = generated
+    params = dict(
+        resize=22, rand_crop=True, rand_mirror=True, mirror=False, inter_method=10, dtype=dtype,
+        mean_r=10, mean_g=20, mean_b=30, mean_a=0, std_r=2, std_g=3, std_b=4, std_a=1, scale=0.5,
+        max_decoded_pixels=10**6, extra=ExtraAugmentation.from_kwargs({}, None, None),
+    )  # fmt: skip
+    augment = RecordAugmenter(path, (3, 16, 20), 1, params)
+    offsets = recordio.scan_record_offsets(path)
+    with open(path, "rb") as f:
+        records = [recordio.read_record(f, path) for _ in offsets]
+    rng = np.random.RandomState(5)
+    randoms = np.column_stack([rng.random_sample((len(records), 3)), np.arange(len(records))])  # draws 0..4
+    together = np.zeros((len(records), 3, 16, 20), dtype=dtype)
+    results = augment.process(records, offsets, randoms, together)
+    for k, record in enumerate(records):
+        alone = np.zeros((3, 16, 20), dtype=dtype)
+        assert augment(record, offsets[k], randoms[k], alone) == results[k] == (float(k), 100 + k)
+        np.testing.assert_array_equal(together[k], alone)
+        if dtype == "uint8":  # the drawn filter: OpenCV's bilinear for 1, Pillow's for the others
+            pixels = np.asarray(Image.open(pyio.BytesIO(recordio.unpack(record)[1])).convert("RGB"))
+            h, w = pixels.shape[:2]
+            size = (22, 22 * h // w) if h > w else (22 * w // h, 22)
+            y, x = int(randoms[k, 0] * (size[1] - 16 + 1)), int(randoms[k, 1] * (size[0] - 20 + 1))
+            if k % 5 == 1:
+                crop = resize_bilinear(pixels, *size, (y, x, 16, 20))
+            else:
+                pillow = {0: "NEAREST", 2: "BICUBIC", 3: "BOX", 4: "LANCZOS"}[k % 5]
+                resized = np.asarray(Image.fromarray(pixels).resize(size, getattr(Image.Resampling, pillow)))
+                crop = resized[y : y + 16, x : x + 20]
+            crop = crop[:, ::-1] if randoms[k, 2] < 0.5 else crop
+            np.testing.assert_array_equal(alone, crop.transpose(2, 0, 1))
+
+
 @pytest.mark.slow  # searches every crop position of every image
 def test_random_crop_and_mirror_are_valid_crops_and_reproducible(generated):
     path, _, payloads = generated
@@ -195,9 +235,9 @@ def test_grayscale_uses_opencvs_weights(generated):
 
 def test_decoding_runs_on_preprocess_threads(generated, monkeypatch):
     path, _, _ = generated
-    original = RecordAugmenter.__call__
+    original = RecordAugmenter.process  # the workers' unit of work: a piece of a batch
     lock, running, peak, threads = threading.Lock(), {}, {}, {}  # per augmenter (other iterators may be alive)
-    first_two = {}  # per augmenter: its first two images meet here, so two threads decode at once on any machine
+    first_two = {}  # per augmenter: its first two pieces meet here, so two threads decode at once on any machine
 
     def spy(self, *args):
         key = id(self)
@@ -209,14 +249,14 @@ def test_decoding_runs_on_preprocess_threads(generated, monkeypatch):
             waits = meet[1] > 0
             meet[1] -= 1
         if waits:
-            meet[0].wait()  # BrokenBarrierError unless the second image is decoded alongside the first
+            meet[0].wait()  # BrokenBarrierError unless the second piece is decoded alongside the first
         try:
             return original(self, *args)
         finally:
             with lock:
                 running[key] -= 1
 
-    monkeypatch.setattr(RecordAugmenter, "__call__", spy)
+    monkeypatch.setattr(RecordAugmenter, "process", spy)
     it = ImageRecordIter(path_imgrec=path, data_shape=(3, 16, 16), batch_size=6, preprocess_threads=2)
     list(it)
     it.close()
@@ -287,6 +327,37 @@ def test_damaged_and_missing_files(tmp_path, generated):
         DataIterError, match=r"record at byte offset 0: image is \d+x\d+ \(HxW\), smaller than data_shape 64x64"
     ):
         next(it)
+
+
+def test_records_cut_off_after_the_index_was_written_are_named(tmp_path, generated):
+    """The loader reads the file through a memory mapping: a record cut short, or an offset past
+    the end (an index from another version of the file), is reported as a file read would be."""
+    path, idx, _ = generated
+    raw = Path(path).read_bytes()
+    offsets = [int(line.split()[1]) for line in Path(idx).read_text().splitlines()]
+    (tmp_path / "cut.rec").write_bytes(raw[: offsets[2] + 20])  # records 0 and 1 whole, record 2 cut
+    (tmp_path / "cut.idx").write_text(Path(idx).read_text())
+    it = ImageRecordIter(
+        path_imgrec=str(tmp_path / "cut.rec"), path_imgidx=str(tmp_path / "cut.idx"), data_shape=(3, 16, 16),
+        batch_size=2, preprocess_threads=1,
+    )  # fmt: skip
+    assert next(it).label[0].asnumpy().tolist() == [0.0, 1.0]
+    with pytest.raises(RecordIOError, match=rf"cut\.rec: record at byte offset {offsets[2]} is truncated"):
+        next(it)
+    (tmp_path / "far.idx").write_text(f"0\t0\n1\t{len(raw) + 64}\n")
+    it = ImageRecordIter(path_imgrec=path, path_imgidx=str(tmp_path / "far.idx"), data_shape=(3, 16, 16), batch_size=2)
+    with pytest.raises(DataIterError, match=rf"no record at byte offset {len(raw) + 64}"):
+        next(it)
+
+
+def test_the_loader_maps_the_file_unless_it_is_empty(tmp_path):
+    (tmp_path / "empty.rec").write_bytes(b"")
+    (tmp_path / "some.rec").write_bytes(b"0123456789")
+    with open(tmp_path / "empty.rec", "rb") as file, _mapped(file) as f:
+        assert f is file and f.read(8) == b""  # a mapping cannot be empty: the file is read as it is
+    with open(tmp_path / "some.rec", "rb") as file, _mapped(file) as f:
+        f.seek(4)
+        assert f is not file and f.read(3) == b"456" and f.tell() == 7 and f.read(8) == b"789"
 
 
 def test_bad_arguments_are_named():
