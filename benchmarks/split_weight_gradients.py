@@ -114,7 +114,8 @@ def bench(model: str, reps: int, blas_threads: int | None) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="all", choices=[*MODELS, "all"])
-    parser.add_argument("--reps", type=int, default=5, help="alternating reps per variant")
+    parser.add_argument("--reps", type=int, default=None, help="alternating reps per variant (default 5, quick 3)")
+    parser.add_argument("--quick", action="store_true", help="3 reps, the Module models only")
     parser.add_argument("--blas-threads", type=int, default=None, help="limit BLAS threads (default: as found)")
     args = parser.parse_args()
     limit = None
@@ -123,8 +124,9 @@ def main() -> None:
 
         limit = threadpool_limits(limits=args.blas_threads)
     try:
-        for model in MODELS if args.model == "all" else [args.model]:
-            print(json.dumps(bench(model, args.reps, args.blas_threads)), flush=True)
+        everything = MODELS[:2] if args.quick else MODELS
+        for model in everything if args.model == "all" else [args.model]:
+            print(json.dumps(bench(model, args.reps or (3 if args.quick else 5), args.blas_threads)), flush=True)
     finally:
         if limit is not None:
             limit.restore_original_limits()
