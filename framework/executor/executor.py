@@ -7,7 +7,9 @@ in five steps, each a pass over an explicit graph:
 2. **Gradient**: when some argument wants a gradient, the gradient pass shared with
    autograd (:func:`~framework.operator.gradient_pass.build_gradient`) appends the backward
    nodes; optionally **mirroring** (:mod:`~framework.executor.mirror`) makes them
-   recompute cheap activations instead of keeping them.
+   recompute cheap activations instead of keeping them, and the **split**
+   (:mod:`~framework.executor.split_backward`) gives large layers' weight gradients nodes
+   of their own that run beside the chain.
 3. **Indexing**: forward and backward nodes become one :class:`IndexedGraph`; its order is
    the schedule (the forward nodes first).
 4. **Memory planning** (:mod:`~framework.executor.plan_memory`, or
@@ -32,8 +34,9 @@ Executor from user arguments, are in :mod:`.binding`, above this one.
 
 Settings: ``MXLAB_BACKWARD_DO_MIRROR`` (0; 1 = MXNet's per-node rule, ``segment`` =
 checkpointing), ``MXLAB_EXEC_BULK_EXEC_MAX_NODE_TRAIN`` (15 nodes per bulk segment; 0 or 1
-turns bulking off), ``MXLAB_EXEC_ENABLE_INPLACE`` (1), ``MXLAB_EXEC_MATCH_RANGE`` (16) and
-``MXLAB_MEMORY_PLANNER`` (``mxnet``; ``greedy_by_size``).
+turns bulking off), ``MXLAB_EXEC_ENABLE_INPLACE`` (1), ``MXLAB_EXEC_MATCH_RANGE`` (16),
+``MXLAB_MEMORY_PLANNER`` (``mxnet``; ``greedy_by_size``) and ``MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS``
+(``auto``: split where a core is idle and the plan does not grow; ``1``; ``0``).
 
 Where MXLab differs from MXNet 1.x: outputs nobody reads get no memory at all (MXNet
 allocates and frees them at once); sharing never makes independent branches wait for
