@@ -83,7 +83,7 @@ def cores_to_spare(device_type: str, engine: Any) -> bool:
     It needs a second engine worker to run on, and cores that the chain's product leaves
     idle: with BLAS on every core, two products at once only share them (and OpenBLAS's
     waiting threads spin against each other), so splitting adds work and saves no time.
-    Only the CPU: a GPU runs one worker's kernels in order on its stream.
+    Only the CPU: on a GPU the split was never measured, so ``auto`` leaves it to ``1``.
     """
     if device_type != "cpu" or engine_cpu_workers(engine) < 2:
         return False
