@@ -114,6 +114,14 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         peers=("mxnet", "torch"),
     ),
     Benchmark(
+        "split_weight_gradients",
+        "Module (and hybridized Gluon) training with weight gradients split off beside the backward chain, "
+        "against whole backward nodes, in one process",
+    ),
+    Benchmark(
+        "blas_threads_gap", "the Module MLP's gap to hand-written NumPy with 1 and 2 BLAS threads, in one process"
+    ),
+    Benchmark(
         "io",
         "ImageRecordIter decoding with 2 threads against 1 and against Pillow in a loop (and MXNet 1.9.1's "
         "ImageRecordIter on the same file with `--mxnet-python`)",

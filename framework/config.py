@@ -322,10 +322,11 @@ SETTINGS: dict[str, Setting] = {
         ),
         Setting(
             "MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS",
-            Boolean(),
-            False,
+            Choice(("auto", "0", "1")),
+            "auto",
             "a training executor computes the weight gradients of large Convolution/FullyConnected layers in "
-            "nodes of their own, which the engine can run beside the rest of the backward pass",
+            "nodes of their own, which the engine runs beside the rest of the backward pass (`1`); `auto`: on a "
+            "CPU with 2 engine workers and BLAS on at most half the cores, when it plans no more memory",
         ),
         Setting(
             "MXLAB_EXEC_MATCH_RANGE",

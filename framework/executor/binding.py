@@ -48,7 +48,7 @@ def bind(
     mirror: str | bool | int | None = None,
     plan_options: planner.PlanOptions | None = None,
     bulk_size: int | None = None,
-    split_weight_gradients: bool | None = None,
+    split_weight_gradients: bool | str | None = None,
 ) -> Executor:
     """Bind ``symbol`` to arrays (MXNet's ``Symbol.bind``).
 
@@ -57,7 +57,8 @@ def bind(
     array gets no gradient whatever ``grad_req`` says. MXLab extras (keyword-only):
     ``mirror`` ("node", "segment" or None for ``MXLAB_BACKWARD_DO_MIRROR``),
     ``plan_options`` (planner switches), ``bulk_size`` (nodes per bulk segment) and
-    ``split_weight_gradients`` (see :mod:`.split_backward`; None: ``MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS``).
+    ``split_weight_gradients`` (True, False or "auto", see :mod:`.split_backward`; None:
+    ``MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS``).
     """
     ctx = ctx or current_context()
     if not isinstance(ctx, Context):

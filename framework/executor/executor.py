@@ -7,7 +7,9 @@ in five steps, each a pass over an explicit graph:
 2. **Gradient**: when some argument wants a gradient, the gradient pass shared with
    autograd (:func:`~framework.operator.gradient_pass.build_gradient`) appends the backward
    nodes; optionally **mirroring** (:mod:`~framework.executor.mirror`) makes them
-   recompute cheap activations instead of keeping them.
+   recompute cheap activations instead of keeping them, and the **split**
+   (:mod:`~framework.executor.split_backward`) gives large layers' weight gradients nodes
+   of their own that run beside the chain.
 3. **Indexing**: forward and backward nodes become one :class:`IndexedGraph`; its order is
    the schedule (the forward nodes first).
 4. **Memory planning** (:mod:`~framework.executor.plan_memory`, or
@@ -32,8 +34,9 @@ Executor from user arguments, are in :mod:`.binding`, above this one.
 
 Settings: ``MXLAB_BACKWARD_DO_MIRROR`` (0; 1 = MXNet's per-node rule, ``segment`` =
 checkpointing), ``MXLAB_EXEC_BULK_EXEC_MAX_NODE_TRAIN`` (15 nodes per bulk segment; 0 or 1
-turns bulking off), ``MXLAB_EXEC_ENABLE_INPLACE`` (1), ``MXLAB_EXEC_MATCH_RANGE`` (16) and
-``MXLAB_MEMORY_PLANNER`` (``mxnet``; ``greedy_by_size``).
+turns bulking off), ``MXLAB_EXEC_ENABLE_INPLACE`` (1), ``MXLAB_EXEC_MATCH_RANGE`` (16),
+``MXLAB_MEMORY_PLANNER`` (``mxnet``; ``greedy_by_size``) and ``MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS``
+(``auto``: split where a core is idle and the plan does not grow; ``1``; ``0``).
 
 Where MXLab differs from MXNet 1.x: outputs nobody reads get no memory at all (MXNet
 allocates and frees them at once); sharing never makes independent branches wait for
@@ -112,7 +115,7 @@ class Executor:
         plan_options: planner.PlanOptions | None = None,
         shared_exec: Executor | None = None,
         bulk_size: int | None = None,
-        split_weight_gradients: bool | None = None,
+        split_weight_gradients: bool | str | None = None,
     ) -> None:
         self._symbol = symbol
         self._ctx = ctx
@@ -146,55 +149,29 @@ class Executor:
             e = forward_graph.entry(eid)
             known[(e.node.id, e.index)] = (fwd_shapes[eid], fwd_types[eid])
 
-        # 2. gradient (+ mirroring)
-        self._head_grad_nodes: list[Node] = []
+        # 2-4. gradient (+ mirroring, + split weight gradients), the full graph, the memory plan
         wrt = [(i, Entry(node, 0)) for i, node in enumerate(arg_nodes) if self._grad_reqs[i] != "null"]
-        grad_entries: list[Entry | None] = []
-        self._grad_entry_of: dict[int, Entry] = {}  # argument index -> its gradient entry
-        self.num_mirror_nodes = 0
-        self.num_split_nodes = 0
-        if wrt:
-            head_grads = []
-            for i, head in enumerate(self._heads):
-                leaf = variable(f"_head_grad_{i}")
-                head_grads.append(Entry(leaf, 0))
-                self._head_grad_nodes.append(leaf)
-                known[(leaf.id, 0)] = known[(head.node.id, head.index)]
-            grad_entries = build_gradient(self._heads, head_grads, [e for _, e in wrt])
-            if self._mirror != "none":
-                grad_entries = self._apply_mirror(grad_entries, known)
-            if split_weight_gradients is None:
-                split_weight_gradients = config.get("MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS")
-            if split_weight_gradients:  # weight gradients beside the backward chain (see .split_backward)
-                grad_entries, self.num_split_nodes = split_backward.split_weight_gradients(
-                    self._heads, grad_entries, lambda e: known.get((e.node.id, e.index), (None, None))[0]
-                )
-            grad_entries = self._private_grad_entries(wrt, grad_entries)
-            for (i, _), g in zip(wrt, grad_entries, strict=True):
-                if g is not None:
-                    self._grad_entry_of[i] = g
-
-        # 3. the full graph: forward nodes first, then backward nodes
-        graph = self._graph = IndexedGraph(self._heads + [g for g in grad_entries if g is not None])
-        forward_ids = {n.id for n in forward_graph.nodes}
-        self._is_forward = [n.id in forward_ids for n in graph.nodes]
-        shapes: list[Shape | None] = [None] * graph.num_entries
-        types: list[str | None] = [None] * graph.num_entries
-        for eid in range(graph.num_entries):
-            e = graph.entry(eid)
-            shapes[eid], types[eid] = known.get((e.node.id, e.index), (None, None))
-        self._shapes, self._types = self._infer_bound(graph, shapes, types)
-
-        # 4. the memory plan
-        self._grad_eids = {i: graph.entry_id(g) for i, g in self._grad_entry_of.items()}
-        self._head_eids = head_eids = [graph.entry_id(e) for e in self._heads]
-        self.plan = self.plan_with(self._plan_options)
+        split = split_backward.setting() if split_weight_gradients is None else split_weight_gradients
+        if split not in (True, False, "auto"):
+            raise ExecutorError(f"bind: split_weight_gradients must be True, False or 'auto', got {split!r}")
+        if split == "auto":  # split only where a second core is free, and only if it plans no more memory
+            split = bool(wrt) and split_backward.cores_to_spare(ctx.device_type, self._engine)
+            if split:
+                self._build_graph(forward_graph, wrt, known, split=False)
+                whole_bytes = self.plan.bytes_planned
+                self._build_graph(forward_graph, wrt, known, split=True)
+                if self.plan.bytes_planned > whole_bytes:  # the clones pin blocks the chain would reuse
+                    split = False
+            if not split:
+                self._build_graph(forward_graph, wrt, known, split=False)
+        else:
+            self._build_graph(forward_graph, wrt, known, split=bool(split))
         self._publish_plan()
 
         # 5. arrays, steps, segments
         self._allocate(shared_exec)
         self._build_steps()
-        self.outputs = [self._entry_array(eid) for eid in head_eids]
+        self.outputs = [self._entry_array(eid) for eid in self._head_eids]
 
     # ------------------------------------------------------------------ construction helpers
     def _infer_bound(
@@ -229,6 +206,54 @@ class Executor:
                 f"bind: cannot infer the shape or dtype of {len(missing)} entries: {shown}" + value_shaped_reason(graph)
             )
         return [s for s in shapes if s is not None], [t for t in types if t is not None]  # none is None now
+
+    def _build_graph(self, forward_graph: IndexedGraph, wrt: list[tuple[int, Entry]], known: dict, split: bool) -> None:
+        """Steps 2 to 4 of the module docstring: gradient nodes, the full graph, its memory plan.
+
+        ``known`` maps forward entries to (shape, dtype). Called twice when
+        ``MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS`` is ``auto``, to compare the plans with and without
+        the split; each call replaces everything the previous one set.
+        """
+        # 2. gradient (+ mirroring, + split weight gradients)
+        self._head_grad_nodes: list[Node] = []
+        grad_entries: list[Entry | None] = []
+        self._grad_entry_of: dict[int, Entry] = {}  # argument index -> its gradient entry
+        self.num_mirror_nodes = 0
+        self.num_split_nodes = 0
+        if wrt:
+            head_grads = []
+            for i, head in enumerate(self._heads):
+                leaf = variable(f"_head_grad_{i}")
+                head_grads.append(Entry(leaf, 0))
+                self._head_grad_nodes.append(leaf)
+                known[(leaf.id, 0)] = known[(head.node.id, head.index)]
+            grad_entries = build_gradient(self._heads, head_grads, [e for _, e in wrt])
+            if self._mirror != "none":
+                grad_entries = self._apply_mirror(grad_entries, known)
+            if split:  # weight gradients beside the backward chain (see .split_backward)
+                grad_entries, self.num_split_nodes = split_backward.split_weight_gradients(
+                    self._heads, grad_entries, lambda e: known.get((e.node.id, e.index), (None, None))[0]
+                )
+            grad_entries = self._private_grad_entries(wrt, grad_entries)
+            for (i, _), g in zip(wrt, grad_entries, strict=True):
+                if g is not None:
+                    self._grad_entry_of[i] = g
+
+        # 3. the full graph: forward nodes first, then backward nodes
+        graph = self._graph = IndexedGraph(self._heads + [g for g in grad_entries if g is not None])
+        forward_ids = {n.id for n in forward_graph.nodes}
+        self._is_forward = [n.id in forward_ids for n in graph.nodes]
+        shapes: list[Shape | None] = [None] * graph.num_entries
+        types: list[str | None] = [None] * graph.num_entries
+        for eid in range(graph.num_entries):
+            e = graph.entry(eid)
+            shapes[eid], types[eid] = known.get((e.node.id, e.index), (None, None))
+        self._shapes, self._types = self._infer_bound(graph, shapes, types)
+
+        # 4. the memory plan
+        self._grad_eids = {i: graph.entry_id(g) for i, g in self._grad_entry_of.items()}
+        self._head_eids = [graph.entry_id(e) for e in self._heads]
+        self.plan = self.plan_with(self._plan_options)
 
     def _apply_mirror(self, grad_entries: list[Entry | None], known: dict) -> list[Entry | None]:
         """Rewire backward nodes to recompute mirrored forward nodes (see :mod:`.mirror`)."""

@@ -16,6 +16,17 @@ the layers below: with LeNet, the second convolution's weight gradient (about ha
 backward time) overlaps the first layers' backward. What is computed twice is the layout
 of the output gradient, a small part of the node.
 
+The clones come last in the graph's order (a depth-first walk from the gradients reaches
+each one after the whole chain it needs), so the executor pushes the chain's segments first.
+When an output gradient is ready, the chain's next segment and the clone become ready together,
+in push order: the worker that made it goes on with the chain (the critical path) and the clone
+goes to the other worker. The chain also keeps its bulk segments. The clone's inputs stay alive
+until it has run; the memory planner would keep them from the chain anyway, since it never
+gives a block that a parallel node may still read to a node that does not wait for that reader
+(``PlanOptions.parallel_safe``). That is what the split costs in memory: a deep network's
+output gradients no longer share blocks down the chain (an 8-layer MLP plans 7.5 MB instead of
+4.5), which is why ``auto`` keeps a split only when it plans no more bytes than the whole nodes.
+
 A node is split only when both halves are wanted (the input gradient is read by another
 node or returned, and the weight or bias gradient is returned) and
 the weight gradient is big enough to be worth an engine operation of its own
@@ -25,8 +36,13 @@ the weight gradient is big enough to be worth an engine operation of its own
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Sequence
+from typing import Any, Literal
 
+from threadpoolctl import threadpool_info
+
+from .. import config
 from ..operator.node import Entry, Node, NodeAttrs, topo_sort
 
 #: Backward operators whose outputs are (input gradient, weight gradient[, bias gradient]) and
@@ -35,6 +51,43 @@ SPLITTABLE = frozenset({"_backward_Convolution", "_backward_FullyConnected"})
 #: The weight gradient's size of work below which a split costs more (one more engine operation,
 #: the output gradient's layout done twice) than running it beside the chain saves: about 0.1 ms.
 MIN_MULTIPLY_ADDS = 10_000_000
+
+
+def setting() -> bool | Literal["auto"]:
+    """``MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS``: ``"auto"`` (the default), or split always / never."""
+    value = config.get("MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS")
+    return "auto" if value == "auto" else value == "1"
+
+
+def blas_threads() -> int:
+    """The threads one matrix product of NumPy's BLAS uses (threadpoolctl's view; 1 if none found)."""
+    counts = [info["num_threads"] for info in threadpool_info() if info.get("user_api") == "blas"]
+    return max(counts, default=1)
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system has one)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def engine_cpu_workers(engine: Any) -> int:
+    """How many operations of a CPU context the engine runs at once (``NaiveEngine``: one)."""
+    # ThreadedEnginePerDevice sizes its CPU pool with cpu_workers, ThreadedEngine its shared pool
+    # with num_workers; NaiveEngine runs everything in the pushing thread.
+    return int(getattr(engine, "cpu_workers", getattr(engine, "num_workers", 1)))
+
+
+def cores_to_spare(device_type: str, engine: Any) -> bool:
+    """Whether a weight-gradient product beside the chain's would find idle cores (``auto``'s rule).
+
+    It needs a second engine worker to run on, and cores that the chain's product leaves
+    idle: with BLAS on every core, two products at once only share them (and OpenBLAS's
+    waiting threads spin against each other), so splitting adds work and saves no time.
+    Only the CPU: on a GPU the split was never measured, so ``auto`` leaves it to ``1``.
+    """
+    if device_type != "cpu" or engine_cpu_workers(engine) < 2:
+        return False
+    return 2 * blas_threads() <= available_cores()
 
 
 def weight_gradient_work(node: Node, shape_of: Callable[[Entry], tuple[int, ...] | None]) -> int:

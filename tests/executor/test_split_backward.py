@@ -103,3 +103,117 @@ def test_a_bad_setting_is_named(monkeypatch, bad):
     monkeypatch.setenv("MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS", bad)
     with pytest.raises(Exception, match="MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS"):
         _bind(_lenet(), None)
+
+
+def test_a_bad_argument_is_named():
+    with pytest.raises(Exception, match="split_weight_gradients must be True, False or 'auto', got 'yes'"):
+        _bind(_lenet(), "yes")
+
+
+# ----------------------------------------------------------------------------- training, bit for bit
+def _mlp(depth: int, hidden: int):
+    x = mx.sym.var("data")
+    for i in range(depth):
+        x = mx.sym.Activation(mx.sym.FullyConnected(x, num_hidden=hidden, name=f"fc{i}"), act_type="relu")
+    return mx.sym.SoftmaxOutput(mx.sym.FullyConnected(x, num_hidden=10, name="out"), name="softmax")
+
+
+def _train(symbol, data_shape, split, expected_splits, steps=4):
+    """``steps`` Module steps (SGD with momentum) with the split forced on or off; the final parameters."""
+    rng = np.random.default_rng(3)
+    batch = data_shape[0]
+    batches = [
+        mx.io.DataBatch(
+            [mx.nd.array(rng.random(data_shape, dtype=np.float32))],
+            [mx.nd.array(rng.integers(0, 10, batch).astype(np.float32))],
+        )
+        for _ in range(steps)
+    ]
+    mx.random.seed(0)
+    mod = mx.mod.Module(symbol, context=mx.cpu())
+    mod.bind(data_shapes=[("data", data_shape)], label_shapes=[("softmax_label", (batch,))])
+    mod.init_params(mx.init.Xavier(rnd_type="uniform", factor_type="in", magnitude=1))
+    mod.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.1, "momentum": 0.9})
+    assert mod._exec_group.execs[0].num_split_nodes == (expected_splits if split else 0)
+    for data_batch in batches:
+        mod.forward_backward(data_batch)
+        mod.update()
+    return {name: array.asnumpy() for name, array in mod.get_params()[0].items()}
+
+
+@pytest.mark.parametrize(
+    ("network", "data_shape", "splits"),
+    [
+        (lambda: _mlp(2, 512), (128, 784), 1),  # the issue's MLP: fc1 (784-512) keeps no data gradient, out is small
+        (lambda: mx.sym.SoftmaxOutput(_lenet(), name="softmax"), (64, 1, 28, 28), 2),  # conv1 and fc0
+    ],
+    ids=["mlp", "lenet"],
+)
+def test_training_with_the_split_is_bit_identical(monkeypatch, network, data_shape, splits):
+    results = {}
+    for split in (False, True):
+        monkeypatch.setenv("MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS", "1" if split else "0")
+        results[split] = _train(network(), data_shape, split, splits)
+    for name, whole in results[False].items():
+        assert np.array_equal(results[True][name], whole), name  # the same products: the same bits
+
+
+# ----------------------------------------------------------------------------- auto
+@pytest.mark.parametrize(
+    ("kind", "workers", "device", "blas", "cores", "expected"),
+    [
+        ("ThreadedEnginePerDevice", 2, "cpu", 1, 2, True),  # one BLAS thread per product, a core for the clone
+        ("ThreadedEnginePerDevice", 2, "cpu", 2, 2, False),  # each product already takes both cores
+        ("ThreadedEnginePerDevice", 2, "cpu", 4, 8, True),
+        ("ThreadedEnginePerDevice", 1, "cpu", 1, 2, False),  # no second worker to run the clone
+        ("ThreadedEngine", 2, "cpu", 1, 2, True),
+        ("NaiveEngine", None, "cpu", 1, 2, False),  # everything runs in the pushing thread
+        ("ThreadedEnginePerDevice", 2, "gpu", 1, 2, False),
+    ],
+)
+def test_auto_splits_where_a_second_product_finds_idle_cores(
+    monkeypatch, make_engine, kind, workers, device, blas, cores, expected
+):
+    monkeypatch.setattr(split_backward, "blas_threads", lambda: blas)
+    monkeypatch.setattr(split_backward, "available_cores", lambda: cores)
+    assert split_backward.cores_to_spare(device, make_engine(kind, workers)) is expected
+
+
+def test_blas_threads_and_cores_are_read_from_the_process():
+    assert split_backward.blas_threads() >= 1 and split_backward.available_cores() >= 1
+
+
+def _bind_mlp(depth: int, hidden: int, split):
+    symbol = _mlp(depth, hidden)
+    shapes, _, _ = symbol.infer_shape(data=(128, 784), softmax_label=(128,))
+    names = symbol.list_arguments()
+    args = {n: mx.nd.ones(s) for n, s in zip(names, shapes, strict=True)}
+    grads = {n: mx.nd.zeros(s) for n, s in zip(names, shapes, strict=True) if n not in ("data", "softmax_label")}
+    return symbol.bind(mx.cpu(), args, args_grad=grads, split_weight_gradients=split)
+
+
+def test_auto_keeps_a_split_only_when_it_plans_no_more_memory(monkeypatch):
+    monkeypatch.setattr(split_backward, "cores_to_spare", lambda device, engine: True)
+    # the issue's MLP: one split, the same planned bytes
+    shallow = {split: _bind_mlp(2, 512, split) for split in (False, True, "auto")}
+    assert [shallow[s].num_split_nodes for s in (False, True, "auto")] == [0, 1, 1]
+    assert shallow["auto"].plan.bytes_planned == shallow[False].plan.bytes_planned
+    # six layers: every output gradient pinned beside its clone costs memory, so auto leaves them whole
+    deep = {split: _bind_mlp(6, 1024, split) for split in (False, True, "auto")}
+    assert deep[True].num_split_nodes == 5 and deep[True].plan.bytes_planned > deep[False].plan.bytes_planned
+    assert deep["auto"].num_split_nodes == 0 and deep["auto"].plan.bytes_planned == deep[False].plan.bytes_planned
+
+
+def test_auto_without_cores_to_spare_does_not_split(monkeypatch):
+    monkeypatch.setattr(split_backward, "cores_to_spare", lambda device, engine: False)
+    monkeypatch.setenv("MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS", "auto")
+    assert _bind_mlp(2, 512, None).num_split_nodes == 0
+    monkeypatch.setattr(split_backward, "cores_to_spare", lambda device, engine: True)
+    assert _bind_mlp(2, 512, None).num_split_nodes == 1
+
+
+def test_auto_is_the_default(monkeypatch):
+    monkeypatch.delenv("MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS", raising=False)
+    assert split_backward.setting() == "auto"
+    monkeypatch.setenv("MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS", "0")
+    assert split_backward.setting() is False
