@@ -132,6 +132,11 @@ class Run:
                 frame = Frame(self.total_events, len(chunk), blocks)
                 self._publish_locked(frame, frame.kind_counts())
 
+    def publish_forwarded(self, payload: bytes | list[Any]) -> None:
+        """Publish one batch as an :class:`~server.worker.EventForwarder` sent it down a pipe:
+        ``marshal`` bytes of raw events, or a list of raw events or event dicts."""
+        self.publish_raw(marshal.loads(payload) if isinstance(payload, bytes) else list(map(as_raw, payload)))
+
     def publish_events(self, events: list[dict[str, Any]]) -> None:
         """Encode and publish event dicts (replays, tests), in frames."""
         self.publish_raw([as_raw(event) for event in events])
@@ -485,9 +490,7 @@ class RunManager:
                         break  # the worker exited (or died)
                     tag = message[0]
                     if tag == "events":  # raw events, marshalled (server.worker); or pickled, or event dicts
-                        payload = message[1]
-                        raw = marshal.loads(payload) if isinstance(payload, bytes) else list(map(as_raw, payload))
-                        run.publish_raw(raw)
+                        run.publish_forwarded(message[1])
                     elif tag == "dropped":
                         run.count_dropped_at_source(message[1])
                     elif tag == "graph":
