@@ -357,9 +357,11 @@ def settled_event_count(run_url: str, quiet_s: float = 0.3, timeout_s: float = 6
 
 def cpu_split(n: int, reps: int) -> None:
     """Process CPU time per no-op operation in this one process: no subscriber, an event buffer
-    emptied by a forwarder that sends nowhere, and one that sends ``marshal`` bytes into a pipe
-    (what a worker process does). Steadier than wall time on a shared machine: other programs
-    slow the process down but do not add to its CPU time. ``gc.freeze()`` first, as the worker does.
+    emptied by a forwarder that sends nowhere, one that sends ``marshal`` bytes into a pipe
+    (what a worker process does), and ``server.attach()`` (the same forwarder, its server
+    process encoding and serving on the other core: that process's CPU is not counted here).
+    Steadier than wall time on a shared machine: other programs slow the process down but do
+    not add to its CPU time. ``gc.freeze()`` first, as the worker does.
     """
     gc.freeze()
     engine = create("ThreadedEnginePerDevice", 2)
@@ -384,10 +386,21 @@ def cpu_split(n: int, reps: int) -> None:
         if tag == "events":
             sender.send_bytes(marshal.dumps(payload))
 
+    handle = server.attach(port=0)
+    handle.pause()
+
+    def attached() -> float:
+        handle.resume()
+        try:
+            return cpu_us_per_op()
+        finally:
+            handle.pause()
+
     configs = {
         "no_subscriber": cpu_us_per_op,
         "buffer": lambda: with_discarding_buffer(cpu_us_per_op),
         "pipe": lambda: with_forwarder(to_pipe, cpu_us_per_op),
+        "attach": attached,
     }
     try:
         for measure in configs.values():  # warm-up
@@ -397,6 +410,7 @@ def cpu_split(n: int, reps: int) -> None:
             for name, measure in configs.items():
                 times[name].append(measure())
     finally:
+        handle.stop()
         sender.close()
         engine.stop()
     base = statistics.median(times["no_subscriber"])

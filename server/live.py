@@ -194,12 +194,15 @@ def start_server_process(listener: Any, token: str | None) -> tuple[subprocess.P
     finally:
         theirs.close()  # the child holds the only other end: its exit means end of file here
     try:
-        ours.send(("config", {"token": token}))
+        try:
+            ours.send(("config", {"token": token}))
+        except OSError:
+            pass  # it has ended already: the end of the feed below says so
         if not ours.poll(READY_TIMEOUT_S):
             raise RuntimeError(f"attach: the server process did not start within {READY_TIMEOUT_S:g} s")
         try:
             reply = ours.recv()
-        except EOFError:
+        except (EOFError, OSError):  # OSError: it ended without reading what we sent (a reset)
             code = process.wait(5.0)
             raise RuntimeError(
                 f"attach: the server process exited with code {code} before serving (its error is above)"
