@@ -30,6 +30,7 @@ import gc
 import os
 import signal
 import socket
+import sys
 import threading
 import time
 from multiprocessing.connection import Connection
@@ -62,7 +63,10 @@ def serve_feed(feed: Connection, run: Run, parent_pid: int) -> None:
             break
         tag = message[0]
         if tag == "events":
-            run.publish_forwarded(message[1])
+            try:
+                run.publish_forwarded(message[1])
+            except Exception as err:  # one batch the encoder refuses must not end the server
+                print(f"MXLab attach server: a batch of events was not shown: {describe_error(err)}", file=sys.stderr)
         elif tag == "dropped":
             run.count_dropped_at_source(message[1])
         elif tag == "finish":

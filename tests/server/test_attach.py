@@ -20,9 +20,10 @@ from websockets.sync.client import connect
 import framework as mx
 import server
 from framework.engine import create
-from server import live
+from server import live, live_server
 from server.addresses import listen
 from server.frames import decode_frame
+from server.runs import Run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -253,3 +254,34 @@ def test_the_server_process_dies_with_the_attached_program(tmp_path):
     _names, status, server_pid = _follow_watched(tmp_path, "wait", lambda process: process.kill())
     assert status["status"] == "failed" and "ended without stopping the server" in status["error"]
     assert _ended(server_pid), "the server process outlived the program it showed"
+
+
+def test_the_server_process_publishes_the_feed_and_survives_a_bad_batch(capsys):
+    """serve_feed, in this process: events, drops, a batch the encoder refuses, the final status."""
+    ours, theirs = multiprocessing.Pipe(duplex=True)
+    run = Run("live", "attach", {})
+    run.set_running()
+    ours.send(("events", marshal.dumps([("engine.op", 1, (1, 2, 3))])))  # engine.op has 12 fields
+    op = (4, "good", "cpu(0)", (), (1,), 0, "normal", "w/0", None, None, 5, 6)
+    ours.send(("events", marshal.dumps([("engine.op", 7, op)])))
+    ours.send(("dropped", {"engine.push": 2}))
+    ours.send(("finish", "failed", "the script exited with code 3"))
+    ours.send(("stop",))
+    live_server.serve_feed(theirs, run, os.getppid())
+    assert [e["kind"] for e in run.events()] == ["engine.push", "engine.start", "engine.end"]
+    summary = run.summary()
+    assert summary["status"] == "failed" and summary["error"] == "the script exited with code 3"  # not overridden
+    assert summary["dropped_at_source"] == 2
+    assert "a batch of events was not shown: ValueError: events: engine.op has fields" in capsys.readouterr().err
+    ours.close()
+    theirs.close()
+
+
+def test_the_end_of_the_feed_fails_an_unfinished_live_run():
+    ours, theirs = multiprocessing.Pipe(duplex=True)
+    run = Run("live", "attach", {})
+    run.set_running()
+    ours.close()
+    live_server.serve_feed(theirs, run, os.getppid())
+    assert run.status == "failed" and run.error == live_server.PARENT_GONE
+    theirs.close()
