@@ -53,6 +53,7 @@ from typing import Any, Literal
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import httpx
 import numpy as np
 import uvicorn
 from pydantic import Field
@@ -284,12 +285,14 @@ def server_mode(n: int, reps: int, kernel: str) -> None:
 
 
 def attach_mode(n: int, reps: int, kernel: str) -> None:
-    """``server.attach()``'s path: the server runs in this process, next to the workload."""
+    """``server.attach()``'s path: the workload in this process, which only buffers and marshals its
+    events; the server (frames, WebSockets) in the server process that ``attach`` starts."""
     engine = create("ThreadedEnginePerDevice", 2)
     variables = [engine.new_variable(f"v{i}") for i in range(4)]
     handle = server.attach(port=0)
     handle.pause()
-    ws_url = handle.url.split("/?")[0].replace("http://", "ws://") + "/api/runs/live/events"
+    base = handle.url.split("/?")[0]
+    ws_url = base.replace("http://", "ws://") + "/api/runs/live/events"
     client = subprocess.Popen(
         [sys.executable, "-c", CLIENT, ws_url], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
@@ -320,8 +323,8 @@ def attach_mode(n: int, reps: int, kernel: str) -> None:
         for _ in range(reps):
             for name, measure in configs.items():
                 times[name].append(measure())
+        streamed = settled_event_count(f"{base}/api/runs/live")
         time.sleep(0.5)  # the last batches reach the client
-        streamed = handle.run.summary()["events"]
     finally:
         client.stdin.close()
         received_lines = client.stdout.read().strip().splitlines()
@@ -338,11 +341,27 @@ def attach_mode(n: int, reps: int, kernel: str) -> None:
     )
 
 
+def settled_event_count(run_url: str, quiet_s: float = 0.3, timeout_s: float = 60.0) -> int:
+    """The run's event count once it has stopped growing for ``quiet_s`` (the server process
+    encodes what the forwarder sent while this process goes on)."""
+    count, since, deadline = -1, time.monotonic(), time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        now = httpx.get(run_url, timeout=10).json()["events"]
+        if now != count:
+            count, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet_s:
+            break
+        time.sleep(0.05)
+    return count
+
+
 def cpu_split(n: int, reps: int) -> None:
     """Process CPU time per no-op operation in this one process: no subscriber, an event buffer
-    emptied by a forwarder that sends nowhere, and one that sends ``marshal`` bytes into a pipe
-    (what a worker process does). Steadier than wall time on a shared machine: other programs
-    slow the process down but do not add to its CPU time. ``gc.freeze()`` first, as the worker does.
+    emptied by a forwarder that sends nowhere, one that sends ``marshal`` bytes into a pipe
+    (what a worker process does), and ``server.attach()`` (the same forwarder, its server
+    process encoding and serving on the other core: that process's CPU is not counted here).
+    Steadier than wall time on a shared machine: other programs slow the process down but do
+    not add to its CPU time. ``gc.freeze()`` first, as the worker does.
     """
     gc.freeze()
     engine = create("ThreadedEnginePerDevice", 2)
@@ -367,10 +386,21 @@ def cpu_split(n: int, reps: int) -> None:
         if tag == "events":
             sender.send_bytes(marshal.dumps(payload))
 
+    handle = server.attach(port=0)
+    handle.pause()
+
+    def attached() -> float:
+        handle.resume()
+        try:
+            return cpu_us_per_op()
+        finally:
+            handle.pause()
+
     configs = {
         "no_subscriber": cpu_us_per_op,
         "buffer": lambda: with_discarding_buffer(cpu_us_per_op),
         "pipe": lambda: with_forwarder(to_pipe, cpu_us_per_op),
+        "attach": attached,
     }
     try:
         for measure in configs.values():  # warm-up
@@ -380,6 +410,7 @@ def cpu_split(n: int, reps: int) -> None:
             for name, measure in configs.items():
                 times[name].append(measure())
     finally:
+        handle.stop()
         sender.close()
         engine.stop()
     base = statistics.median(times["no_subscriber"])

@@ -9,7 +9,9 @@ watched live in the browser.
 * :mod:`server.traces` -- strict Chrome trace parsing, replay of uploaded traces;
 * :mod:`server.app` -- the FastAPI app: REST routes, WebSocket, static UI, token guard;
 * :mod:`server.addresses` -- loopback check, listening socket and printed URL of both entry points;
-* :mod:`server.live` -- attach mode, :func:`server.attach`: the same app showing the calling process;
+* :mod:`server.live` -- attach mode, :func:`server.attach`: the same app showing the calling process,
+  which only buffers its events and sends them to...
+* :mod:`server.live_server` -- ...attach mode's server process, which encodes them and serves the app;
 * ``python -m server`` (:mod:`server.__main__`) -- the command line (``mxlab``).
 
 docs/server.md describes the routes, the WebSocket protocol and the security model.

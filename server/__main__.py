@@ -172,6 +172,9 @@ def attach(argv: list[str]) -> int:
     except OSError as err:
         print(f"mxlab: {err.strerror or err}", file=sys.stderr)
         return 2
+    except RuntimeError as err:  # the server process could not start; the reason is in the message
+        print(f"mxlab: {err}", file=sys.stderr)
+        return 2
     code = 130  # the shell's code for Ctrl+C, if it comes while the script runs
     try:
         code = run_script(args.script, args.args)

@@ -29,7 +29,7 @@ import math
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import groupby
+from itertools import accumulate, groupby
 from operator import itemgetter
 from typing import Any
 
@@ -96,6 +96,27 @@ def _column_json(column: tuple[Any, ...]) -> str:
     return f'{{"all":{text}}}' if same else text
 
 
+def _columns_block(
+    kind: str, names: tuple[str, ...], columns: list[Any], times: list[int], positions: list[int]
+) -> Block:
+    """The block of ``kind`` whose field ``names[j]`` holds ``columns[j]``, one value per row."""
+    fields = ",".join(f"{quote(str(name))}:{_column_json(column)}" for name, column in zip(names, columns, strict=True))
+    text = (
+        f'{{"kind":{quote(kind)},"n":{len(positions)},"i":{encode_strict(positions)},'
+        f'"t_ns":{encode_strict(times)},"fields":{{{fields}}}}}'
+    )
+    return Block(kind, len(positions), text)
+
+
+def _checked_values(kind: str, values: list[Any]) -> list[Any]:
+    """``values`` (tuples of fields in ``KINDS`` order), after checking that each has every field."""
+    names = KINDS.get(kind, ())
+    if set(map(len, values)) != {len(names)}:
+        bad = next(v for v in values if len(v) != len(names))
+        raise ValueError(f"events: {kind} has fields {names}, got {len(bad)} values {bad!r}")
+    return values
+
+
 def _block(kind: str, rows: list[RawEvent], positions: list[int]) -> Block:
     values = list(map(_values_of, rows))
     first = values[0]
@@ -104,14 +125,31 @@ def _block(kind: str, rows: list[RawEvent], positions: list[int]) -> Block:
         columns = list(zip(*map(dict.values, values), strict=True)) if names else []
     else:
         names = KINDS.get(kind, ())
-        if set(map(len, values)) != {len(names)}:
-            bad = next(v for v in values if len(v) != len(names))
-            raise ValueError(f"events: {kind} has fields {names}, got {len(bad)} values {bad!r}")
-        columns = list(zip(*values, strict=True)) if names else []
-    fields = ",".join(f"{quote(str(name))}:{_column_json(column)}" for name, column in zip(names, columns, strict=True))
-    times, places = encode_strict(list(map(_t_of, rows))), encode_strict(positions)
-    text = f'{{"kind":{quote(kind)},"n":{len(rows)},"i":{places},"t_ns":{times},"fields":{{{fields}}}}}'
-    return Block(kind, len(rows), text)
+        columns = list(zip(*_checked_values(kind, values), strict=True)) if names else []
+    return _columns_block(kind, names, columns, list(map(_t_of, rows)), positions)
+
+
+_PUSH_FIELDS, _START_FIELDS, _END_FIELDS = KINDS["engine.push"], KINDS["engine.start"], KINDS["engine.end"]
+
+
+def _operation_blocks(rows: list[RawEvent], positions: list[int]) -> list[Block]:
+    """The engine.push, engine.start and engine.end blocks of ``engine.op`` rows (what
+    :func:`framework.events.expand` would give), built column by column: the push of the row
+    at ``p`` goes to ``p``, its start to ``p + 1``, its end to ``p + 2``."""
+    values = list(map(_values_of, rows))
+    if set(map(type, values)) != {tuple}:  # fields given as dicts (publish, a replay): rare
+        names = KINDS["engine.op"]
+        values = [tuple(v.get(n) for n in names) if isinstance(v, dict) else v for v in values]
+    op, name, ctx, reads, writes, priority, prop, worker, stream, error, t_push, t_start = zip(
+        *_checked_values("engine.op", values), strict=True
+    )
+    return [
+        _columns_block("engine.push", _PUSH_FIELDS, [op, name, ctx, reads, writes, priority, prop], t_push, positions),
+        _columns_block("engine.start", _START_FIELDS, [op, worker, stream], t_start, [p + 1 for p in positions]),
+        _columns_block(
+            "engine.end", _END_FIELDS, [op, worker, stream, error], list(map(_t_of, rows)), [p + 2 for p in positions]
+        ),
+    ]
 
 
 def _blocks_of_kind(kind: str, rows: list[RawEvent], positions: list[int]) -> list[Block]:
@@ -141,6 +179,10 @@ def encode_blocks(events: list[RawEvent]) -> tuple[Block, ...]:
 
     Grouping is a stable sort of the positions by kind (kinds numbered in order of first
     appearance), so each block's rows keep their order and no Python code runs per event.
+    An ``engine.op`` (one quick operation, :data:`framework.events.combine_operations`) is
+    encoded as the three events it stands for, in three places of the frame; its
+    engine.push, engine.start and engine.end blocks are built from its columns directly,
+    without making the three event tuples first.
     """
     if not events:
         return ()
@@ -148,12 +190,25 @@ def encode_blocks(events: list[RawEvent]) -> tuple[Block, ...]:
     codes = {kind: code for code, kind in enumerate(dict.fromkeys(kinds))}
     kind_codes = list(map(codes.__getitem__, kinds))
     order = sorted(range(len(events)), key=kind_codes.__getitem__)
+    op_code = codes.get("engine.op")
+    places: list[int] | None = None  # where each event goes in the frame, when an engine.op takes three
+    if op_code is not None:
+        places = list(accumulate((3 if code == op_code else 1 for code in kind_codes), initial=0))
     blocks: list[Block] = []
-    for _, group in groupby(order, kind_codes.__getitem__):
-        positions = list(group)
-        rows = list(map(events.__getitem__, positions))
-        blocks += _blocks_of_kind(rows[0][0], rows, positions)
+    for code, group in groupby(order, kind_codes.__getitem__):
+        indices = list(group)
+        rows = list(map(events.__getitem__, indices))
+        positions = indices if places is None else list(map(places.__getitem__, indices))
+        if code == op_code:
+            blocks += _operation_blocks(rows, positions)
+        else:
+            blocks += _blocks_of_kind(rows[0][0], rows, positions)
     return tuple(blocks)
+
+
+def frame_size(events: list[RawEvent]) -> int:
+    """The number of events a frame of ``events`` holds: an ``engine.op`` counts three."""
+    return len(events) + 2 * sum(1 for raw in events if raw[0] == "engine.op")
 
 
 @dataclass(frozen=True)
@@ -171,7 +226,7 @@ class Frame:
 
     @classmethod
     def of(cls, seq: int, events: list[RawEvent]) -> Frame:
-        return cls(seq, len(events), encode_blocks(events))
+        return cls(seq, frame_size(events), encode_blocks(events))
 
     @property
     def held(self) -> int:

@@ -34,7 +34,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from framework.events import RawEvent, expand
+from framework.events import RawEvent
 
 from .frames import Frame, PackedFrame, StoredFrame, as_raw, encode_blocks, json_safe
 from .scenarios import REGISTRY
@@ -119,18 +119,24 @@ class Run:
 
     # ----------------------------------------------------------------- events
     def publish_raw(self, events: list[RawEvent]) -> None:
-        """Encode raw events (or event dicts) into frames of at most 2000 events and publish them.
+        """Encode raw events into frames of at most 2000 events and publish them.
 
         An ``engine.op`` (one quick operation, from the watched process's buffer) becomes its
-        engine.push, engine.start and engine.end here: clients and histories see only those.
+        engine.push, engine.start and engine.end in the frame (:func:`~server.frames.encode_blocks`):
+        clients and histories see only those.
         """
-        events = expand(events)
-        for start in range(0, len(events), BATCH_MAX_EVENTS):
-            chunk = events[start : start + BATCH_MAX_EVENTS]
+        step = BATCH_MAX_EVENTS // 3 if any(raw[0] == "engine.op" for raw in events) else BATCH_MAX_EVENTS
+        for start in range(0, len(events), step):
+            chunk = events[start : start + step]
             blocks = encode_blocks(chunk)  # the costly part, outside the lock
             with self._lock:
-                frame = Frame(self.total_events, len(chunk), blocks)
+                frame = Frame(self.total_events, sum(block.count for block in blocks), blocks)
                 self._publish_locked(frame, frame.kind_counts())
+
+    def publish_forwarded(self, payload: bytes | list[Any]) -> None:
+        """Publish one batch as an :class:`~server.worker.EventForwarder` sent it down a pipe:
+        ``marshal`` bytes of raw events, or a list of raw events or event dicts."""
+        self.publish_raw(marshal.loads(payload) if isinstance(payload, bytes) else list(map(as_raw, payload)))
 
     def publish_events(self, events: list[dict[str, Any]]) -> None:
         """Encode and publish event dicts (replays, tests), in frames."""
@@ -485,9 +491,7 @@ class RunManager:
                         break  # the worker exited (or died)
                     tag = message[0]
                     if tag == "events":  # raw events, marshalled (server.worker); or pickled, or event dicts
-                        payload = message[1]
-                        raw = marshal.loads(payload) if isinstance(payload, bytes) else list(map(as_raw, payload))
-                        run.publish_raw(raw)
+                        run.publish_forwarded(message[1])
                     elif tag == "dropped":
                         run.count_dropped_at_source(message[1])
                     elif tag == "graph":

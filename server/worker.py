@@ -145,7 +145,7 @@ class WorkerContext:
         self._send("log", str(message)[:MAX_LOG_CHARS])
 
 
-def _locked_sender(conn: Connection) -> Send:
+def locked_sender(conn: Connection) -> Send:
     """``send(tag, *payload)`` that several threads may call (a Connection is not thread-safe)."""
     lock = threading.Lock()
 
@@ -171,7 +171,7 @@ def describe_error(err: BaseException) -> str:
 
 def worker_main(conn: Connection, scenario: Scenario, raw_params: dict[str, Any]) -> None:
     """Run ``scenario`` with ``raw_params`` and report everything over ``conn``."""
-    send = _locked_sender(conn)
+    send = locked_sender(conn)
     try:
         params = scenario.validate(raw_params)
         # Everything imported so far (numpy, the framework) lives as long as the process: move

@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from server import __main__ as cli
+from server import live
 from server.__main__ import main
 from server.addresses import is_loopback, url_for
 from server.token_source import TokenSourceError, resolve_token
@@ -279,3 +280,11 @@ def test_every_command_exits_quietly_when_its_reader_closes_the_pipe(tmp_path, a
         os.close(write_end)
     assert "Traceback" not in result.stderr and "BrokenPipeError" not in result.stderr, result.stderr
     assert result.returncode == status, result.stderr
+
+
+def test_mxlab_attach_reports_a_server_process_that_cannot_start(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(live, "SERVER_PROCESS_MAIN", "import sys; sys.exit(3)")
+    script = tmp_path / "ok.py"
+    script.write_text("")
+    assert main(["attach", "--port", "0", str(script)]) == 2
+    assert "mxlab: attach: the server process exited with code 3 before serving" in capsys.readouterr().err

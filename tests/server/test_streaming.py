@@ -20,7 +20,7 @@ from framework.engine import create
 from server.app import create_app
 from server.frames import Frame, PackedFrame, decode_frame, encode_blocks, frames_message, json_safe
 from server.runs import Run
-from server.streaming import SPARSE_RESERVE_SHARE, ClientLimits, ClientQueue, history_chunks
+from server.streaming import BATCH_MAX_EVENTS, SPARSE_RESERVE_SHARE, ClientLimits, ClientQueue, history_chunks
 from server.worker import EventForwarder
 
 
@@ -313,3 +313,42 @@ def test_the_forwarder_counts_and_the_run_shows_engine_op_as_its_three_events(ma
     assert "engine.op" not in {e["kind"] for e in shown}
     ops = [e for e in shown if e["kind"] == "engine.push"]
     assert len(ops) == 50 and all(e["writes"] == [var.id] and e["name"] == "tiny" for e in ops)
+
+
+def _operation(op: int, t_end: int, reads: tuple[int, ...] = (1,), worker: str = "w/0") -> events.RawEvent:
+    """One engine.op raw event (push at t_end - 20, start at t_end - 10)."""
+    return (
+        "engine.op",
+        t_end,
+        (op, f"op{op}", "cpu(0)", reads, (9,), 0, "normal", worker, None, None, t_end - 20, t_end - 10),
+    )
+
+
+def test_a_frame_encodes_engine_op_as_the_three_events_expand_gives():
+    as_dict = ("engine.op", 95, dict(zip(events.KINDS["engine.op"], _operation(5, 95)[2], strict=True)))
+    raws = [
+        ("engine.push", 1, (1, "long", "cpu(0)", [], [9], 0, "normal")),  # a sampled push: its own block
+        _operation(2, 50),
+        ("monitor.stat", 60, (1, "fc_output", "output", "rms", 0.5)),
+        _operation(3, 70, reads=(), worker="w/1"),
+        ("engine.end", 80, (1, "w/0", None, None)),
+        as_dict,  # engine.op published with a dict of fields
+        _operation(4, 99),
+    ]
+    expanded = events.expand(raws)
+    frame = Frame.of(40, raws)
+    assert frame.count == len(expanded) == 15
+    assert frame.decode() == Frame.of(40, expanded).decode()
+    assert frame.kind_counts() == {"engine.push": 5, "engine.start": 4, "engine.end": 5, "monitor.stat": 1}
+    only_ops = [_operation(i, 100 * i) for i in range(1, 6)]
+    assert Frame.of(0, only_ops).json == Frame.of(0, events.expand(only_ops)).json  # the same text, byte for byte
+    with pytest.raises(ValueError, match=r"engine.op has fields .* got 3 values"):
+        Frame.of(0, [("engine.op", 1, (1, 2, 3))])
+
+
+def test_a_run_keeps_frames_of_engine_op_within_the_frame_bound():
+    run = Run("r", "attach", {})
+    run.publish_raw([_operation(i, 100 + i) for i in range(3000)])
+    assert run.total_events == 9000 and all(frame.count <= BATCH_MAX_EVENTS for frame in run.history)
+    pushes = [e["op"] for e in run.events() if e["kind"] == "engine.push"]
+    assert pushes == list(range(3000))
