@@ -67,7 +67,6 @@ without it the last batch is zero-filled and ``pad`` counts the missing images.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 import mmap
@@ -150,16 +149,21 @@ def read_index_offsets(path: str) -> list[int]:
     return sorted(offsets)
 
 
-def _mapped(file: Any) -> Any:
-    """``file`` mapped into memory for reading, or ``file`` itself when it is empty (which cannot be mapped).
+def _mapped(path: str) -> memoryview:
+    """The bytes of the file at ``path``: a view of a read-only memory mapping (of ``b""`` when the
+    file is empty, which cannot be mapped).
 
-    Reading a record from the mapping is a copy in this process: no system call, so the
-    loader does not give up the GIL once or more per record (each time a possible hand-over
-    between threads) as a buffered file's seek and read do. Used as a context manager.
+    A record read from the mapping (:func:`recordio.read_record_at`) is a slice of this view:
+    no copy, and no system call, so the loader does not give up the GIL once or more per
+    record (each time a possible hand-over between threads) as a buffered file's seek and
+    read do. The mapping is never closed explicitly: the records handed to the workers keep
+    it alive, and it is unmapped when the last of them is dropped (closing it while a worker
+    reads a record would raise BufferError).
     """
-    if os.fstat(file.fileno()).st_size == 0:
-        return contextlib.nullcontext(file)
-    return mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+    with open(path, "rb") as file:
+        if os.fstat(file.fileno()).st_size == 0:
+            return memoryview(b"")
+        return memoryview(mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ))
 
 
 class _Loader:
@@ -172,7 +176,7 @@ class _Loader:
 
     def __init__(self, owner: ImageRecordIter, batches: list[tuple[np.ndarray, int]], epoch: int) -> None:
         self.path = owner.path_imgrec
-        self.records = [owner._records[i] for i in owner._order]
+        self.records = np.asarray(owner._records, dtype=np.int64)[owner._order]  # the epoch's order
         self.batches = batches
         self.augment = owner._augment
         self.pool = owner._pool
@@ -202,10 +206,10 @@ class _Loader:
 
     def run(self) -> None:
         try:
-            with open(self.path, "rb") as file, _mapped(file) as f:
-                for positions, pad in self.batches:
-                    if self.stop.is_set() or not self.put(self.start_batch(f, positions, pad)):
-                        return
+            view = _mapped(self.path)
+            for positions, pad in self.batches:
+                if self.stop.is_set() or not self.put(self.start_batch(view, positions, pad)):
+                    return
         except BaseException as err:  # handed to the consumer
             self.put(err)
             return
@@ -224,16 +228,11 @@ class _Loader:
                 for future in item[-1]:
                     future.cancel()
 
-    def start_batch(self, f: Any, positions: np.ndarray, pad: int) -> tuple[Any, ...]:
-        offsets = [self.records[p] for p in positions]
+    def start_batch(self, view: memoryview, positions: np.ndarray, pad: int) -> tuple[Any, ...]:
+        offsets = self.records[positions].tolist()
         raw = []
         for offset in offsets:
-            try:
-                f.seek(offset)
-            except ValueError:  # past the end of a mapping (a file seeks there and finds nothing)
-                record = None
-            else:
-                record = recordio.read_record(f, self.path)
+            record = recordio.read_record_at(view, offset, self.path)  # a slice of the mapping, no copy
             if record is None:
                 raise DataIterError(f"ImageRecordIter: {self.path}: no record at byte offset {offset}")
             raw.append(record)
