@@ -28,12 +28,13 @@ missing or malformed index file.
 
 from __future__ import annotations
 
+import functools
 import io
-import mmap
 import numbers
 import os
 import struct
 from collections import namedtuple
+from collections.abc import Callable
 from typing import IO, Any
 
 import numpy as np
@@ -180,16 +181,19 @@ def read_record(f: IO[bytes], path: str) -> bytes | None:
             return parts[0] if len(parts) == 1 else MAGIC_BYTES.join(parts)
 
 
-def _record_parts(buf: Any, offset: int, path: str) -> tuple[list[tuple[int, int]], int]:
-    """The (start, length) of each payload part of the record at ``offset`` in ``buf``, and where
-    the next record starts. ``buf`` holds a whole file (bytes, a memoryview, a memory mapping)."""
-    size = len(buf)
+def _record_parts(
+    head_at: Callable[[int], Any], size: int, offset: int, path: str
+) -> tuple[list[tuple[int, int]], int]:
+    """Walk the headers of the record at ``offset`` of a file of ``size`` bytes: the (start, length)
+    of each payload part, and the offset of the next record. ``head_at(pos)`` gives the (up to) 8
+    bytes at ``pos``: a slice of a buffer, or a positioned read of a file."""
     parts: list[tuple[int, int]] = []
     pos = offset
     while True:
-        if size - pos < 8:
-            raise _short_header(path, pos, max(size - pos, 0), offset if parts else None)
-        flag, length = _parse_header(*_HEAD.unpack_from(buf, pos), pos, path, bool(parts))
+        head = head_at(pos)
+        if len(head) < 8:
+            raise _short_header(path, pos, len(head), offset if parts else None)
+        flag, length = _parse_header(*_HEAD.unpack(head), pos, path, bool(parts))
         start = pos + 8
         pos = start + _aligned(length)
         if pos > size:
@@ -211,7 +215,7 @@ def read_record_at(buf: memoryview, offset: int, path: str) -> memoryview | None
         raise RecordIOError(f"{path}: byte offset {offset} is negative")
     if offset >= len(buf):
         return None
-    parts, _ = _record_parts(buf, offset, path)
+    parts, _ = _record_parts(lambda pos: buf[pos : pos + 8], len(buf), offset, path)
     if len(parts) == 1:
         start, length = parts[0]
         return buf[start : start + length]
@@ -221,17 +225,17 @@ def read_record_at(buf: memoryview, offset: int, path: str) -> memoryview | None
 def scan_record_offsets(path: str) -> list[int]:
     """Byte offsets of every record in a ``.rec`` file, walking the headers (payloads skipped).
 
-    The file is mapped into memory, so a header costs no system call.
+    Each header is one positioned read of 8 bytes (``os.pread``): a buffered file would fill
+    its 8 KiB buffer at every seek, and a memory mapping fault a page in for every header.
     """
     offsets: list[int] = []
     size = _file_size(path)
-    if size == 0:  # an empty file cannot be mapped; it holds no records
-        return offsets
-    with _open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapping:
+    with _open(path, "rb") as f:
+        head_at = functools.partial(os.pread, f.fileno(), 8)  # head_at(pos) = os.pread(fd, 8, pos)
         pos = 0
-        while pos < len(mapping):
+        while pos < size:
             offsets.append(pos)
-            pos = _record_parts(mapping, pos, path)[1]
+            pos = _record_parts(head_at, size, pos, path)[1]
     return offsets
 
 

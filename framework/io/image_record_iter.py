@@ -176,7 +176,7 @@ class _Loader:
 
     def __init__(self, owner: ImageRecordIter, batches: list[tuple[np.ndarray, int]], epoch: int) -> None:
         self.path = owner.path_imgrec
-        self.records = np.asarray(owner._records, dtype=np.int64)[owner._order]  # the epoch's order
+        self.records = owner._record_offsets[owner._order]  # in the epoch's order
         self.batches = batches
         self.augment = owner._augment
         self.pool = owner._pool
@@ -478,6 +478,7 @@ class ImageRecordIter(PreparedBatchIter):
         self._pool = ThreadPoolExecutor(
             max_workers=self.preprocess_threads, thread_name_prefix=f"{type(self).__name__}-{id(self):x}"
         )
+        self._record_offsets = np.asarray(self._records, dtype=np.int64)  # once: every epoch indexes it
         self._shuffle_rng = np.random.RandomState(self.seed)
         self._epoch = 0
         self._order = np.arange(len(self._records))
