@@ -156,11 +156,12 @@ def _mapped(path: str) -> memoryview:
     A record read from the mapping (:func:`recordio.read_record_at`) is a slice of this view:
     no copy, and no system call, so the loader does not give up the GIL once or more per
     record (each time a possible hand-over between threads) as a buffered file's seek and
-    read do. The mapping is never closed explicitly: the records handed to the workers keep
-    it alive, and it is unmapped when the last of them is dropped (closing it while a worker
-    reads a record would raise BufferError).
+    read do. An iterator maps its file once: the pages stay mapped from epoch to epoch, so
+    reading a record faults nothing in after the first epoch. The mapping is never closed
+    explicitly: the records handed to the workers keep it alive, and it is unmapped when the
+    last of them is dropped (closing it while a worker reads a record would raise BufferError).
     """
-    with open(path, "rb") as file:
+    with recordio._open(path, "rb") as file:
         if os.fstat(file.fileno()).st_size == 0:
             return memoryview(b"")
         return memoryview(mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ))
@@ -176,6 +177,7 @@ class _Loader:
 
     def __init__(self, owner: ImageRecordIter, batches: list[tuple[np.ndarray, int]], epoch: int) -> None:
         self.path = owner.path_imgrec
+        self.view = owner._file_view
         self.records = owner._record_offsets[owner._order]  # in the epoch's order
         self.batches = batches
         self.augment = owner._augment
@@ -206,9 +208,8 @@ class _Loader:
 
     def run(self) -> None:
         try:
-            view = _mapped(self.path)
             for positions, pad in self.batches:
-                if self.stop.is_set() or not self.put(self.start_batch(view, positions, pad)):
+                if self.stop.is_set() or not self.put(self.start_batch(positions, pad)):
                     return
         except BaseException as err:  # handed to the consumer
             self.put(err)
@@ -228,11 +229,11 @@ class _Loader:
                 for future in item[-1]:
                     future.cancel()
 
-    def start_batch(self, view: memoryview, positions: np.ndarray, pad: int) -> tuple[Any, ...]:
+    def start_batch(self, positions: np.ndarray, pad: int) -> tuple[Any, ...]:
         offsets = self.records[positions].tolist()
         raw = []
         for offset in offsets:
-            record = recordio.read_record_at(view, offset, self.path)  # a slice of the mapping, no copy
+            record = recordio.read_record_at(self.view, offset, self.path)  # a slice of the mapping, no copy
             if record is None:
                 raise DataIterError(f"ImageRecordIter: {self.path}: no record at byte offset {offset}")
             raw.append(record)
@@ -475,10 +476,11 @@ class ImageRecordIter(PreparedBatchIter):
                 len(self._records),
                 self.preprocess_threads,
             )
+        self._record_offsets = np.asarray(self._records, dtype=np.int64)  # once: every epoch indexes it
+        self._file_view = _mapped(self.path_imgrec)  # once: its pages stay mapped from epoch to epoch
         self._pool = ThreadPoolExecutor(
             max_workers=self.preprocess_threads, thread_name_prefix=f"{type(self).__name__}-{id(self):x}"
         )
-        self._record_offsets = np.asarray(self._records, dtype=np.int64)  # once: every epoch indexes it
         self._shuffle_rng = np.random.RandomState(self.seed)
         self._epoch = 0
         self._order = np.arange(len(self._records))
@@ -537,6 +539,7 @@ class ImageRecordIter(PreparedBatchIter):
         self._closed = True
         self._stop_loader()
         self._pool.shutdown(wait=True)
+        self._file_view = memoryview(b"")  # the mapping goes when the last record viewing it does
 
     def __del__(self) -> None:
         # Garbage collection may run this on any thread, even one holding a lock our loader

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io as pyio
 import json
 import mmap
@@ -9,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -380,10 +382,17 @@ def test_records_are_slices_of_the_mapping_that_outlive_the_loader(tmp_path):
     it = ImageRecordIter(
         path_imgrec=path, data_shape=(3, 8, 8), batch_size=3, label_width=2, preprocess_threads=2, resize=10
     )
-    batch = next(it)
-    np.testing.assert_array_equal(batch.label[0].asnumpy(), [[7.0, 0.0], [magic_as_float, 1.0], [7.0, 2.0]])
-    np.testing.assert_array_equal(batch.data[0].asnumpy(), np.full((3, 3, 8, 8), 90, np.float32))
+    mapping = weakref.ref(it._file_view.obj)
+    for _ in range(2):  # the file is mapped once, for every epoch
+        batch = next(it)
+        np.testing.assert_array_equal(batch.label[0].asnumpy(), [[7.0, 0.0], [magic_as_float, 1.0], [7.0, 2.0]])
+        np.testing.assert_array_equal(batch.data[0].asnumpy(), np.full((3, 3, 8, 8), 90, np.float32))
+        assert it._loader.view.obj is mapping()
+        it.reset()
     it.close()
+    del it, batch
+    gc.collect()
+    assert mapping() is None  # unmapped with the last record viewing it: nothing holds it after close
 
 
 def test_bad_arguments_are_named():
