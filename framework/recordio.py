@@ -15,6 +15,10 @@ inside has flag 0. The reader glues the pieces back together with the magic betw
 A ``.idx`` file makes the records addressable: one text line per record,
 ``key<TAB>byte offset``. :class:`MXIndexedRecordIO` reads and writes both.
 
+:func:`read_record` reads a record from a file; :func:`read_record_at` reads one from a whole
+file's bytes in memory (a memory mapping, say) as a view of them, without copying; both make
+the same checks with the same messages, which live in one place (:func:`_parse_header`).
+
 Images travel inside records with a 24-byte header (:data:`IRHeader`, struct ``IfQQ``:
 flag, label, id, id2). A scalar label is stored in the header (flag 0); an array label sets
 flag to its length and follows the header as float32 values. :func:`pack_img` and
