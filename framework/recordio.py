@@ -113,8 +113,9 @@ def _bytes_left(f: IO[bytes]) -> int | None:
         return None
 
 
-# The parsing of a record header, shared by the readers of a file (read_record) and of a
-# buffer (read_record_at, scan_record_offsets): the checks and their messages live here only.
+# The parsing of a record header, shared by read_record (a file, read in order) and by the
+# header walk of read_record_at (a buffer) and scan_record_offsets (positioned reads): the
+# checks and their messages live here only.
 _HEAD = struct.Struct("<II")  # magic, length word
 
 
