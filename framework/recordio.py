@@ -15,6 +15,10 @@ inside has flag 0. The reader glues the pieces back together with the magic betw
 A ``.idx`` file makes the records addressable: one text line per record,
 ``key<TAB>byte offset``. :class:`MXIndexedRecordIO` reads and writes both.
 
+:func:`read_record` reads a record from a file; :func:`read_record_at` reads one from a whole
+file's bytes in memory (a memory mapping, say) as a view of them, without copying; both make
+the same checks with the same messages, which live in one place (:func:`_parse_header`).
+
 Images travel inside records with a 24-byte header (:data:`IRHeader`, struct ``IfQQ``:
 flag, label, id, id2). A scalar label is stored in the header (flag 0); an array label sets
 flag to its length and follows the header as float32 values. :func:`pack_img` and
@@ -28,11 +32,13 @@ missing or malformed index file.
 
 from __future__ import annotations
 
+import functools
 import io
 import numbers
 import os
 import struct
 from collections import namedtuple
+from collections.abc import Callable
 from typing import IO, Any
 
 import numpy as np
@@ -107,6 +113,56 @@ def _bytes_left(f: IO[bytes]) -> int | None:
         return None
 
 
+# The parsing of a record header, shared by read_record (a file, read in order) and by the
+# header walk of read_record_at (a buffer) and scan_record_offsets (positioned reads): the
+# checks and their messages live here only.
+_HEAD = struct.Struct("<II")  # magic, length word
+
+
+def _short_header(path: str, offset: int, left: int, record_start: int | None) -> RecordIOError:
+    """The error for a file that ends less than 8 bytes after ``offset``, where a header should start.
+
+    ``record_start`` is the offset of the record whose continuation part was expected there
+    (None when a new record should start there).
+    """
+    if record_start is not None:
+        return RecordIOError(
+            f"{path}: record at byte offset {record_start} is truncated: its continuation part at "
+            f"byte offset {offset} is missing (the file ends there)"
+        )
+    return RecordIOError(f"{path}: truncated record header at byte offset {offset}: 8 bytes needed, {left} left")
+
+
+def _parse_header(magic: int, word: int, offset: int, path: str, continuing: bool) -> tuple[int, int]:
+    """The (continuation flag, payload length) of the header at ``offset``, checked.
+
+    ``continuing`` says whether the part of a record in pieces is expected (flag 2 or 3) rather
+    than a new record (flag 0 or 1).
+    """
+    if magic != MAGIC:
+        raise RecordIOError(
+            f"{path}: bad magic 0x{magic:08X} at byte offset {offset} (expected 0x{MAGIC:08X}): "
+            "not a RecordIO file, a corrupt record, or an offset that is not a record start"
+        )
+    flag, length = word >> LENGTH_BITS, word & MAX_RECORD_BYTES
+    if flag > LAST:
+        raise RecordIOError(f"{path}: invalid continuation flag {flag} at byte offset {offset}")
+    if (flag in (MIDDLE, LAST)) != continuing:
+        expected = "2 (middle) or 3 (last)" if continuing else "0 (whole) or 1 (first)"
+        raise RecordIOError(
+            f"{path}: continuation flag {flag} at byte offset {offset} is out of sequence (expected {expected})"
+        )
+    return flag, length
+
+
+def _truncated_payload(path: str, offset: int, length: int, left: int) -> RecordIOError:
+    """The error for a header at ``offset`` promising more payload than the ``left`` bytes after it."""
+    return RecordIOError(
+        f"{path}: record at byte offset {offset} is truncated: its header promises {length} payload "
+        f"bytes ({_aligned(length)} with padding) but the file ends after {max(left, 0)}"
+    )
+
+
 def read_record(f: IO[bytes], path: str) -> bytes | None:
     """Read the record at the file's position; None at a clean end of file."""
     parts: list[bytes] = []
@@ -117,74 +173,74 @@ def read_record(f: IO[bytes], path: str) -> bytes | None:
         if not head and not parts:
             return None
         if len(head) < 8:
-            if parts:
-                raise RecordIOError(
-                    f"{path}: record at byte offset {record_start} is truncated: its continuation part at "
-                    f"byte offset {offset} is missing (the file ends there)"
-                )
-            raise RecordIOError(
-                f"{path}: truncated record header at byte offset {offset}: 8 bytes needed, {len(head)} left"
-            )
-        magic, word = struct.unpack("<II", head)
-        if magic != MAGIC:
-            raise RecordIOError(
-                f"{path}: bad magic 0x{magic:08X} at byte offset {offset} (expected 0x{MAGIC:08X}): "
-                "not a RecordIO file, a corrupt record, or an offset that is not a record start"
-            )
-        flag, length = word >> LENGTH_BITS, word & MAX_RECORD_BYTES
-        if flag > LAST:
-            raise RecordIOError(f"{path}: invalid continuation flag {flag} at byte offset {offset}")
-        if (flag in (MIDDLE, LAST)) != bool(parts):
-            expected = "2 (middle) or 3 (last)" if parts else "0 (whole) or 1 (first)"
-            raise RecordIOError(
-                f"{path}: continuation flag {flag} at byte offset {offset} is out of sequence (expected {expected})"
-            )
+            raise _short_header(path, offset, len(head), record_start if parts else None)
+        flag, length = _parse_header(*_HEAD.unpack(head), offset, path, bool(parts))
         padded = _aligned(length)
         left = _bytes_left(f)
         # read() allocates the size asked for: a corrupt length must not cost 512 MB
         data = f.read(padded) if left is None or left >= padded else f.read(max(left, 0))
         if len(data) < padded:
-            raise RecordIOError(
-                f"{path}: record at byte offset {offset} is truncated: its header promises {length} payload "
-                f"bytes ({padded} with padding) but the file ends after {len(data)}"
-            )
+            raise _truncated_payload(path, offset, length, len(data))
         parts.append(data[:length])
         if flag in (WHOLE, LAST):
             return parts[0] if len(parts) == 1 else MAGIC_BYTES.join(parts)
 
 
+def _record_parts(
+    head_at: Callable[[int], Any], size: int, offset: int, path: str
+) -> tuple[list[tuple[int, int]], int]:
+    """Walk the headers of the record at ``offset`` of a file of ``size`` bytes: the (start, length)
+    of each payload part, and the offset of the next record. ``head_at(pos)`` gives the (up to) 8
+    bytes at ``pos``: a slice of a buffer, or a positioned read of a file."""
+    parts: list[tuple[int, int]] = []
+    pos = offset
+    while True:
+        head = head_at(pos)
+        if len(head) < 8:
+            raise _short_header(path, pos, len(head), offset if parts else None)
+        flag, length = _parse_header(*_HEAD.unpack(head), pos, path, bool(parts))
+        start = pos + 8
+        pos = start + _aligned(length)
+        if pos > size:
+            raise _truncated_payload(path, start - 8, length, size - start)
+        parts.append((start, length))
+        if flag in (WHOLE, LAST):
+            return parts, pos
+
+
+def read_record_at(buf: memoryview, offset: int, path: str) -> memoryview | None:
+    """The record at byte ``offset`` of ``buf`` (a whole file's bytes); None at or past the end.
+
+    A record in one part comes back as a slice of ``buf``: no copy, so reading from a memory
+    mapping costs no system call and no allocation beyond the view. A record in parts is glued
+    together (with the magic between them, as :func:`read_record` does) into new memory. The
+    checks and error messages are :func:`read_record`'s.
+    """
+    if offset < 0:
+        raise RecordIOError(f"{path}: byte offset {offset} is negative")
+    if offset >= len(buf):
+        return None
+    parts, _ = _record_parts(lambda pos: buf[pos : pos + 8], len(buf), offset, path)
+    if len(parts) == 1:
+        start, length = parts[0]
+        return buf[start : start + length]
+    return memoryview(MAGIC_BYTES.join(buf[start : start + length] for start, length in parts))
+
+
 def scan_record_offsets(path: str) -> list[int]:
-    """Byte offsets of every record in a ``.rec`` file, walking the headers (payloads skipped)."""
+    """Byte offsets of every record in a ``.rec`` file, walking the headers (payloads skipped).
+
+    Each header is one positioned read of 8 bytes (``os.pread``): a buffered file would fill
+    its 8 KiB buffer at every seek, and a memory mapping fault a page in for every header.
+    """
     offsets: list[int] = []
     size = _file_size(path)
     with _open(path, "rb") as f:
+        head_at = functools.partial(os.pread, f.fileno(), 8)  # head_at(pos) = os.pread(fd, 8, pos)
         pos = 0
-        in_record = False
         while pos < size:
-            f.seek(pos)
-            head = f.read(8)
-            if len(head) < 8:
-                raise RecordIOError(
-                    f"{path}: truncated record header at byte offset {pos}: 8 bytes needed, {len(head)} left"
-                )
-            magic, word = struct.unpack("<II", head)
-            if magic != MAGIC:
-                raise RecordIOError(f"{path}: bad magic 0x{magic:08X} at byte offset {pos} (expected 0x{MAGIC:08X})")
-            flag, length = word >> LENGTH_BITS, word & MAX_RECORD_BYTES
-            if flag in (WHOLE, FIRST):
-                if in_record:
-                    raise RecordIOError(f"{path}: continuation flag {flag} at byte offset {pos} is out of sequence")
-                offsets.append(pos)
-            in_record = flag in (FIRST, MIDDLE)
-            end = pos + 8 + _aligned(length)
-            if end > size:
-                raise RecordIOError(
-                    f"{path}: record at byte offset {pos} is truncated: its header promises {length} payload "
-                    f"bytes but the file ends after {size - pos - 8}"
-                )
-            pos = end
-        if in_record:
-            raise RecordIOError(f"{path}: the last record (byte offset {offsets[-1]}) misses its final part")
+            offsets.append(pos)
+            pos = _record_parts(head_at, size, pos, path)[1]
     return offsets
 
 

@@ -67,7 +67,6 @@ without it the last batch is zero-filled and ``pad`` counts the missing images.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 import mmap
@@ -150,16 +149,22 @@ def read_index_offsets(path: str) -> list[int]:
     return sorted(offsets)
 
 
-def _mapped(file: Any) -> Any:
-    """``file`` mapped into memory for reading, or ``file`` itself when it is empty (which cannot be mapped).
+def _mapped(path: str) -> memoryview:
+    """The bytes of the file at ``path``: a view of a read-only memory mapping (of ``b""`` when the
+    file is empty, which cannot be mapped).
 
-    Reading a record from the mapping is a copy in this process: no system call, so the
-    loader does not give up the GIL once or more per record (each time a possible hand-over
-    between threads) as a buffered file's seek and read do. Used as a context manager.
+    A record read from the mapping (:func:`recordio.read_record_at`) is a slice of this view:
+    no copy, and no system call, so the loader does not give up the GIL once or more per
+    record (each time a possible hand-over between threads) as a buffered file's seek and
+    read do. An iterator maps its file once: the pages stay mapped from epoch to epoch, so
+    reading a record faults nothing in after the first epoch. The mapping is never closed
+    explicitly: the records handed to the workers keep it alive, and it is unmapped when the
+    last of them is dropped (closing it while a worker reads a record would raise BufferError).
     """
-    if os.fstat(file.fileno()).st_size == 0:
-        return contextlib.nullcontext(file)
-    return mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+    with recordio._open(path, "rb") as file:
+        if os.fstat(file.fileno()).st_size == 0:
+            return memoryview(b"")
+        return memoryview(mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ))
 
 
 class _Loader:
@@ -172,7 +177,8 @@ class _Loader:
 
     def __init__(self, owner: ImageRecordIter, batches: list[tuple[np.ndarray, int]], epoch: int) -> None:
         self.path = owner.path_imgrec
-        self.records = [owner._records[i] for i in owner._order]
+        self.view = owner._file_view
+        self.records = owner._record_offsets[owner._order]  # in the epoch's order
         self.batches = batches
         self.augment = owner._augment
         self.pool = owner._pool
@@ -202,10 +208,9 @@ class _Loader:
 
     def run(self) -> None:
         try:
-            with open(self.path, "rb") as file, _mapped(file) as f:
-                for positions, pad in self.batches:
-                    if self.stop.is_set() or not self.put(self.start_batch(f, positions, pad)):
-                        return
+            for positions, pad in self.batches:
+                if self.stop.is_set() or not self.put(self.start_batch(positions, pad)):
+                    return
         except BaseException as err:  # handed to the consumer
             self.put(err)
             return
@@ -224,16 +229,11 @@ class _Loader:
                 for future in item[-1]:
                     future.cancel()
 
-    def start_batch(self, f: Any, positions: np.ndarray, pad: int) -> tuple[Any, ...]:
-        offsets = [self.records[p] for p in positions]
+    def start_batch(self, positions: np.ndarray, pad: int) -> tuple[Any, ...]:
+        offsets = self.records[positions].tolist()
         raw = []
         for offset in offsets:
-            try:
-                f.seek(offset)
-            except ValueError:  # past the end of a mapping (a file seeks there and finds nothing)
-                record = None
-            else:
-                record = recordio.read_record(f, self.path)
+            record = recordio.read_record_at(self.view, offset, self.path)  # a slice of the mapping, no copy
             if record is None:
                 raise DataIterError(f"ImageRecordIter: {self.path}: no record at byte offset {offset}")
             raw.append(record)
@@ -476,6 +476,8 @@ class ImageRecordIter(PreparedBatchIter):
                 len(self._records),
                 self.preprocess_threads,
             )
+        self._record_offsets = np.asarray(self._records, dtype=np.int64)  # once: every epoch indexes it
+        self._file_view = _mapped(self.path_imgrec)  # once: its pages stay mapped from epoch to epoch
         self._pool = ThreadPoolExecutor(
             max_workers=self.preprocess_threads, thread_name_prefix=f"{type(self).__name__}-{id(self):x}"
         )
@@ -537,6 +539,7 @@ class ImageRecordIter(PreparedBatchIter):
         self._closed = True
         self._stop_loader()
         self._pool.shutdown(wait=True)
+        self._file_view = memoryview(b"")  # the mapping goes when the last record viewing it does
 
     def __del__(self) -> None:
         # Garbage collection may run this on any thread, even one holding a lock our loader

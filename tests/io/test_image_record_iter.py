@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import gc
 import io as pyio
 import json
+import mmap
 import subprocess
 import sys
 import threading
 import time
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -353,11 +356,43 @@ def test_records_cut_off_after_the_index_was_written_are_named(tmp_path, generat
 def test_the_loader_maps_the_file_unless_it_is_empty(tmp_path):
     (tmp_path / "empty.rec").write_bytes(b"")
     (tmp_path / "some.rec").write_bytes(b"0123456789")
-    with open(tmp_path / "empty.rec", "rb") as file, _mapped(file) as f:
-        assert f is file and f.read(8) == b""  # a mapping cannot be empty: the file is read as it is
-    with open(tmp_path / "some.rec", "rb") as file, _mapped(file) as f:
-        f.seek(4)
-        assert f is not file and f.read(3) == b"456" and f.tell() == 7 and f.read(8) == b"789"
+    empty = _mapped(str(tmp_path / "empty.rec"))  # a mapping cannot be empty: the file's no bytes
+    assert len(empty) == 0 and recordio.read_record_at(empty, 0, "empty.rec") is None
+    some = _mapped(str(tmp_path / "some.rec"))
+    assert isinstance(some.obj, mmap.mmap) and bytes(some[4:7]) == b"456"
+
+
+def test_records_are_slices_of_the_mapping_that_outlive_the_loader(tmp_path):
+    """The workers get views of the mapping, not copies; the loader never closes the mapping, so a
+    record read after the loader finished (or a record glued from parts) is still intact."""
+    magic_as_float = np.frombuffer(recordio.MAGIC_BYTES, np.float32)[0]
+    image = np.full((12, 12, 3), 90, np.uint8)
+    path = str(tmp_path / "parts.rec")
+    with recordio.MXRecordIO(path, "w") as out:
+        for k in range(3):  # the label's first value is the magic, 4-byte aligned: record 1 is in parts
+            label = [magic_as_float if k == 1 else 7.0, float(k)]
+            out.write(recordio.pack_img(IRHeader(0, label, k, 0), image, img_fmt=".png"))
+    offsets = recordio.scan_record_offsets(path)
+    view = _mapped(path)
+    records = [recordio.read_record_at(view, offset, path) for offset in offsets]
+    del view
+    with open(path, "rb") as f:
+        assert [bytes(r) for r in records] == [recordio.read_record(f, path) for _ in offsets]
+    assert records[0].obj is records[2].obj and records[1].obj is not records[0].obj  # 1 glued from parts
+    it = ImageRecordIter(
+        path_imgrec=path, data_shape=(3, 8, 8), batch_size=3, label_width=2, preprocess_threads=2, resize=10
+    )
+    mapping = weakref.ref(it._file_view.obj)
+    for _ in range(2):  # the file is mapped once, for every epoch
+        batch = next(it)
+        np.testing.assert_array_equal(batch.label[0].asnumpy(), [[7.0, 0.0], [magic_as_float, 1.0], [7.0, 2.0]])
+        np.testing.assert_array_equal(batch.data[0].asnumpy(), np.full((3, 3, 8, 8), 90, np.float32))
+        assert it._loader.view.obj is mapping()
+        it.reset()
+    it.close()
+    del it, batch
+    gc.collect()
+    assert mapping() is None  # unmapped with the last record viewing it: nothing holds it after close
 
 
 def test_bad_arguments_are_named():

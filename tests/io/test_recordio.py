@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fuzz_helpers import mutants
 from PIL import Image
 
 from framework import recordio
@@ -206,6 +207,96 @@ def test_continuation_flag_out_of_sequence(tmp_path):
     rec = MXRecordIO(corrupt(tmp_path, MAGIC + struct.pack("<I", 3 << 29)), "r")
     with pytest.raises(RecordIOError, match=r"continuation flag 3 at byte offset 0 is out of sequence"):
         rec.read()
+
+
+# ------------------------------------------------------------------ reading from a buffer (a memory mapping)
+def _outcome(read):
+    """What a read gives: the record's bytes, None, or the error message."""
+    try:
+        record = read()
+    except RecordIOError as err:
+        return "error", str(err)
+    return "record", None if record is None else bytes(record)
+
+
+def _read_from_file(data: bytes, offset: int):
+    f = io.BytesIO(data)
+    f.seek(offset)
+    return recordio.read_record(f, "x.rec")
+
+
+def test_read_record_at_gives_the_records_mxnet_wrote_without_copying_whole_ones():
+    data = (DATA / "raw.rec").read_bytes()
+    view = memoryview(data)
+    parts = 0
+    for offset, expected in zip(EXPECTED["raw_offsets"], RAW, strict=True):
+        record = recordio.read_record_at(view, offset, "raw.rec")
+        assert isinstance(record, memoryview) and bytes(record) == expected
+        in_parts = struct.unpack_from("<I", data, offset + 4)[0] >> 29 != 0  # the first part's flag
+        assert (record.obj is data) != in_parts, (offset, expected)  # parts are glued into new memory
+        parts += in_parts
+    assert parts == 3  # MAGIC, 1234..., MAGIC + MAGIC: an aligned magic inside (xy + MAGIC keeps it whole)
+    assert recordio.read_record_at(view, len(data), "raw.rec") is None
+    assert recordio.read_record_at(view, len(data) + 64, "raw.rec") is None
+    with pytest.raises(RecordIOError, match=r"raw\.rec: byte offset -4 is negative"):
+        recordio.read_record_at(view, -4, "raw.rec")
+
+
+def test_read_record_at_checks_and_names_damage_as_read_record_does():
+    """Every cut of the file, damaged copies and hand-made bad headers: at every record start, the
+    buffer reader gives the same record, or the same error message, as the file reader."""
+    good = (DATA / "raw.rec").read_bytes()
+    bad_flag = MAGIC + struct.pack("<I", 5 << 29)  # continuation flag 5 does not exist
+    first_then_whole = recordio.encode_record(MAGIC)[:8] + recordio.encode_record(b"abcd")  # flag 1, then 0
+    last_alone = MAGIC + struct.pack("<I", 3 << 29)  # a last part where a record should start
+    damaged = [("whole", good), *mutants(good, seed=7, count=60)]
+    damaged += [("flag 5", bad_flag), ("1, 0", first_then_whole), ("3 alone", last_alone)]
+    errors = []
+    for what, data in damaged:
+        for offset in [0, *EXPECTED["raw_offsets"]]:
+            from_file = _outcome(lambda: _read_from_file(data, offset))
+            from_buffer = _outcome(lambda: recordio.read_record_at(memoryview(data), offset, "x.rec"))
+            assert from_buffer == from_file, (what, offset)
+            if from_file[0] == "error":
+                errors.append(from_file[1])
+    for check in (
+        "truncated record header",
+        "bad magic",
+        "invalid continuation flag 5",
+        "is out of sequence (expected 0 (whole) or 1 (first))",
+        "is out of sequence (expected 2 (middle) or 3 (last))",
+        "with padding) but the file ends after",
+        "its continuation part at byte offset",
+    ):  # every check was reached, so the comparison above covered it
+        assert any(check in message for message in errors), check
+
+
+def _offsets_read_one_by_one(path: Path) -> list[int]:
+    offsets = []
+    with MXRecordIO(path, "r") as rec:
+        while True:
+            offset = rec.tell()
+            if rec.read() is None:
+                return offsets
+            offsets.append(offset)
+
+
+def test_scanning_a_damaged_file_stops_where_reading_it_does(tmp_path):
+    """scan_record_offsets walks the same headers as sequential reading: the same offsets, and for a
+    damaged file the same first error."""
+    good = (DATA / "raw.rec").read_bytes()
+    path = tmp_path / "x.rec"
+    for what, data in [("whole", good), ("empty", b""), *mutants(good, seed=8, count=60)]:
+        path.write_bytes(data)
+        outcomes = []
+        for read in (_offsets_read_one_by_one, lambda p: recordio.scan_record_offsets(str(p))):
+            try:
+                outcomes.append(read(path))
+            except RecordIOError as err:
+                outcomes.append(str(err))
+        assert outcomes[0] == outcomes[1], what
+        if what == "whole":
+            assert outcomes[0] == EXPECTED["raw_offsets"]
 
 
 def test_missing_and_malformed_index_files(tmp_path):
