@@ -306,6 +306,19 @@ class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
         """
         return False
 
+    def run_now_into_new(
+        self, fn: Callable[..., Any], args: tuple, ctx: Context, read: Var, new_write: Var, name: str
+    ) -> bool:
+        """Run ``fn(*args)`` at once if ``read`` is free; it writes only ``new_write``, made for this call.
+
+        For the imperative path's most common call (one input, one freshly allocated output,
+        ``b = a + 1``): True if it ran, False (nothing done) if the caller must push it
+        instead. ``new_write`` must be a variable of this engine that no other code has seen
+        yet, so nothing can be pending on it. The base engine never does (see
+        ThreadedEngineBase).
+        """
+        return False
+
     def push_async(
         self,
         fn: AsyncFn,

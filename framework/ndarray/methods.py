@@ -36,8 +36,11 @@ def _call(name: str, inputs: list[NDArray], params: dict[str, Any], out: NDArray
     """Python operators' short path to ``invoke`` (skips the generated function's argument
     handling: the arguments of ``a + 1`` need no sorting out)."""
     operator = registry.get(name)
+    attrs = imperative.parse_attrs(operator, params)
+    if out is None and len(inputs) == 1:  # ``a + 1``: the one-input path without out=
+        return imperative.invoke_single(operator, attrs, inputs[0])
     # positional arguments: (op, inputs, kwargs, out, ctx, attrs), cheaper to pass than keywords
-    return imperative.invoke(operator, inputs, None, out, None, imperative.parse_attrs(operator, params))[0]
+    return imperative.invoke(operator, inputs, None, out, None, attrs)[0]
 
 
 class OperatorMethods:
