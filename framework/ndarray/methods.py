@@ -156,7 +156,8 @@ class OperatorMethods:
     def _binary(self, other: Any, nd_op: str, scalar_op: str, rscalar_op: str | None, reverse: bool = False):
         kind = type(other)
         if kind is float or kind is int:  # ``a + 1``: the common case first, before any conversion
-            return _call(rscalar_op if reverse and rscalar_op else scalar_op, [self], {"scalar": float(other)})
+            operator = registry.get(rscalar_op if reverse and rscalar_op else scalar_op)
+            return imperative.invoke_single(operator, imperative.parse_attrs(operator, {"scalar": float(other)}), self)
         other = python_scalar(other)  # a 0-d NumPy array is a number here, as np.float32(2) is
         if isinstance(other, NDArray):
             lhs, rhs = (other, self) if reverse else (self, other)
@@ -168,6 +169,10 @@ class OperatorMethods:
         return NotImplemented
 
     def _inplace(self, other: Any, nd_op: str, scalar_op: str) -> NDArray:
+        kind = type(other)
+        if kind is float or kind is int:  # ``a += 1``: the common case first, before any conversion
+            _call(scalar_op, [self], {"scalar": float(other)}, out=self)
+            return self
         other = python_scalar(other)
         if isinstance(other, NDArray):
             _call(nd_op, [self, other], {}, out=self)
