@@ -120,7 +120,15 @@ def stage_split(case: str, a: mx.nd.NDArray, n: int, reps: int) -> dict[str, flo
     def noop(run_ctx: object) -> None:
         pass
 
+    def direct_noop() -> None:
+        pass
+
     def engine_push(count: int) -> None:
+        if outofplace:  # invoke_single's direct path: run at once, granting only the read
+            for _ in range(count):
+                if not engine.run_now_into_new(direct_noop, (), ctx, reads[0], writes[0], "_plus_scalar"):
+                    engine.push_prepared(noop, ctx, reads, writes, "_plus_scalar", True)
+            return
         for _ in range(count):
             engine.push_prepared(noop, ctx, reads, writes, "_plus_scalar", True)
 

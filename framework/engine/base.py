@@ -274,7 +274,7 @@ class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
             if self.supports_bulk and prop is FnProperty.NORMAL and priority == 0:
                 segment = self._bulk.add(fn, ctx, reads, writes, name, size)
                 if segment is not None:
-                    self._submit(fuse_segment(segment, self._record_exception))
+                    self._push_segments([segment])
                 return
             self._flush_own_bulk()
         if inline_if_ready and self._run_now_if_free(fn, ctx, reads, writes, name):
@@ -303,6 +303,19 @@ class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
         """Threaded engines: run a short push at once when nothing it touches is pending; False if not done.
 
         The base engine never does (NaiveEngine runs every push at once anyway).
+        """
+        return False
+
+    def run_now_into_new(
+        self, fn: Callable[..., Any], args: tuple, ctx: Context, read: Var, new_write: Var, name: str
+    ) -> bool:
+        """Run ``fn(*args)`` at once if ``read`` is free; it writes only ``new_write``, made for this call.
+
+        For the imperative path's most common call (one input, one freshly allocated output,
+        ``b = a + 1``): True if it ran, False (nothing done) if the caller must push it
+        instead. ``new_write`` must be a variable of this engine that no other code has seen
+        yet, so nothing can be pending on it. The base engine never does (see
+        ThreadedEngineBase).
         """
         return False
 
@@ -487,7 +500,7 @@ class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
             raise EngineError(f"set_bulk_size: size must be an int >= 0, got {size!r}")
         segment = self._bulk.take_own()
         if segment is not None:
-            self._submit(fuse_segment(segment, self._record_exception))
+            self._push_segments([segment])
         previous = self.bulk_size()
         self._bulk_local.size = max(size, 1)
         return previous
@@ -512,11 +525,25 @@ class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
         if self._bulk_local.size > 1:
             segment = self._bulk.take_own()
             if segment is not None:
-                self._submit(fuse_segment(segment, self._record_exception))
+                self._push_segments([segment])
 
     def _flush_all_bulk(self) -> None:
-        for segment in self._bulk.take_all():
-            self._submit(fuse_segment(segment, self._record_exception))
+        segments = self._bulk.take_all()
+        if segments:
+            self._push_segments(segments)
+
+    def _push_segments(self, segments: list[Any]) -> None:
+        """Submit segments taken from the bulk collector, then report them landed.
+
+        Only once a segment's operation is on its variables' queues may those variables look
+        idle again: until ``landed``, the collector is not ``quiet`` and dying arrays keep
+        their blocks (framework/ndarray/chunk.py).
+        """
+        try:
+            for segment in segments:
+                self._submit(fuse_segment(segment, self._record_exception))
+        finally:
+            self._bulk.landed(len(segments))
 
     # ----------------------------------------------------------------- execution core
     def _submit(self, op: Operation) -> None:

@@ -10,6 +10,14 @@ A segment is flushed when it is full, when the context changes, when its thread 
 anything that cannot be bulked, and on every wait. Exceptions keep their per-function
 meaning: a function whose variables are poisoned (before or inside the segment) is
 skipped, and an error poisons only the variables its own function writes.
+
+While a segment is collected, its variables' queues know nothing of it: a variable used
+only by an open segment looks idle. The same holds *in transit*, after the segment left
+the collector and before the engine appended it to those queues. Whoever frees memory when
+a variable looks idle (a dying NDArray returning its block to the pool) must therefore
+also ask the collector: :attr:`BulkCollector.quiet` is False from the first push collected
+until every segment taken out has landed (``landed``, called by the engine once the
+segment is on its variables' queues).
 """
 
 from __future__ import annotations
@@ -39,11 +47,20 @@ class Segment:
 
 
 class BulkCollector:
-    """One open segment per pushing thread; waits flush every thread's segment."""
+    """One open segment per pushing thread; waits flush every thread's segment.
+
+    Every segment returned by :meth:`add`, :meth:`take_own` or :meth:`take_all` is *in
+    transit* until the engine reports it with :meth:`landed`.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._open: dict[int, Segment] = {}
+        self._in_transit = 0
+        #: True when no segment is open and none is in transit: then no variable has a
+        #: pending bulked operation its queue does not show. A plain attribute, written under
+        #: the lock and read without it (by finalizers, which must not wait).
+        self.quiet = True
 
     def add(
         self, fn: Any, ctx: Context, reads: tuple[Var, ...], writes: tuple[Var, ...], name: str, size: int
@@ -59,27 +76,46 @@ class BulkCollector:
             if segment is None:
                 segment = self._open[key] = Segment(ctx)
             segment.items.append((fn, reads, writes, name))
+            self.quiet = False
             if full is None and len(segment.items) >= size:
                 full = self._open.pop(key)
+            if full is not None:
+                self._in_transit += 1
         return full
 
     def any_open(self) -> bool:
         """Whether any thread has an open segment (a look without the lock: a hint, exact for the caller's own)."""
         return bool(self._open)
 
+    def in_transit(self) -> int:
+        """How many segments were taken out and have not landed yet (a look without the lock)."""
+        return self._in_transit
+
     def take_own(self) -> Segment | None:
-        """Remove and return the calling thread's open segment, if any."""
+        """Remove and return the calling thread's open segment, if any (in transit until :meth:`landed`)."""
         with self._lock:
-            return self._open.pop(threading.get_ident(), None)
+            segment = self._open.pop(threading.get_ident(), None)
+            if segment is not None:
+                self._in_transit += 1
+            return segment
 
     def take_all(self) -> list[Segment]:
-        """Remove and return every thread's open segment."""
+        """Remove and return every thread's open segment (each in transit until :meth:`landed`)."""
         if not self._open:  # the common case, without the lock
             return []
         with self._lock:
             segments = list(self._open.values())
+            # Counted in transit before the dictionary empties: a lock-free reader of
+            # ``quiet`` never sees an instant with the segments in neither place.
+            self._in_transit += len(segments)
             self._open.clear()
         return segments
+
+    def landed(self, count: int) -> None:
+        """``count`` segments taken out are now on their variables' queues (or will never run)."""
+        with self._lock:
+            self._in_transit -= count
+            self.quiet = not self._open and not self._in_transit
 
 
 def fuse_segment(segment: Segment, record_exception: RecordException) -> Operation:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import abc
 import threading
 from collections import deque
+from collections.abc import Callable
+from typing import Any
 
 from .. import config, events
 from ..base import EngineError
@@ -137,6 +139,46 @@ class ThreadedEngineBase(Engine):
         except BaseException as interrupt:  # KeyboardInterrupt, SystemExit: the program's, see _complete
             self._keep_interrupt(interrupt)
         self._release_vars(reads, writes)
+        return True
+
+    def run_now_into_new(
+        self, fn: Callable[..., Any], args: tuple, ctx: Context, read: Var, new_write: Var, name: str
+    ) -> bool:
+        """The inline path for one read and one write to a variable nobody else has seen yet.
+
+        Two things make it cheaper than :meth:`_run_now_if_free`. The new variable needs no
+        grant: no other code holds it, so nothing can be queued on it or wait for it; it only
+        gets its new version afterwards, as ``complete_write`` would give it. And the read is
+        granted with one ``Var.try_grant`` *without* the push lock: that lock keeps the
+        relative order of operations the same on every variable they share, and this
+        operation shares only ``read`` with anyone, so whichever order the variable's own lock
+        decides is consistent (an operation queued there after the grant waits for this read,
+        one appended before makes the grant fail). Everything else is as in
+        ``_run_now_if_free``: only with nobody listening to events, outside bulking, on a CPU,
+        and only when ``read`` carries no error; an error poisons ``new_write``.
+        """
+        if (
+            events.enabled
+            or self._bulk_local.size > 1
+            or self._stopped
+            or self._pending_interrupt is not None
+            or ctx.device_type != "cpu"
+            or self.var_class is not Var
+            or read.engine_id != self.id
+            or read.deleted
+            or not read.try_grant(False)
+        ):
+            return False
+        try:
+            fn(*args)
+        except Exception as err:
+            new_write.exception_record = self._record_exception(err, name, new_operation_id(), ctx, INLINE_WORKER)
+        except BaseException as interrupt:  # KeyboardInterrupt, SystemExit: the program's, see _complete
+            self._keep_interrupt(interrupt)
+        new_write.version += 1
+        for ready in read.complete_read():
+            if ready.release(1):
+                self._dispatch(ready)
         return True
 
     def _release_dependencies(self, op: Operation) -> None:

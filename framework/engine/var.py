@@ -13,6 +13,12 @@ counts granted reads not yet completed; ``_write_granted`` says a write holds th
 variable. Each ``append_*`` returns True when the operation may proceed at once; each
 ``complete_*`` returns the operations that the completion unblocked. The caller (the
 engine) turns a grant into one decrement of the operation's pending counter.
+
+"Idle" here means idle as far as this queue knows. An operation collected in a bulk
+segment reaches the queue only when its segment is pushed (bulk.py), so code that frees
+what a variable guards when it looks idle (``retire``, ``retire_if_idle_nowait``) must
+first make sure no segment may still hold it: the NDArray chunk asks the engine's bulk
+collector (``quiet``, ``in_transit``; framework/ndarray/chunk.py).
 """
 
 from __future__ import annotations

@@ -11,12 +11,19 @@ without the cost of one push per temporary array.
 ``__del__`` never waits for a lock: finalizers may run at any allocation (arrays recorded
 by autograd live in reference cycles, which the cyclic garbage collector frees), possibly
 while this very thread holds an engine or storage lock, and waiting there could deadlock.
-So it only *tries*: when no bulk segment is open, the variable is idle and both the
-variable's and the pool's locks are free (``Var.retire_if_idle_nowait``,
-``free_nowait``), the block goes back at once; this is the common case of a temporary
-dying. Otherwise, and whenever events are published, it appends to a *graveyard*, and the
-retirement happens later, at a safe point: the next allocation or wait
-(:func:`bury_the_dead`).
+So it only *tries*: when the engine's bulk collector is ``quiet`` (no segment open or on
+its way to the engine), the variable is idle and both the variable's and the pool's locks
+are free (``Var.retire_if_idle_nowait``, ``free_nowait``), the block goes back at once;
+this is the common case of a temporary dying. Otherwise, and whenever events are
+published, it appends to a *graveyard*, and the retirement happens later, at a safe point:
+the next allocation or wait (:func:`bury_the_dead`).
+
+Why the collector must be asked: a bulked operation sits in a segment, not on its
+variables' queues, until the segment is pushed, so its variables look idle meanwhile, even
+during the push itself (the segment taken out, not yet queued). Freeing a block then would
+let the next allocation reuse memory the segment still writes. :func:`bury_the_dead` pushes
+every open segment first, and leaves a dead chunk in the graveyard while some other
+thread's segment is still in transit.
 """
 
 from __future__ import annotations
@@ -33,13 +40,22 @@ _graveyard: deque[tuple[Engine, Var, Any]] = deque()
 
 
 def bury_the_dead() -> None:
-    """Retire the variables of dead chunks so their blocks go back to the pool."""
+    """Retire the variables of dead chunks so their blocks go back to the pool.
+
+    A bulk segment not yet pushed may still use a dead block, so every engine's segments
+    are pushed first (all threads': bulk sizes are per thread). A segment that another
+    thread took out before that push and has not queued yet is invisible to the
+    variables; while one is in transit, the dead of that engine stay for the next call.
+    """
     if len(_graveyard) == 1:  # the common case: one temporary died since the last allocation
         try:
             engine, var, handle = _graveyard.popleft()
         except IndexError:  # another thread emptied it first
             return
-        engine._flush_all_bulk()  # a bulk segment not yet pushed may still use the block
+        engine._flush_all_bulk()
+        if engine._bulk.in_transit():
+            _graveyard.append((engine, var, handle))
+            return
         var.retire(handle.release)
         return
     dead = []
@@ -48,11 +64,15 @@ def bury_the_dead() -> None:
             dead.append(_graveyard.popleft())
         except IndexError:  # another thread emptied it first
             break
-    # A bulk segment not yet pushed may still use a dead block: push them out first, once.
-    for engine in {engine for engine, _, _ in dead}:  # engines hash by identity
-        engine._flush_all_bulk()  # every thread's segments: bulk sizes are per thread
-    for _, var, handle in dead:
-        var.retire(handle.release)
+    engines = {engine for engine, _, _ in dead}  # engines hash by identity
+    for engine in engines:
+        engine._flush_all_bulk()
+    waiting = {engine for engine in engines if engine._bulk.in_transit()}
+    for entry in dead:
+        if entry[0] in waiting:
+            _graveyard.append(entry)
+        else:
+            entry[1].retire(entry[2].release)
 
 
 class Chunk:
@@ -80,9 +100,9 @@ class Chunk:
         if var.deleted:
             return
         engine, handle = self.engine, self.handle
-        # The common case at once: no bulk segment may hold the variable, nothing holds or awaits
-        # it, and both locks are free (never waited for). Otherwise, or if events are published,
-        # the next safe point retires it. A variable retired here whose block could not go back
-        # is retired again there, idle: its block then goes back.
-        if engine._bulk.any_open() or not var.retire_if_idle_nowait() or not handle._manager.free_nowait(handle):
+        # The common case at once: no bulk segment may hold the variable (the collector is quiet),
+        # nothing holds or awaits it, and both locks are free (never waited for). Otherwise, or if
+        # events are published, the next safe point retires it. A variable retired here whose block
+        # could not go back is retired again there, idle: its block then goes back.
+        if not engine._bulk.quiet or not var.retire_if_idle_nowait() or not handle._manager.free_nowait(handle):
             _graveyard.append((engine, var, handle))

@@ -72,7 +72,7 @@ class CallPlan:
     call touches, which decides whether the engine may run it inline.
     """
 
-    __slots__ = ("out_shapes", "out_types", "reqs", "elements", "trivial_deps", "cpu_op_contexts")
+    __slots__ = ("out_shapes", "out_types", "reqs", "elements", "trivial_deps", "cpu_op_contexts", "direct_compute")
 
     def __init__(self, out_shapes: list[tuple], out_types: list[str], in_shapes: list[tuple], plain: bool) -> None:
         self.out_shapes = out_shapes
@@ -86,6 +86,9 @@ class CallPlan:
         #: use: it holds nothing that varies between calls (a CPU runs without a stream), and
         #: compute functions only read it.
         self.cpu_op_contexts: list[OpContext | None] = [None, None]
+        #: The CPU compute function when this pattern may take :func:`invoke_single`'s direct
+        #: path (set by :func:`invoke`, which knows the operator and the device), else None.
+        self.direct_compute: Any = None
 
     def cpu_op_context(self, is_train: bool, ctx: Context) -> OpContext:
         """The shared OpContext of this CPU call pattern (the key holds the device id)."""
@@ -301,6 +304,16 @@ def invoke(
         call = _call_cache.get(key)
         if call is None:
             call = make_call_plan(op, attrs, inputs, outs, plan)
+            if (
+                num_inputs == 1
+                and num_outputs == 1
+                and num_visible == 1
+                and not outs
+                and call.trivial_deps
+                and not op.is_async
+                and ctx.device_type == "cpu"
+            ):
+                call.direct_compute = op.get_compute("cpu")
             if len(_call_cache) < _CALL_CACHE_LIMIT:
                 _call_cache[key] = call
 
@@ -375,6 +388,46 @@ def invoke(
     if STATE.recording and tape_hook is not None:
         tape_hook(op, attrs, inputs, outputs)
     return outputs if num_visible == num_outputs else outputs[:num_visible]
+
+
+def invoke_single(op: OpDef, attrs: NodeAttrs, array: NDArray) -> NDArray:
+    """``op(array)`` for a one-input, one-output operator without ``out=``: ``b = a + 1``.
+
+    The same call as ``invoke(op, [array], attrs=attrs)[0]``, with every layer this common
+    case does not need skipped: once :func:`invoke` has seen the call pattern (and found it
+    plain: no mutated input, no resource, synchronous, on a CPU), a repeat is one cache
+    lookup, one allocation and one engine call that runs the compute function at once with
+    the output's variable left ungranted (nobody else can see it yet:
+    ``Engine.run_now_into_new``). Anything else (a first call, autograd recording, a busy
+    input, events being watched, a large array) goes through :func:`invoke`'s general
+    path or the engine's ordinary push, so the behaviour is the same.
+    """
+    try:
+        chunk, data = array._chunk, array._data
+    except AttributeError:  # not an NDArray: invoke names the problem
+        return invoke(op, [array], None, None, None, attrs)[0]
+    ctx = chunk.ctx
+    call = _call_cache.get((attrs, ctx.device_type, ctx.device_id, data.shape, data.dtype))
+    if call is None or call.direct_compute is None or STATE.recording:
+        return invoke(op, [array], None, None, None, attrs)[0]
+    output = new_array(call.out_shapes[0], ctx, call.out_types[0])
+    is_train = STATE.training
+    op_ctx = call.cpu_op_contexts[is_train]
+    if op_ctx is None:
+        op_ctx = call.cpu_op_context(is_train, ctx)
+    compute, reqs, in_data, out_data = call.direct_compute, call.reqs, [data], [output._data]
+    out_chunk = output._chunk
+    engine = out_chunk.engine
+    inline = call.elements <= engine.inline_max_elements
+    read, write = chunk.var, out_chunk.var
+    if inline and engine.run_now_into_new(compute, (attrs, op_ctx, in_data, reqs, out_data), ctx, read, write, op.name):
+        return output
+
+    def run(run_ctx: Any) -> None:
+        compute(attrs, op_ctx, in_data, reqs, out_data)
+
+    engine.push_prepared(run, ctx, (read,), (write,), op.name, inline)
+    return output
 
 
 def in_shapes_flat(shapes: list[Any]) -> list[int]:

@@ -36,8 +36,11 @@ def _call(name: str, inputs: list[NDArray], params: dict[str, Any], out: NDArray
     """Python operators' short path to ``invoke`` (skips the generated function's argument
     handling: the arguments of ``a + 1`` need no sorting out)."""
     operator = registry.get(name)
+    attrs = imperative.parse_attrs(operator, params)
+    if out is None and len(inputs) == 1:  # ``a + 1``: the one-input path without out=
+        return imperative.invoke_single(operator, attrs, inputs[0])
     # positional arguments: (op, inputs, kwargs, out, ctx, attrs), cheaper to pass than keywords
-    return imperative.invoke(operator, inputs, None, out, None, imperative.parse_attrs(operator, params))[0]
+    return imperative.invoke(operator, inputs, None, out, None, attrs)[0]
 
 
 class OperatorMethods:
@@ -153,7 +156,8 @@ class OperatorMethods:
     def _binary(self, other: Any, nd_op: str, scalar_op: str, rscalar_op: str | None, reverse: bool = False):
         kind = type(other)
         if kind is float or kind is int:  # ``a + 1``: the common case first, before any conversion
-            return _call(rscalar_op if reverse and rscalar_op else scalar_op, [self], {"scalar": float(other)})
+            operator = registry.get(rscalar_op if reverse and rscalar_op else scalar_op)
+            return imperative.invoke_single(operator, imperative.parse_attrs(operator, {"scalar": float(other)}), self)
         other = python_scalar(other)  # a 0-d NumPy array is a number here, as np.float32(2) is
         if isinstance(other, NDArray):
             lhs, rhs = (other, self) if reverse else (self, other)
@@ -165,6 +169,10 @@ class OperatorMethods:
         return NotImplemented
 
     def _inplace(self, other: Any, nd_op: str, scalar_op: str) -> NDArray:
+        kind = type(other)
+        if kind is float or kind is int:  # ``a += 1``: the common case first, before any conversion
+            _call(scalar_op, [self], {"scalar": float(other)}, out=self)
+            return self
         other = python_scalar(other)
         if isinstance(other, NDArray):
             _call(nd_op, [self, other], {}, out=self)

@@ -219,3 +219,58 @@ def test_a_learners_variable_class_runs_inline_through_the_public_interface():
         assert seen == ["inline"] and var.grants == 1 and var.idle()
     finally:
         engine.stop()
+
+
+# ----------------------------------------------------------------------------- run_now_into_new
+def _fresh_pair(engine):
+    return engine.new_variable("input"), engine.new_variable("output")
+
+
+def test_run_now_into_new_runs_at_once_and_leaves_both_variables_free(engine):
+    read, write = _fresh_pair(engine)
+    ran = []
+    record = lambda *args: ran.append((args, threading.get_ident()))  # noqa: E731
+    assert engine.run_now_into_new(record, (1, 2), mx.cpu(), read, write, "op")
+    assert ran == [((1, 2), threading.get_ident())]
+    assert read.idle() and write.idle() and write.version == 1 and read.version == 0
+
+
+def test_run_now_into_new_refuses_a_busy_input_without_keeping_a_grant(engine):
+    read, write = _fresh_pair(engine)
+    gate = threading.Event()
+    engine.push_sync(lambda rc: gate.wait(5), mx.cpu(), [], [read], name="writer")
+    assert not engine.run_now_into_new(lambda: pytest.fail("ran before the writer"), (), mx.cpu(), read, write, "op")
+    gate.set()
+    engine.wait_for_all(timeout=10)
+    assert read.idle() and write.idle() and write.version == 0
+
+
+def test_run_now_into_new_poisons_the_new_variable_with_the_error(engine):
+    read, write = _fresh_pair(engine)
+
+    def explode():
+        raise ValueError("kernel failed")
+
+    assert engine.run_now_into_new(explode, (), mx.cpu(), read, write, "exploding_op")
+    assert read.idle() and read.exception is None
+    with pytest.raises(ValueError, match="kernel failed"):
+        engine.wait_for_var(write, timeout=10)
+
+
+def test_run_now_into_new_refuses_what_the_regular_path_must_handle(engine, make_engine):
+    read, write = _fresh_pair(engine)
+    never = lambda: pytest.fail("should not run")  # noqa: E731
+    poisoned = engine.new_variable("poisoned")
+    engine.push_sync(lambda rc: 1 / 0, mx.cpu(), [], [poisoned], name="divide")
+    assert engine._wait_idle(10)  # not wait_for_all: that would report the error and clear it
+    assert not engine.run_now_into_new(never, (), mx.cpu(), poisoned, write, "op")  # the error travels instead
+    with contextlib.suppress(ZeroDivisionError):
+        engine.wait_for_all(timeout=10)
+    with engine.bulk(4):
+        assert not engine.run_now_into_new(never, (), mx.cpu(), read, write, "op")
+    with events.record(["engine.push"]):
+        assert not engine.run_now_into_new(never, (), mx.cpu(), read, write, "op")
+    other = make_engine("ThreadedEngine", 1).new_variable("elsewhere")
+    assert not engine.run_now_into_new(never, (), mx.cpu(), other, write, "op")
+    assert not make_engine("NaiveEngine").run_now_into_new(never, (), mx.cpu(), read, write, "op")
+    assert read.idle() and write.idle()
