@@ -22,8 +22,11 @@ from framework.operator.registry import register
 
 
 @pytest.fixture
-def default_engine(make_engine):
-    """A fresh ThreadedEnginePerDevice installed as the process-wide engine for one test."""
+def default_engine(make_engine, monkeypatch):
+    """A fresh ThreadedEnginePerDevice installed as the process-wide engine for one test, and an
+    empty call-pattern cache of the test's own: the first call of a pattern is then the first in
+    this test (earlier tests learned the shared cache's patterns, and may have filled it)."""
+    monkeypatch.setattr(imperative, "_call_cache", {})
     engine = make_engine("ThreadedEnginePerDevice", 2)
     previous = Engine.set(engine)
     yield engine
