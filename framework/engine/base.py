@@ -31,7 +31,7 @@ from ..context import Context
 from .bulk import BulkCollector, fuse_segment
 from .checks import ArgumentChecks
 from .exceptions import ExceptionPropagation
-from .op_events import OperationEvents, clock
+from .op_events import OperationEvents, clock, error_message
 from .operation import FnProperty, Operation, OperatorHandle, RunContext
 from .var import ExceptionRecord, Var
 
@@ -277,7 +277,7 @@ class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
                     self._push_segments([segment])
                 return
             self._flush_own_bulk()
-        if inline_if_ready and self._run_now_if_free(fn, ctx, reads, writes, name):
+        if inline_if_ready and self._run_now_if_free(fn, ctx, reads, writes, name, prop, priority):
             return
         self._submit_sync(fn, ctx, reads, writes, prop, priority, name, inline_if_ready)
 
@@ -298,7 +298,14 @@ class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
         self._submit(operation)
 
     def _run_now_if_free(
-        self, fn: SyncFn, ctx: Context, reads: tuple[Var, ...], writes: tuple[Var, ...], name: str
+        self,
+        fn: SyncFn,
+        ctx: Context,
+        reads: tuple[Var, ...],
+        writes: tuple[Var, ...],
+        name: str,
+        prop: FnProperty = FnProperty.NORMAL,
+        priority: int = 0,
     ) -> bool:
         """Threaded engines: run a short push at once when nothing it touches is pending; False if not done.
 
@@ -620,8 +627,7 @@ class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
         if op.profiled and (events.enabled or op.deferred):
             message = None
             if record is not None and record.error is not None:
-                cause = record.error
-                message = f"{type(cause).__name__}: {cause}"
+                message = error_message(record.error)
                 if error is None:
                     message = f"skipped after error in {record.op_name!r}: {message}"
             stream_name = None if stream is None else backend.stream_name(stream)

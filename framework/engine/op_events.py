@@ -55,6 +55,11 @@ def var_id_tuple(variables: tuple[Var, ...]) -> tuple[int, ...]:
     return tuple(map(_var_id, variables))
 
 
+def error_message(cause: BaseException) -> str:
+    """How an engine.end (or engine.op) event names the error an operation raised."""
+    return f"{type(cause).__name__}: {cause}"
+
+
 def prop_name(prop: FnProperty) -> str:
     """``prop.value`` without the enum's property lookup in the common case."""
     return "normal" if prop is FnProperty.NORMAL else prop.value
@@ -88,15 +93,20 @@ class OperationEvents:
 
     def _push_fields(self, op: Operation) -> tuple[Any, ...]:
         """The fields of ``op``'s engine.push event, in ``events.KINDS`` order."""
-        return (
-            op.id,
-            op.name,
-            self._context_name(op.ctx),
-            var_ids(op.reads),
-            var_ids(op.writes),
-            op.priority,
-            prop_name(op.prop),
-        )
+        return self._push_values(op.id, op.name, op.ctx, op.reads, op.writes, op.priority, op.prop)
+
+    def _push_values(
+        self,
+        op_id: int,
+        name: str,
+        ctx: Context,
+        reads: tuple[Var, ...],
+        writes: tuple[Var, ...],
+        priority: int,
+        prop: FnProperty,
+    ) -> tuple[Any, ...]:
+        """An engine.push event's fields, in ``events.KINDS`` order, from its parts."""
+        return (op_id, name, self._context_name(ctx), var_ids(reads), var_ids(writes), priority, prop_name(prop))
 
     def _defer(self, op: Operation) -> None:
         """Note ``op``'s push time and publish nothing yet (see the module notes)."""
@@ -122,21 +132,56 @@ class OperationEvents:
                 events.emit("engine.end", op.id, worker, stream, message)
             return
         op.published = -1
+        self._publish_whole(
+            op.id,
+            op.name,
+            op.ctx,
+            op.reads,
+            op.writes,
+            op.priority,
+            op.prop,
+            op.t_push,
+            op.started,
+            worker,
+            stream,
+            message,
+        )
+
+    def _publish_whole(
+        self,
+        op_id: int,
+        name: str,
+        ctx: Context,
+        reads: tuple[Var, ...],
+        writes: tuple[Var, ...],
+        priority: int,
+        prop: FnProperty,
+        t_push: int,
+        started: tuple[int, str, str | None] | None,
+        worker: str,
+        stream: str | None,
+        message: str | None,
+    ) -> None:
+        """Publish an ended operation none of whose events is out yet: one engine.op.
+
+        The one place that builds ``engine.op``'s values (``events.KINDS`` order): for a
+        deferred operation at its end, and for a push the threaded engine ran at once without
+        an ``Operation`` (``started`` is then ``(t_start, worker, stream)`` or None, which
+        means it started at ``t_push``, in ``worker``). If the subscribers changed since the
+        push and the buffer is no longer the only one, the three classic events come instead.
+        """
         if not events.enabled:
             return
-        started = op.started
         if events.combine_operations:
-            t_push = op.t_push
             named = self._named_context
-            prop = op.prop
             events.emit(
                 "engine.op",
-                op.id,
-                op.name,
-                named[1] if named[0] is op.ctx else self._context_name(op.ctx),
-                var_id_tuple(op.reads),
-                var_id_tuple(op.writes),
-                op.priority,
+                op_id,
+                name,
+                named[1] if named[0] is ctx else self._context_name(ctx),
+                var_id_tuple(reads),
+                var_id_tuple(writes),
+                priority,
                 "normal" if prop is FnProperty.NORMAL else prop.value,
                 worker,
                 stream,
@@ -146,10 +191,12 @@ class OperationEvents:
             )
             return
         # The subscribers changed since the push: the three events one by one.
-        events.emit_at("engine.push", op.t_push, *self._push_fields(op))
-        if started is not None:
-            events.emit_at("engine.start", started[0], op.id, started[1], started[2])
-        events.emit("engine.end", op.id, worker, stream, message)
+        events.emit_at("engine.push", t_push, *self._push_values(op_id, name, ctx, reads, writes, priority, prop))
+        if started is None:  # as engine.op would say: it started at its push, where it ended
+            events.emit_at("engine.start", t_push, op_id, worker, stream)
+        else:
+            events.emit_at("engine.start", started[0], op_id, started[1], started[2])
+        events.emit("engine.end", op_id, worker, stream, message)
 
     def _publish_long_running(self) -> None:
         """Publish the push, and the start once it started, of deferred operations in flight for long.

@@ -23,7 +23,8 @@ from .. import config, events
 from ..base import EngineError
 from ..context import Context
 from .base import Engine, SyncFn
-from .operation import Operation, RunContext, new_operation_id
+from .op_events import clock, error_message
+from .operation import FnProperty, Operation, RunContext, new_operation_id
 from .var import Var
 from .workers import WorkerPool
 
@@ -89,19 +90,30 @@ class ThreadedEngineBase(Engine):
                 self._dispatch(op)
 
     def _run_now_if_free(
-        self, fn: SyncFn, ctx: Context, reads: tuple[Var, ...], writes: tuple[Var, ...], name: str
+        self,
+        fn: SyncFn,
+        ctx: Context,
+        reads: tuple[Var, ...],
+        writes: tuple[Var, ...],
+        name: str,
+        prop: FnProperty = FnProperty.NORMAL,
+        priority: int = 0,
     ) -> bool:
         """Run a short push in this thread, before returning, if every variable is free now.
 
-        This is the inline path without an ``Operation``: it is taken only when nobody is
-        listening to events (otherwise ``_schedule`` runs the operation inline with its
-        push/start/end events, worker "inline"), on a CPU, and when no variable carries an
+        This is the inline path without an ``Operation``: it is taken when nobody listens to
+        events, or when the only listener is the combining buffer (``events.combine_operations``):
+        the push is then published as the one ``engine.op`` the deferred path would publish
+        for it (an operation id from the same counter, worker "inline", its push and start at
+        one clock read). With any other subscriber ``_schedule`` runs it inline as an
+        operation, with its three events. Only on a CPU, and only when no variable carries an
         error (the regular path then skips the function and passes the error on). The
         variables are granted under the push lock, exactly as an operation's would be, so a
         push from another thread queues behind this one; the function's error poisons what
         it writes, as on a worker.
         """
-        if events.enabled or ctx.device_type != "cpu" or self._stopped:
+        watched = events.enabled
+        if (watched and not events.combine_operations) or ctx.device_type != "cpu" or self._stopped:
             return False
         with self._push_lock:
             # Nothing can append while we hold the lock, and completions only free variables:
@@ -130,14 +142,22 @@ class ThreadedEngineBase(Engine):
         run_ctx = self._inline_run_ctx
         if run_ctx.ctx is not ctx:
             run_ctx = self._inline_run_ctx = RunContext(ctx, None, INLINE_WORKER)
+        if watched:
+            op_id, t_push = new_operation_id(), clock()
+        message = None
         try:
             fn(run_ctx)
         except Exception as err:
-            record = self._record_exception(err, name, new_operation_id(), ctx, INLINE_WORKER)
+            record = self._record_exception(err, name, op_id if watched else new_operation_id(), ctx, INLINE_WORKER)
             for var in writes:
                 var.exception_record = record
+            message = error_message(err)
         except BaseException as interrupt:  # KeyboardInterrupt, SystemExit: the program's, see _complete
             self._keep_interrupt(interrupt)
+        if watched:  # published before the variables free their waiters, as _complete does
+            self._publish_whole(
+                op_id, name, ctx, reads, writes, priority, prop, t_push, None, INLINE_WORKER, None, message
+            )
         self._release_vars(reads, writes)
         return True
 
@@ -154,11 +174,13 @@ class ThreadedEngineBase(Engine):
         operation shares only ``read`` with anyone, so whichever order the variable's own lock
         decides is consistent (an operation queued there after the grant waits for this read,
         one appended before makes the grant fail). Everything else is as in
-        ``_run_now_if_free``: only with nobody listening to events, outside bulking, on a CPU,
-        and only when ``read`` carries no error; an error poisons ``new_write``.
+        ``_run_now_if_free``: only with nobody listening to events or the combining buffer as
+        the only listener (one ``engine.op`` then, as there), outside bulking, on a CPU, and
+        only when ``read`` carries no error; an error poisons ``new_write``.
         """
+        watched = events.enabled
         if (
-            events.enabled
+            (watched and not events.combine_operations)
             or self._bulk_local.size > 1
             or self._stopped
             or self._pending_interrupt is not None
@@ -169,12 +191,32 @@ class ThreadedEngineBase(Engine):
             or not read.try_grant(False)
         ):
             return False
+        if watched:
+            op_id, t_push = new_operation_id(), clock()
+        message = None
         try:
             fn(*args)
         except Exception as err:
-            new_write.exception_record = self._record_exception(err, name, new_operation_id(), ctx, INLINE_WORKER)
+            record = self._record_exception(err, name, op_id if watched else new_operation_id(), ctx, INLINE_WORKER)
+            new_write.exception_record = record
+            message = error_message(err)
         except BaseException as interrupt:  # KeyboardInterrupt, SystemExit: the program's, see _complete
             self._keep_interrupt(interrupt)
+        if watched:
+            self._publish_whole(
+                op_id,
+                name,
+                ctx,
+                (read,),
+                (new_write,),
+                0,
+                FnProperty.NORMAL,
+                t_push,
+                None,
+                INLINE_WORKER,
+                None,
+                message,
+            )
         new_write.version += 1
         for ready in read.complete_read():
             if ready.release(1):

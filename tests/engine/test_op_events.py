@@ -149,3 +149,123 @@ def test_unsubscribing_mid_flight_publishes_nothing_more_and_keeps_nothing(make_
     engine.wait_for_all()
     assert [raw for raw in buffer.take(100) if raw[0] in ("engine.op", *events.COMBINED_KINDS)] == []
     assert engine._unclaimed == {}
+
+
+# ----------------------------------------------------------------- free pushes run at once, watched
+def no_operation_allowed(op):
+    raise AssertionError(f"{op.name!r} was submitted as an Operation; it should have run at once")
+
+
+def engine_op_events(buffer: events.EventBuffer) -> list[dict]:
+    return [events.to_dict(raw) for raw in buffer.take(1000) if raw[0] in ("engine.op", *events.COMBINED_KINDS)]
+
+
+def test_a_watched_free_push_runs_at_once_and_publishes_one_engine_op(make_engine, monkeypatch):
+    engine = make_engine("ThreadedEnginePerDevice", 2)
+    var, other = engine.new_variable("v"), engine.new_variable("w")
+    ran_in = []
+    buffer = events.EventBuffer(100)
+    with events.subscribe_buffer(buffer):
+        engine.push_sync(lambda rc: None, mx.cpu(0), mutable_vars=[var], name="before")
+        engine.wait_for_all()
+        monkeypatch.setattr(engine, "_submit", no_operation_allowed)
+        engine.push_sync(
+            lambda rc: ran_in.append((threading.current_thread(), rc.worker)),
+            mx.cpu(0),
+            const_vars=[other],
+            mutable_vars=[var],
+            name="free",
+            inline_if_ready=True,
+        )
+        assert ran_in == [(threading.current_thread(), "inline")]  # before push_sync returned
+        monkeypatch.undo()
+        engine.push_sync(lambda rc: None, mx.cpu(0), mutable_vars=[var], name="after")
+        engine.wait_for_all()
+    published = engine_op_events(buffer)
+    assert [e["kind"] for e in published] == ["engine.op"] * 3
+    before, op, after = published
+    assert [e["name"] for e in published] == ["before", "free", "after"]
+    assert before["op"] < op["op"] < after["op"]  # an id from the operations' counter
+    assert op["ctx"] == "cpu(0)" and op["reads"] == (other.id,) and op["writes"] == (var.id,)
+    assert op["prop"] == "normal" and op["priority"] == 0
+    assert op["worker"] == "inline" and op["stream"] is None and op["error"] is None
+    assert op["t_push"] <= op["t_start"] <= op["t_ns"]
+    push, start, end = (
+        events.to_dict(raw)
+        for raw in events.expand([("engine.op", op["t_ns"], tuple(op[name] for name in events.KINDS["engine.op"]))])
+    )
+    assert [push["kind"], start["kind"], end["kind"]] == list(events.COMBINED_KINDS)
+    assert push["t_ns"] <= start["t_ns"] <= end["t_ns"]
+    assert push["reads"] == [other.id] and push["writes"] == [var.id] and push["name"] == "free"
+    assert start["worker"] == end["worker"] == "inline" and end["error"] is None
+
+
+def test_a_watched_free_push_that_fails_poisons_its_writes_and_publishes_the_error(make_engine, monkeypatch):
+    engine = make_engine("ThreadedEnginePerDevice", 2)
+    var, read = engine.new_variable("v"), engine.new_variable("r")
+
+    def boom(rc):
+        raise ValueError("bad input")
+
+    buffer = events.EventBuffer(100)
+    with events.subscribe_buffer(buffer):
+        monkeypatch.setattr(engine, "_submit", no_operation_allowed)
+        engine.push_sync(boom, mx.cpu(0), const_vars=[read], mutable_vars=[var], name="boom", inline_if_ready=True)
+        monkeypatch.undo()
+        assert var.exception_record is not None and read.exception_record is None
+        # the poisoned variable sends this one the regular way, which skips it and passes the error on
+        engine.push_sync(lambda rc: None, mx.cpu(0), mutable_vars=[var], name="downstream", inline_if_ready=True)
+        with pytest.raises(ValueError, match="bad input") as caught:
+            engine.wait_for_var(var)
+    published = engine_op_events(buffer)
+    assert [(e["kind"], e["name"]) for e in published] == [("engine.op", "boom"), ("engine.op", "downstream")]
+    failed, skipped = published
+    assert failed["error"] == "ValueError: bad input" and failed["worker"] == "inline"
+    assert f"op #{failed['op']}," in "".join(getattr(caught.value, "__notes__", []))  # the same id in the note
+    assert skipped["error"] == "skipped after error in 'boom': ValueError: bad input"  # the regular path
+
+
+def test_a_watched_free_push_with_a_recorder_gives_the_three_events(make_engine):
+    engine = make_engine("ThreadedEnginePerDevice", 2)
+    var = engine.new_variable("v")
+    with events.record() as rec:
+        assert events.enabled and not events.combine_operations
+        engine.push_sync(lambda rc: None, mx.cpu(0), mutable_vars=[var], name="seen", inline_if_ready=True)
+        engine.wait_for_all()
+    seen = [e for e in rec.events if e["kind"] in (*events.COMBINED_KINDS, "engine.op")]
+    assert [e["kind"] for e in seen] == list(events.COMBINED_KINDS)
+    assert {e["op"] for e in seen} == {seen[0]["op"]} and seen[0]["name"] == "seen"
+    assert seen[1]["worker"] == seen[2]["worker"] == "inline"
+
+
+def test_a_recorder_joining_during_a_free_push_receives_its_three_events(make_engine):
+    engine = make_engine("ThreadedEnginePerDevice", 2)
+    var = engine.new_variable("v")
+    recorder = events.Recorder()
+    buffer = events.EventBuffer(100)
+    with events.subscribe_buffer(buffer):
+        engine.push_sync(
+            lambda rc: recorder.start(), mx.cpu(0), mutable_vars=[var], name="joined", inline_if_ready=True
+        )
+        recorder.stop()
+    seen = [e for e in recorder.events if e["kind"] in (*events.COMBINED_KINDS, "engine.op")]
+    assert [e["kind"] for e in seen] == list(events.COMBINED_KINDS)
+    push, start, end = seen
+    assert push["name"] == "joined" and push["writes"] == [var.id] and push["prop"] == "normal"
+    assert push["t_ns"] <= start["t_ns"] <= end["t_ns"] and start["worker"] == end["worker"] == "inline"
+
+
+def test_run_now_into_new_watched_publishes_one_engine_op(make_engine):
+    engine = make_engine("ThreadedEnginePerDevice", 2)
+    read, fresh = engine.new_variable("a"), engine.new_variable("b")
+    done = []
+    buffer = events.EventBuffer(100)
+    with events.subscribe_buffer(buffer):
+        assert engine.run_now_into_new(done.append, (1,), mx.cpu(0), read, fresh, "add_scalar")
+        assert engine.run_now_into_new(int, ("x",), mx.cpu(0), fresh, engine.new_variable("c"), "bad_int")
+    assert done == [1]
+    ok, failed = engine_op_events(buffer)
+    assert ok["kind"] == failed["kind"] == "engine.op" and ok["op"] < failed["op"]
+    assert ok["name"] == "add_scalar" and ok["reads"] == (read.id,) and ok["writes"] == (fresh.id,)
+    assert ok["worker"] == "inline" and ok["error"] is None and ok["t_push"] <= ok["t_start"] <= ok["t_ns"]
+    assert failed["name"] == "bad_int" and failed["error"].startswith("ValueError: invalid literal")
