@@ -399,8 +399,9 @@ def invoke_single(op: OpDef, attrs: NodeAttrs, array: NDArray) -> NDArray:
     lookup, one allocation and one engine call that runs the compute function at once with
     the output's variable left ungranted (nobody else can see it yet:
     ``Engine.run_now_into_new``). Anything else (a first call, autograd recording, a busy
-    input, events being watched, a large array) goes through :func:`invoke`'s general
-    path or the engine's ordinary push, so the behaviour is the same.
+    input, events watched by a subscriber other than the server's combining buffer, a large
+    array) goes through :func:`invoke`'s general path or the engine's ordinary push, so the
+    behaviour is the same.
     """
     try:
         chunk, data = array._chunk, array._data
