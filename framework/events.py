@@ -104,6 +104,23 @@ enabled = False
 combine_operations = False
 #: What ``engine.op`` stands for, in order; :func:`expand` and :func:`expand_counts` use it.
 COMBINED_KINDS = ("engine.push", "engine.start", "engine.end")
+
+
+def _operation_part(kind: str, time_field: str | None) -> tuple[str, tuple[int, ...], int | None]:
+    names = KINDS["engine.op"]
+    time_at = None if time_field is None else names.index(time_field)
+    return kind, tuple(names.index(name) for name in KINDS[kind]), time_at
+
+
+#: How one ``engine.op`` makes the three events it stands for: per kind, the positions of
+#: its fields among engine.op's values, and the position of its time (None: engine.op's own
+#: time, the end). The one statement of that mapping: :func:`expand` applies it row by row,
+#: the server's frame encoder column by column.
+OPERATION_PARTS: tuple[tuple[str, tuple[int, ...], int | None], ...] = (
+    _operation_part("engine.push", "t_push"),
+    _operation_part("engine.start", "t_start"),
+    _operation_part("engine.end", None),
+)
 #: An operation still in flight this long after its push has its push and start published
 #: on their own by the next :func:`run_samplers` (50 ms: about what a browser redraws at).
 SAMPLE_AFTER_NS = 50_000_000
@@ -367,10 +384,10 @@ def expand(raws: list[RawEvent]) -> list[RawEvent]:
         kind, t_end, values = raw
         if isinstance(values, dict):
             values = tuple(values.get(name) for name in KINDS[kind])
-        op, name, ctx, reads, writes, priority, prop, worker, stream, error, t_push, t_start = values
-        out.append(("engine.push", t_push, (op, name, ctx, list(reads), list(writes), priority, prop)))
-        out.append(("engine.start", t_start, (op, worker, stream)))
-        out.append(("engine.end", t_end, (op, worker, stream, error)))
+        for part, fields, time_at in OPERATION_PARTS:
+            # engine.push's reads and writes are lists, as the classic path publishes them
+            part_values = tuple(list(v) if type(v) is tuple else v for v in map(values.__getitem__, fields))
+            out.append((part, t_end if time_at is None else values[time_at], part_values))
     return out
 
 

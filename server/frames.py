@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from framework.events import KINDS, RawEvent
+from framework.events import KINDS, OPERATION_PARTS, RawEvent
 
 _kind_of, _t_of, _values_of = itemgetter(0), itemgetter(1), itemgetter(2)
 
@@ -129,26 +129,25 @@ def _block(kind: str, rows: list[RawEvent], positions: list[int]) -> Block:
     return _columns_block(kind, names, columns, list(map(_t_of, rows)), positions)
 
 
-_PUSH_FIELDS, _START_FIELDS, _END_FIELDS = KINDS["engine.push"], KINDS["engine.start"], KINDS["engine.end"]
-
-
 def _operation_blocks(rows: list[RawEvent], positions: list[int]) -> list[Block]:
     """The engine.push, engine.start and engine.end blocks of ``engine.op`` rows (what
-    :func:`framework.events.expand` would give), built column by column: the push of the row
-    at ``p`` goes to ``p``, its start to ``p + 1``, its end to ``p + 2``."""
+    :func:`framework.events.expand` would give), built column by column: the ``k``-th part of
+    the row at ``p`` goes to ``p + k``."""
     values = list(map(_values_of, rows))
     if set(map(type, values)) != {tuple}:  # fields given as dicts (publish, a replay): rare
         names = KINDS["engine.op"]
         values = [tuple(v.get(n) for n in names) if isinstance(v, dict) else v for v in values]
-    op, name, ctx, reads, writes, priority, prop, worker, stream, error, t_push, t_start = zip(
-        *_checked_values("engine.op", values), strict=True
-    )
+    columns = list(zip(*_checked_values("engine.op", values), strict=True))
+    end_times = list(map(_t_of, rows))
     return [
-        _columns_block("engine.push", _PUSH_FIELDS, [op, name, ctx, reads, writes, priority, prop], t_push, positions),
-        _columns_block("engine.start", _START_FIELDS, [op, worker, stream], t_start, [p + 1 for p in positions]),
         _columns_block(
-            "engine.end", _END_FIELDS, [op, worker, stream, error], list(map(_t_of, rows)), [p + 2 for p in positions]
-        ),
+            kind,
+            KINDS[kind],
+            [columns[i] for i in fields],
+            end_times if time_at is None else columns[time_at],
+            [p + k for p in positions],
+        )
+        for k, (kind, fields, time_at) in enumerate(OPERATION_PARTS)
     ]
 
 
