@@ -408,6 +408,7 @@ def invoke_single(op: OpDef, attrs: NodeAttrs, array: NDArray) -> NDArray:
     except AttributeError:  # not an NDArray: invoke names the problem
         return invoke(op, [array], None, None, None, attrs)[0]
     ctx = chunk.ctx
+    # invoke's key for one input without out= (tests/ndarray/test_direct_path.py fails if the two differ)
     call = _call_cache.get((attrs, ctx.device_type, ctx.device_id, data.shape, data.dtype))
     if call is None or call.direct_compute is None or STATE.recording:
         return invoke(op, [array], None, None, None, attrs)[0]
