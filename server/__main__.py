@@ -20,6 +20,7 @@ import sys
 import threading
 import traceback
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 
@@ -71,6 +72,19 @@ def build_serve_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def stop_like_ctrl_c(signum: int, frame: Any) -> None:
+    """SIGTERM (``kill``, a service manager, a test harness) stops the server as Ctrl+C does.
+
+    uvicorn shuts down gracefully on SIGTERM, then raises the signal again under the handler that
+    was there before it started. Python's default for SIGTERM ends the process on the spot: the
+    runs would not be stopped and the interpreter's exit, which stops the trace replayer's worker
+    processes, would not happen, so a looping run's worker, idle replay workers and the fork
+    server they keep alive would outlive the server. Raising KeyboardInterrupt takes the Ctrl+C
+    path instead: ``runs.shutdown()``, then a normal exit.
+    """
+    raise KeyboardInterrupt
+
+
 def serve(argv: list[str]) -> int:
     parser = build_serve_parser()
     args = parser.parse_args(argv)
@@ -107,9 +121,10 @@ def serve(argv: list[str]) -> int:
     print(f"MXLab is running at {url_for(args.host, port, '&'.join(query))}", flush=True)
     print("API documentation at " + url_for(args.host, port).rstrip("/") + "/docs; press Ctrl+C to stop", flush=True)
     config = uvicorn_config(app, timeout_graceful_shutdown=2)
+    signal.signal(signal.SIGTERM, stop_like_ctrl_c)
     try:
         uvicorn.Server(config).run(sockets=[sock])
-    except KeyboardInterrupt:  # uvicorn re-raises Ctrl+C after its graceful shutdown
+    except KeyboardInterrupt:  # uvicorn re-raises Ctrl+C, and SIGTERM (stop_like_ctrl_c), after its graceful shutdown
         pass
     finally:
         runs.shutdown()

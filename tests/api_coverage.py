@@ -14,12 +14,14 @@ elsewhere in MXNet (``mx.metric.numeric_types`` comes from ``mxnet.base``) are l
 Then the same per class: constructor, methods and properties.
 
 tests/test_api_names.py uses :func:`collect_gaps` (every missing name and differing signature,
-by ``mx.`` path) and fails on each one docs/differences.md does not list with a reason.
+by ``mx.`` path) and fails on each one docs/differences.md does not list with a reason
+(:func:`absence_entries` reads that list; other tests use it too).
 """
 
 from __future__ import annotations
 
 import ast
+import fnmatch
 import inspect
 import json
 import re
@@ -34,6 +36,7 @@ import framework as mx
 DATA = Path(__file__).resolve().parent / "data" / "mxnet_1_9_1" / "api"
 PUBLIC_NAMES = DATA / "public_names.json"
 OPERATOR_NAMES = DATA / "operator_names.json"
+DIFFERENCES = Path(__file__).resolve().parents[1] / "docs" / "differences.md"
 
 # How a parameter list is written in the JSON: [name, kind] or [name, kind, repr(default)].
 Param = list[str]
@@ -278,6 +281,43 @@ def collect_gaps(
         for name, problems in found.signatures.items():
             gaps[qualified(cls["path"], name)] = "signature: " + "; ".join(problems)
     return gaps
+
+
+# ---------------------------------------------------------------------- the documented absences
+# docs/differences.md lists, in one section, the MXNet names MXLab does not have, each with its reason;
+# tests/test_api_names.py exempts exactly those gaps, and other tests read the same list.
+SECTION = "## MXNet 1.9.1 names MXLab does not have"
+# A bullet: backticked names separated by commas, then a colon and the reason.
+ENTRY = re.compile(r"^- (?P<names>`mx\.[^`]+`(?:,\s+`mx\.[^`]+`)*):\s+(?P<reason>\S.*)", re.S)
+
+
+def absence_entries(text: str | None = None) -> dict[str, str]:
+    """The section's entries as ``{name or pattern: reason}``; each bullet is ``- `mx.a`, `mx.b`: reason``."""
+    text = DIFFERENCES.read_text(encoding="utf-8") if text is None else text
+    if SECTION not in text:
+        raise AssertionError(f"docs/differences.md has no section {SECTION!r}")
+    section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
+    entries: dict[str, str] = {}
+    for bullet in re.split(r"\n(?=- )", section):
+        if not bullet.startswith("- `mx."):
+            continue
+        match = ENTRY.match(bullet)
+        if match is None:
+            raise AssertionError(f"docs/differences.md: an absence without a reason: {bullet[:80]!r}")
+        reason = " ".join(match["reason"].split())
+        for name in re.findall(r"`(mx\.[^`]+)`", match["names"]):
+            entries[name] = reason
+    return entries
+
+
+def documented_absences() -> dict[str, str]:
+    """docs/differences.md's absent MXNet names (and patterns) with their reasons."""
+    return absence_entries()
+
+
+def is_documented(name: str, entries: dict[str, str]) -> bool:
+    """Whether ``name`` is one of ``entries`` or matches one of its patterns (fnmatch's ``*``)."""
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in entries)
 
 
 # ---------------------------------------------------------------------- text output

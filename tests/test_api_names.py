@@ -8,15 +8,17 @@ check), with docs/differences.md's list of absent names as the only exemptions (
 from __future__ import annotations
 
 import fnmatch
-import re
-from pathlib import Path
 
 import pytest
 from api_coverage import (
+    SECTION,
+    absence_entries,
     class_report,
     collect_gaps,
     compare_arity,
     compare_signatures,
+    documented_absences,
+    is_documented,
     load_operator_names,
     load_reference,
     module_report,
@@ -143,7 +145,8 @@ def test_module_report_names_what_is_missing(reference):
 # ---------------------------------------------------------------------- every module and class
 # Every public name of every MXNet 1.9.1 module and class in the data must exist in MXLab with
 # MXNet's signature, unless docs/differences.md lists it, with a reason, in its section "MXNet
-# 1.9.1 names MXLab does not have". That section is the one source of truth: the test parses it.
+# 1.9.1 names MXLab does not have". That section is the one source of truth: api_coverage.absence_entries
+# parses it.
 #
 # Rules:
 # - A listed name (``mx.a.b``) or pattern (``mx.*.__del__``: fnmatch's ``*``) excuses the name's
@@ -156,40 +159,6 @@ def test_module_report_names_what_is_missing(reference):
 #   accident of MXNet's imports, not API it documents, and MXLab keeps each name in its own home.
 # - A missing module or class is one gap (its members are not listed again). Generated operator
 #   functions are compared by operator name (operator_names.json), not here.
-DIFFERENCES = Path(__file__).resolve().parents[1] / "docs" / "differences.md"
-SECTION = "## MXNet 1.9.1 names MXLab does not have"
-# A bullet: backticked names separated by commas, then a colon and the reason.
-ENTRY = re.compile(r"^- (?P<names>`mx\.[^`]+`(?:,\s+`mx\.[^`]+`)*):\s+(?P<reason>\S.*)", re.S)
-
-
-def absence_entries(text: str | None = None) -> dict[str, str]:
-    """The section's entries as ``{name or pattern: reason}``; each bullet is ``- `mx.a`, `mx.b`: reason``."""
-    text = DIFFERENCES.read_text(encoding="utf-8") if text is None else text
-    if SECTION not in text:
-        raise AssertionError(f"docs/differences.md has no section {SECTION!r}")
-    section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
-    entries: dict[str, str] = {}
-    for bullet in re.split(r"\n(?=- )", section):
-        if not bullet.startswith("- `mx."):
-            continue
-        match = ENTRY.match(bullet)
-        if match is None:
-            raise AssertionError(f"docs/differences.md: an absence without a reason: {bullet[:80]!r}")
-        reason = " ".join(match["reason"].split())
-        for name in re.findall(r"`(mx\.[^`]+)`", match["names"]):
-            entries[name] = reason
-    return entries
-
-
-def documented_absences() -> dict[str, str]:
-    """docs/differences.md's absent MXNet names (and patterns) with their reasons."""
-    return absence_entries()
-
-
-def is_documented(name: str, entries: dict[str, str]) -> bool:
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in entries)
-
-
 @pytest.fixture(scope="module")
 def gaps(reference):
     return collect_gaps(reference, mx)

@@ -1,6 +1,7 @@
 """``mx.sym``: symbolic graphs, built before they run.
 
-* ``Symbol`` and ``Group``: :mod:`.symbol` (node creation, structure, composition, operators), with
+* ``Symbol`` and ``Group``: :mod:`.symbol` (structure, composition, operators), built on node
+  creation (:mod:`.creation`) and the output list every symbol is (:mod:`.outputs`), with
   inference in :mod:`.inference`; ``Variable`` / ``var``: :mod:`.variable`; ``load``, ``load_json``:
   :mod:`.loading` (the JSON layouts: :mod:`.json_format`); ``optimize_for``'s backends: :mod:`.backends`;
 * ``mx.sym.<operator>``: generated from the operator registry on first use (:mod:`.register`);

@@ -3,23 +3,9 @@
 A :class:`Symbol` is a list of output entries of a graph of :class:`Node` objects, the
 same nodes autograd records and the executor runs. Nothing is computed here: calling
 ``mx.sym.FullyConnected(data=x, num_hidden=10, name="fc1")`` only creates a node whose
-inputs are ``x`` plus two new variables, ``fc1_weight`` and ``fc1_bias``.
-
-How a node is made (:func:`create_symbol`, behind every ``mx.sym.<op>`` function):
-
-1. keyword arguments that are not symbols are the operator's parameters, kept as the
-   strings they become in JSON (``num_hidden="10"``) and parsed into the operator's
-   typed parameter struct; ``attr={...}`` and ``__key__=`` arguments add hidden
-   attributes (``__lr_mult__``). As in NNVM's ``attrs.dict``, the node's ``attrs.extra``
-   holds all these strings (parameters as given, hidden attributes); ``attrs.parsed``
-   holds the typed values the operator computes with;
-2. the node's name comes from ``name=`` or the current :mod:`naming` manager
-   (``fullyconnected0``);
-3. the operator lists its input names for these parameters (``no_bias=True`` drops
-   ``bias``); symbols given positionally or by input name fill them, and every missing
-   input becomes a variable ``<node name>_<input name>``;
-4. inputs the operator mutates (BatchNorm's ``moving_mean``) must be variables: they are
-   *auxiliary states*, listed apart from the arguments, and read at a new version.
+inputs are ``x`` plus two new variables, ``fc1_weight`` and ``fc1_bias``: how a node is made
+(parameters, names, inputs, auxiliary states) is :mod:`.creation`'s subject; :func:`create_symbol`
+wraps the node's outputs in a Symbol.
 
 Everything else reads the graph: ``list_arguments`` walks it depth first, ``infer_shape``
 runs :mod:`framework.executor.infer` (through :mod:`.inference`), ``tojson`` writes
@@ -42,85 +28,21 @@ from ..atomic_file import write_text_atomic
 from ..context import current_context
 from ..executor import bind, simple_bind
 from ..ndarray.ndarray import NDArray
-from ..operator import registry
 from ..operator.fluent import available_fluent_methods, fluent_doc
-from ..operator.node import Entry, Node, NodeAttrs, topo_sort
+from ..operator.node import Entry, Node, topo_sort
 from ..operator.params import OperatorParamError, python_scalar
-from ..operator.registry import OpDef
-from ..operator.signature import declared_input_names
-from . import attribute, backends, inference, json_format, naming
-from .attr_keys import expand_hidden, is_dunder, normalize_attr_key, param_string
+from . import backends, inference, json_format
+from .attr_keys import expand_hidden, is_dunder, normalize_attr_key
+from .creation import create_node
 from .errors import NotImplementedForSymbol, SymbolError, SymbolTypeError
 from .graph import VAR_VERSIONS, copy_graph, mutated_ids, output_name
-from .json_format import HIDDEN_KEYS, attr_strings, set_input_var_attrs
+from .json_format import HIDDEN_KEYS, attr_strings
+from .outputs import SymbolOutputs, single_output
 
 _STORAGE_TYPES = {"default": 0}
 
 
-def _single_output(value: Any, what: str) -> Entry:
-    if not isinstance(value, Symbol):
-        raise SymbolTypeError(f"{what} must be a Symbol, got {value!r}")
-    if len(value.outputs) != 1:
-        raise SymbolError(f"{what} is a group of {len(value.outputs)} outputs; a single output is required")
-    return value.outputs[0]
-
-
 # ---------------------------------------------------------------------------- node creation
-def _split_kwargs(op: OpDef, kwargs: dict[str, Any], attr: dict | None):
-    """Sort keyword arguments into input symbols, parameter values, hidden attributes, others."""
-    symbols: dict[str, Symbol] = {}
-    params: dict[str, Any] = {}
-    hidden: dict[str, str] = {}
-    others: dict[str, Any] = {}
-    merged = dict(kwargs)
-    if attr is not None:
-        if not isinstance(attr, dict):
-            raise SymbolTypeError(f"{op.name}: attr must be a dict of strings, got {attr!r}")
-        merged.update(attr)
-    for given, value in merged.items():
-        if isinstance(value, Symbol):
-            symbols[given] = value
-            continue
-        key = normalize_attr_key(given)
-        if is_dunder(key):
-            hidden[key] = str(value)
-        elif key in op.params.fields:
-            params[key] = value
-        else:
-            others[key] = value
-    return symbols, params, hidden, others
-
-
-def _positional(op: OpDef, args: Sequence[Any], symbols: dict[str, Any], params: dict[str, Any]) -> list[Any]:
-    """Sort positional arguments: inputs first, then parameters in declaration order (MXNet).
-
-    Inputs go into ``symbols`` by name and parameters into ``params``; only a variadic
-    operator's inputs are returned, as a list.
-    """
-    if op.key_var_num_args:
-        return [a for a in args if a is not None]
-    slots = declared_input_names(op)
-    param_names = [k for k in op.params.fields if k != op.key_var_num_args]
-    if len(args) > len(slots) + len(param_names):
-        raise SymbolError(
-            f"{op.name}: takes at most {len(slots) + len(param_names)} positional arguments "
-            f"(inputs {', '.join(slots)}, then parameters), got {len(args)}"
-        )
-    for i, value in enumerate(args):
-        if i < len(slots):
-            key, target = slots[i], symbols
-            if value is None:
-                continue
-            if not isinstance(value, Symbol):
-                raise SymbolTypeError(f"{op.name}: argument {key!r} must be a Symbol, got {value!r}")
-        else:
-            key, target = param_names[i - len(slots)], params
-        if key in symbols or key in params:
-            raise SymbolError(f"{op.name}: got multiple values for argument {key!r}")
-        target[key] = value
-    return []
-
-
 def create_symbol(
     op_name: str,
     hint: str,
@@ -129,84 +51,9 @@ def create_symbol(
     name: str | None = None,
     attr: dict | None = None,
 ) -> Symbol:
-    """One operator node applied to symbols: what every generated ``mx.sym.<op>`` calls.
-
-    Positional arguments are the inputs, then the parameters (in declaration order), as
-    in MXNet's generated functions; variadic operators (``Concat``) take any number of
-    positional inputs. ``hint`` (the lower-cased function name) names the node when
-    ``name`` is None.
-    """
-    op = registry.get(op_name)
-    symbols, params, hidden, others = _split_kwargs(op, kwargs, attr)
-    for key, value in attribute.current_attrs().items():  # `with AttrScope(...)`; attr= wins
-        hidden.setdefault(normalize_attr_key(key), value)
-    args = _positional(op, args, symbols, params)
-    if op.key_var_num_args:
-        params.setdefault(op.key_var_num_args, len(args))
-    node_name = naming.current().get(name, hint)
-    strings = {k: param_string(op.params.fields.get(k), v) for k, v in params.items()}
-    try:
-        parsed = op.params.parse(op.name, strings)
-    except OperatorParamError as err:
-        if op.key_var_num_args and symbols:  # ``Concat(data=a)``: the count of positional inputs was 0
-            raise SymbolError(
-                f"{op.name} takes a variable number of inputs, given positionally; got keyword input(s) "
-                f"{', '.join(symbols)} ({err})"
-            ) from None
-        raise OperatorParamError(f"{err} (node {node_name!r})") from None
-    attrs = NodeAttrs(node_name, op, parsed, {**strings, **hidden})
-    input_names = op.list_input_names(attrs)
-    for key, value in others.items():
-        if key in input_names:
-            if value is not None:
-                raise SymbolTypeError(f"{op.name}: input {key!r} must be a Symbol, got {value!r}")
-            continue
-        allowed = ", ".join(op.params.fields) or "none"
-        raise OperatorParamError(
-            f"{op.name}: unknown parameter {key!r} (node {node_name!r}); parameters: {allowed}; "
-            f"inputs: {', '.join(input_names) or 'none'}"
-        )
-
-    inputs: list[Entry | None] = [None] * len(input_names)
-    if len(args) > len(input_names):
-        raise SymbolError(f"{op.name}: takes {len(input_names)} input(s) ({', '.join(input_names)}), got {len(args)}")
-    for i, value in enumerate(args):
-        inputs[i] = _single_output(value, f"{op.name} input {input_names[i]!r}")
-    for key, value in symbols.items():
-        if key not in input_names:
-            if op.key_var_num_args:  # Concat's inputs are counted, not named; Custom's are named by its prop
-                raise SymbolError(
-                    f"{op.name} takes a variable number of inputs, given positionally; got keyword input {key!r} "
-                    f"(its inputs here: {', '.join(input_names) or 'none'})"
-                )
-            raise SymbolError(
-                f"{op.name}: keyword argument {key!r} is not an input; candidate inputs: {', '.join(input_names)}"
-            )
-        if inputs[input_names.index(key)] is not None:
-            raise SymbolError(f"{op.name}: got multiple values for input {key!r}")
-        index = input_names.index(key)
-        inputs[index] = _single_output(value, f"{op.name} input {key!r}")
-    for i, entry in enumerate(inputs):
-        if entry is None:
-            # NNVM copies the node's attributes onto variables it creates, so that
-            # attr={'__lr_mult__': ...} given to an operator reaches its weights.
-            var = Node(None, NodeAttrs(f"{node_name}_{input_names[i]}", None, None, dict(attrs.extra)))
-            inputs[i] = Entry(var, 0, 0)
-
-    set_input_var_attrs(op, inputs)
-    entries = [e if not e.node.is_variable else e._replace(version=VAR_VERSIONS.get(e.node.id, 0)) for e in inputs]
-    for i in op.mutate_inputs(attrs):
-        entry = entries[i]
-        if not entry.node.is_variable:
-            raise SymbolError(
-                f"{op.name} node {node_name!r}: input {input_names[i]!r} is written by the operator "
-                f"(an auxiliary state), so it must be a variable, got the output of {entry.node.name!r}"
-            )
-        version = VAR_VERSIONS.get(entry.node.id, 0) + 1
-        VAR_VERSIONS[entry.node.id] = version
-        entries[i] = entry._replace(version=version)
-    node = Node(op, attrs, entries)
-    return Symbol([Entry(node, i) for i in range(op.get_num_visible_outputs(attrs))])
+    """One operator node applied to symbols, as a Symbol: what every generated ``mx.sym.<op>`` calls
+    (the arguments are :func:`~.creation.create_node`'s)."""
+    return Symbol(create_node(op_name, hint, args, kwargs, name=name, attr=attr))
 
 
 def call_op(op_name: str, *args: Any, **kwargs: Any) -> Symbol:
@@ -248,16 +95,11 @@ def _unsupported(symbol: str, other: Any) -> SymbolTypeError:
     return SymbolTypeError(f"Symbol {symbol} {type(other).__name__}: type {type(other)} not supported")
 
 
-class Symbol:
-    """The outputs of a graph: ``outputs`` is a list of :class:`Entry` (node, output index)."""
+class Symbol(SymbolOutputs):
+    """The outputs of a graph (``outputs``, a list of :class:`Entry`: node, output index), and
+    everything MXNet's Symbol does with them."""
 
-    __slots__ = ("outputs",)
-
-    def __init__(self, outputs: Sequence[Entry]) -> None:
-        outputs = list(outputs)
-        if not outputs or not all(isinstance(e, Entry) for e in outputs):
-            raise SymbolTypeError(f"Symbol: outputs must be a non-empty list of Entry objects, got {outputs!r}")
-        self.outputs: list[Entry] = outputs
+    __slots__ = ()
 
     # ------------------------------------------------------------ identity and structure
     def __repr__(self) -> str:
@@ -599,7 +441,7 @@ class Symbol:
                 raise SymbolError(
                     f"compose: keyword argument name {key!r} not found; candidate arguments: {', '.join(variables)}"
                 )
-            entry = _single_output(value, f"compose: keyword argument {key!r}")
+            entry = single_output(value, f"compose: keyword argument {key!r}")
             for node in variables[key]:
                 replace[node.id] = entry
         for node in order:

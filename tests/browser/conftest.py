@@ -21,9 +21,8 @@ import httpx
 import pytest
 from needs import needs_module, needs_tool
 
-ROOT = Path(__file__).resolve().parents[2]
-WEBUI = ROOT / "webui"
-ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+from .browser_helpers import ARTIFACTS, ROOT, WEBUI
+
 CHROMIUM = os.environ.get("MXLAB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless",

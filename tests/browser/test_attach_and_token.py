@@ -9,7 +9,7 @@ import framework as mx
 import server
 from framework import events
 
-from .conftest import ARTIFACTS
+from .browser_helpers import ARTIFACTS
 
 pytestmark = pytest.mark.browser
 

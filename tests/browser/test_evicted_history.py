@@ -18,8 +18,7 @@ from server.app import create_app
 from server.runs import RunManager
 from server.serving import uvicorn_config
 
-from .conftest import ARTIFACTS, WEBUI
-from .test_webui import FINAL, open_ui
+from .browser_helpers import ARTIFACTS, FINAL, WEBUI, open_ui
 
 pytestmark = pytest.mark.browser
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import ARTIFACTS
-from .test_webui import open_ui, start, wait_finished
+from .browser_helpers import ARTIFACTS, open_ui, start, wait_finished
 
 pytestmark = pytest.mark.browser
 

@@ -18,8 +18,7 @@ import pytest
 
 from framework import profiler
 
-from .conftest import ARTIFACTS, ROOT
-from .test_webui import open_ui, start, summary, wait_finished
+from .browser_helpers import ARTIFACTS, ROOT, open_ui, start, summary, wait_finished
 
 pytestmark = pytest.mark.browser
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .test_webui import open_ui
+from .browser_helpers import open_ui
 
 pytestmark = pytest.mark.browser
 

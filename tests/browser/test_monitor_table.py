@@ -6,8 +6,7 @@ import re
 
 import pytest
 
-from .conftest import ARTIFACTS
-from .test_webui import open_ui, start, wait_finished
+from .browser_helpers import ARTIFACTS, open_ui, start, wait_finished
 
 pytestmark = pytest.mark.browser
 

@@ -9,7 +9,7 @@ import pytest
 
 from server.frames import Frame
 
-from .test_webui import open_ui
+from .browser_helpers import open_ui
 
 pytestmark = pytest.mark.browser
 

@@ -2,52 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import re
 import time
 
 import httpx
 import pytest
 
-from .conftest import ARTIFACTS
+from .browser_helpers import ARTIFACTS, FINAL, open_ui, start, summary, wait_finished
 
 pytestmark = pytest.mark.browser
-
-FINAL = ("done", "failed", "cancelled", "timeout")
-
-
-def open_ui(page, server_url: str, query: str = "") -> None:
-    page.goto(f"{server_url}/{query}")
-    page.wait_for_selector("body[data-ready=true]", timeout=15_000)
-
-
-def start(page, scenario: str, **params) -> str:
-    """Pick ``scenario``, fill ``params`` into its generated form, press Run; return the run id."""
-    page.select_option("#scenario-select", scenario)
-    for name, value in params.items():
-        field = page.locator(f'#scenario-form [data-param="{name}"]')
-        if isinstance(value, bool):
-            field.set_checked(value)
-        elif field.evaluate("el => el.tagName") == "SELECT":
-            field.select_option(json.dumps(value))
-        else:
-            field.fill(str(value))
-    page.click("#run-button")
-    page.wait_for_function("() => document.querySelector('#run-bar').dataset.run", timeout=15_000)
-    return page.get_attribute("#run-bar", "data-run")
-
-
-def wait_finished(page, timeout_ms: int = 30_000) -> str:
-    page.wait_for_function(
-        f"() => {json.dumps(FINAL)}.includes(document.querySelector('#run-bar').dataset.status)", timeout=timeout_ms
-    )
-    return page.get_attribute("#run-bar", "data-status")
-
-
-def summary(server_url: str, run_id: str) -> dict:
-    response = httpx.get(f"{server_url}/api/runs/{run_id}", timeout=10)
-    response.raise_for_status()
-    return response.json()
 
 
 def trace_workers(server_url: str, run_id: str) -> dict[str, str]:

@@ -8,36 +8,15 @@ as Ray's zero-copy deserialisation delivers them.
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from kvstore_helpers import frozen, run, sync_server
 
 from framework.kvstore.base import KVStoreError
 from framework.kvstore.server import KVServer, sum_into
 from framework.kvstore.timing import CallLog, CallRecord, split_step
 from framework.module.aggregation import layer_batches, layer_of
-
-
-def frozen(values) -> np.ndarray:
-    """An array as Ray delivers it: a read-only view."""
-    array = np.asarray(values, dtype=np.float32)
-    array.flags.writeable = False
-    return array
-
-
-def run(coro):
-    """``coro`` on an event loop of its own, in a helper thread: this thread may already run a loop
-    (Playwright's sync API keeps one while browser tests share the session), where asyncio.run refuses."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
-
-
-async def sync_server(num_workers: int = 2, timeout: float = 5.0) -> KVServer:
-    server = KVServer(0, 1, num_workers, timeout)
-    for rank in range(num_workers):
-        await server.configure(rank, num_workers, True)
-    return server
 
 
 def test_sum_into_adds_read_only_arrays_into_the_servers_array():

@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 import pytest
-from test_dist_server import frozen, run, sync_server
+from kvstore_helpers import frozen, run, sync_server
 
 from framework.kvstore.base import KVStoreError
 from framework.kvstore.server import KVServer

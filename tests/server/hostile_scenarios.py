@@ -19,6 +19,8 @@ import framework as mx
 from framework import events
 from server.scenarios.base import RunContext, Scenario, ScenarioParams
 
+GATE_TIMEOUT_S = 30.0  # a gated flood that is never opened fails instead of hanging its test
+
 
 class NoParams(ScenarioParams):
     """No parameters."""
@@ -28,6 +30,7 @@ class FloodParams(ScenarioParams):
     events: int = Field(1000, ge=0, le=2_000_000)
     per_ms: int = Field(0, ge=0, description="events per millisecond at most (0: as fast as possible)")
     pad: int = Field(0, ge=0, le=1000, description="characters of a per-event note (0: no note)")
+    gate: str = Field("", max_length=4096, description="a file to wait for before flooding (empty: start at once)")
 
 
 class SleepParams(ScenarioParams):
@@ -58,10 +61,22 @@ def hang(params: SleepParams, ctx: RunContext) -> dict[str, Any]:
     return {"slept": params.seconds}
 
 
+def _wait_for_gate(path: str, timeout_s: float = GATE_TIMEOUT_S) -> None:
+    """Return once the file ``path`` exists, so that a test can attach its clients first."""
+    deadline = time.monotonic() + timeout_s
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"flood: the gate file {path!r} did not appear within {timeout_s} s")
+        time.sleep(0.01)
+
+
 def flood(params: FloodParams, ctx: RunContext) -> dict[str, Any]:
-    """``events`` train.metric events as fast as the bus takes them (plus a graph and a log line)."""
+    """``events`` train.metric events as fast as the bus takes them (plus a graph and a log line),
+    once the ``gate`` file exists if one is named."""
     ctx.set_graph("digraph flood { a -> b; }")
     ctx.log("flooding")
+    if params.gate:
+        _wait_for_gate(params.gate)
     start = time.perf_counter()
     for i in range(params.events):
         note = {"note": f"{i:0{params.pad}d}"} if params.pad else {}  # differs per event: not sent once per frame

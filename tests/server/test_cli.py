@@ -22,6 +22,7 @@ from server.addresses import is_loopback, url_for
 from server.token_source import TokenSourceError, resolve_token
 
 ROOT = Path(__file__).resolve().parents[2]
+JSON = {"content-type": "application/json"}
 
 
 def free_port() -> int:
@@ -125,6 +126,62 @@ def test_python_dash_m_server_serves_the_api_and_starts_the_looping_default_run(
     finally:
         _stop(process)
     assert process.returncode == 0
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every process below ``pid`` now (Linux's /proc/<pid>/task/<tid>/children)."""
+    found: set[int] = set()
+    parents = [pid]
+    while parents:
+        for children in Path(f"/proc/{parents.pop()}/task").glob("*/children"):
+            try:
+                below = {int(child) for child in children.read_text().split()} - found
+            except OSError:  # the process ended meanwhile
+                continue
+            found |= below
+            parents.extend(below)
+    return found
+
+
+def _running(pid: int) -> str | None:
+    """The command line of process ``pid`` if it still runs (a zombie has ended), else None."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return None
+    return None if state == "Z" else command
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads the process tree from Linux's /proc")
+def test_sigterm_stops_the_server_and_every_process_it_started():
+    # The looping default run has a worker process; a trace upload starts the replayer's; the fork
+    # server and the resource tracker serve them. None may outlive the server (a looping run's
+    # worker would otherwise go on for an hour, idle replay workers and the fork server forever).
+    port = free_port()
+    process, url = _serve("--port", str(port))
+    try:
+        run_id = url.rsplit("run=", 1)[1]
+        deadline = time.monotonic() + 60
+        while httpx.get(f"http://127.0.0.1:{port}/api/runs/{run_id}", timeout=5).json()["status"] != "running":
+            assert time.monotonic() < deadline, "the default run did not start"
+            time.sleep(0.1)
+        trace = b'[{"ph": "X", "ts": 1, "dur": 1, "name": "op"}]'
+        replay = httpx.post(f"http://127.0.0.1:{port}/api/traces", content=trace, headers=JSON, timeout=60)
+        assert replay.status_code == 201, replay.text
+        started = _descendants(process.pid)
+        assert len(started) >= 3, started  # the fork server, the run's worker, a replay worker (and more)
+        process.terminate()
+        process.wait(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    deadline = time.monotonic() + 30
+    while (left := {pid: command for pid in started if (command := _running(pid))}) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not left, f"processes outlived the server: {left}"
+    assert process.returncode == 0, process.stderr.read()  # stopped as by Ctrl+C, not killed by the signal
 
 
 def test_token_guards_the_command_line_server():

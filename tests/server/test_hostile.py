@@ -3,14 +3,18 @@ a crashing, hanging or flooding run stays in its process and its bounds."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
+import time
 
 import pytest
 from server_helpers import TEST_HOSTS, read_stream, stream_events, wait_for
 from starlette.testclient import TestClient
 
 from server.app import create_app
+from server.frames import decode_frame
+from server.streaming import BATCH_MAX_EVENTS
 from server.traces import MAX_TRACE_EVENTS
 
 
@@ -296,28 +300,69 @@ def test_twenty_concurrent_runs_get_201_or_429_and_all_accepted_finish(client):
     wait_for(client, again.json()["id"])
 
 
-def test_ten_clients_on_one_run_all_get_every_event(client):
-    run = client.post("/api/runs", json={"scenario": "flood", "params": {"events": 30_000}}).json()
-    results: list[list[dict]] = []
+def _ten_clients_on_a_gated_flood(manager, tmp_path, events: int, **app_settings) -> tuple[list, dict]:
+    """Attach ten WebSocket clients to one flood run before it publishes an event (the run waits for
+    a gate file), let it flood, and return each client's ``(messages, close code)`` and the final summary.
+
+    Without the gate the test would depend on timing: a warm worker process may finish the run before
+    the clients connect (they then read the history), a cold one after (they receive it live)."""
+    gate = tmp_path / "gate"
+    client = TestClient(create_app(manager, webui_dir=tmp_path / "no-webui", extra_hosts=TEST_HOSTS, **app_settings))
+    run = client.post("/api/runs", json={"scenario": "flood", "params": {"events": events, "gate": str(gate)}}).json()
+    streams: list[tuple[list[dict], int]] = []
     lock = threading.Lock()
 
     def watch() -> None:
-        messages, code = read_stream(client, run["id"])
-        assert code == 1000
+        stream = read_stream(client, run["id"])
         with lock:
-            results.append(stream_events(messages))
+            streams.append(stream)
 
     threads = [threading.Thread(target=watch) for _ in range(10)]
     for t in threads:
         t.start()
+    live = manager.get(run["id"])
+    deadline = time.monotonic() + 30
+    while len(live.clients) < 10 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(live.clients) == 10 and live.total_events == 0, "all ten clients attached before the flood"
+    gate.touch()
     for t in threads:
         t.join(60)
-    summary = client.get(f"/api/runs/{run['id']}").json()
-    assert len(results) == 10
-    assert summary["event_counts"]["train.metric"] == 30_000
+    assert len(streams) == 10
+    return streams, client.get(f"/api/runs/{run['id']}").json()
+
+
+def test_ten_clients_on_one_run_all_get_every_event(manager, tmp_path):
+    # Queues that hold the whole run: however the threads are scheduled, no client may lose an event.
+    room = {"client_queue_events": 40_000, "client_queue_bytes": 64 * 1024 * 1024}
+    streams, summary = _ten_clients_on_a_gated_flood(manager, tmp_path, 30_000, **room)
+    assert summary["status"] == "done" and summary["event_counts"]["train.metric"] == 30_000
+    assert all(code == 1000 for _, code in streams)
+    assert all(m["dropped"] == 0 for messages, _ in streams for m in messages if m["type"] == "frames")
+    results = [stream_events(messages) for messages, _ in streams]  # each frame continues the previous one
     assert all(len(events) == summary["events"] for events in results)
     assert all(events == results[0] for events in results)
     assert [e["batch"] for e in results[0] if e["kind"] == "train.metric"] == list(range(30_000))
+
+
+def test_ten_clients_that_fall_behind_are_told_every_event_they_lose(manager, tmp_path):
+    # Queues of one frame, emptied once a second: the flood outruns every client, which loses frames
+    # (whole: a train.metric block of a frame is too large to survive thinning) and is told each loss.
+    cramped = {"client_queue_events": BATCH_MAX_EVENTS, "flush_interval": 1.0}
+    streams, summary = _ten_clients_on_a_gated_flood(manager, tmp_path, 30_000, **cramped)
+    assert summary["status"] == "done" and summary["event_counts"]["train.metric"] == 30_000
+    told_by_client = []
+    for messages, code in streams:
+        assert code == 1000
+        frames = [frame for m in messages if m["type"] == "frames" for frame in m["frames"]]
+        assert all(a["seq"] + a["n"] <= b["seq"] for a, b in itertools.pairwise(frames)), "frames in order, none twice"
+        received = [event for frame in frames for event in decode_frame(frame)]
+        told = [m["dropped"] for m in messages if m["type"] == "frames"][-1]  # a running total
+        assert len(received) + told == summary["events"], (len(received), told, summary["events"])
+        batches = [e["batch"] for e in received if e["kind"] == "train.metric"]
+        assert batches == sorted(set(batches))
+        told_by_client.append(told)
+    assert any(told_by_client), "the flood outran the clients (else this test shows nothing)"
 
 
 def test_history_is_bounded_and_the_rest_counted(make_manager, tmp_path):

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from api_coverage import load_reference, module_report
-from test_api_names import documented_absences
+from api_coverage import documented_absences, load_reference, module_report
 
 import framework as mx
 from framework import test_utils as tu

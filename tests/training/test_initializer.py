@@ -163,7 +163,7 @@ def test_register_and_alias_make_custom_initializers_creatable():
         desc = init.InitDesc("fc_bias", {"__init__": CustomInit(0.5).dumps()})
         assert _filled(init.Zero(), desc, attrs=desc.attrs).tolist() == [0.5] * 3
     finally:
-        del init._REGISTRY["myinit"], init._REGISTRY["custominit"]
+        del init.base._REGISTRY["myinit"], init.base._REGISTRY["custominit"]
     with pytest.raises(init.InitializerError, match="expects an Initializer subclass"):
         init.register(dict)
 
