@@ -108,6 +108,28 @@ KEYWORDS = (*IGNORED, *AUGMENTATION_DEFAULTS)
 AUG_SEQUENCES = {"ImageRecordIter": "aug_default", "ImageDetRecordIter": "det_aug_default"}
 MEAN_IMG_KEY = "mean_img"  # the name the mean image is saved under, as MXNet does
 PIECE_IMAGES = 8  # at most this many images per piece of work (about 3 MB of work arrays per 224x224 image)
+TAIL_PIECE_IMAGES = 2  # the smallest piece of an epoch's last batch (see piece_bounds)
+
+
+def piece_bounds(count: int, piece: int, threads: int, last: bool) -> list[tuple[int, int]]:
+    """How a batch of ``count`` images is cut into pieces of work: ``(lo, hi)`` ranges, in order.
+
+    Pieces of ``piece`` images, except in the last batch of an epoch when several workers
+    share it: the epoch ends when the slowest worker finishes, and with pieces of equal size
+    one worker may still have most of a piece to do (about 1.5 ms an image) while the other
+    waits for the next epoch. So the last batch is cut in shrinking pieces, each about
+    ``1 / (2 * threads)`` of what remains (guided scheduling), down to ``TAIL_PIECE_IMAGES``:
+    the workers then finish within a small piece of each other. Small pieces cost more
+    Python per image (a piece shares its NumPy calls), so only that batch gets them.
+    """
+    if not last or threads == 1:
+        return [(lo, min(lo + piece, count)) for lo in range(0, count, piece)]
+    bounds, lo = [], 0
+    while lo < count:
+        size = max(TAIL_PIECE_IMAGES, min(piece, -(-(count - lo) // (2 * threads))))
+        bounds.append((lo, min(lo + size, count)))
+        lo += size
+    return bounds
 
 
 def check_aug_seq(api: str, aug_seq: str) -> None:
@@ -186,6 +208,7 @@ class _Loader:
         # to balance the load; and a piece's images share their NumPy calls, so larger pieces hold the
         # GIL for less time per image, up to PIECE_IMAGES (the work arrays grow with the piece)
         self.piece = max(1, min(PIECE_IMAGES, -(-owner.batch_size // (2 * owner.preprocess_threads))))
+        self.threads = owner.preprocess_threads
         self.batch_size = owner.batch_size
         self.data_shape = owner.data_shape
         self.label_shape = owner.provide_label[0].shape
@@ -208,8 +231,9 @@ class _Loader:
 
     def run(self) -> None:
         try:
-            for positions, pad in self.batches:
-                if self.stop.is_set() or not self.put(self.start_batch(positions, pad)):
+            last = len(self.batches) - 1
+            for number, (positions, pad) in enumerate(self.batches):
+                if self.stop.is_set() or not self.put(self.start_batch(positions, pad, number == last)):
                     return
         except BaseException as err:  # handed to the consumer
             self.put(err)
@@ -229,7 +253,7 @@ class _Loader:
                 for future in item[-1]:
                     future.cancel()
 
-    def start_batch(self, positions: np.ndarray, pad: int) -> tuple[Any, ...]:
+    def start_batch(self, positions: np.ndarray, pad: int, last: bool = False) -> tuple[Any, ...]:
         offsets = self.records[positions].tolist()
         raw = []
         for offset in offsets:
@@ -259,10 +283,12 @@ class _Loader:
 
         def work(lo: int, hi: int) -> None:
             done = self.augment.process(raw[lo:hi], offsets[lo:hi], randoms[lo:hi], data[lo:hi])
-            for k, (value, record_id) in enumerate(done, start=lo):
-                label[k], ids[k] = value, record_id
+            values, record_ids = zip(*done, strict=True)  # one NumPy assignment each per piece, not two per image
+            label[lo:hi] = values
+            ids[lo:hi] = record_ids
 
-        futures = [self.pool.submit(work, lo, min(lo + self.piece, n)) for lo in range(0, n, self.piece)]
+        pieces = piece_bounds(n, self.piece, self.threads, last)
+        futures = [self.pool.submit(work, lo, hi) for lo, hi in pieces]
         return batch if batch is not None else data, labels if labels is not None else label, int(pad), ids, futures
 
 
