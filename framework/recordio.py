@@ -218,9 +218,15 @@ def read_record_at(buf: memoryview, offset: int, path: str) -> memoryview | None
     """
     if offset < 0:
         raise RecordIOError(f"{path}: byte offset {offset} is negative")
-    if offset >= len(buf):
+    size = len(buf)
+    if offset >= size:
         return None
-    parts, _ = _record_parts(lambda pos: buf[pos : pos + 8], len(buf), offset, path)
+    if offset + 8 <= size:  # the usual record, whole and intact: one header read, no closure, no list
+        magic, word = _HEAD.unpack_from(buf, offset)
+        start, length = offset + 8, word & MAX_RECORD_BYTES
+        if magic == MAGIC and word >> LENGTH_BITS == WHOLE and start + _aligned(length) <= size:
+            return buf[start : start + length]
+    parts, _ = _record_parts(lambda pos: buf[pos : pos + 8], size, offset, path)  # the checks, the errors, parts
     if len(parts) == 1:
         start, length = parts[0]
         return buf[start : start + length]
