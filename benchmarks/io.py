@@ -235,7 +235,7 @@ PHASES = [
     ("loader thread: total", "framework.io.image_record_iter", "_Loader.run"),
     ("loader: a batch (records, draws, arrays, submission)", "framework.io.image_record_iter", "_Loader.start_batch"),
     ("loader: read a record", "framework.recordio", "read_record_at"),
-    ("worker threads: total", "concurrent.futures.thread", "_worker"),
+    ("worker threads: total", "framework.io.piece_workers", "_run_pieces"),
     ("worker: a piece", "framework.io.record_augmenter", "RecordAugmenter.process"),
     ("worker: unpack the header", "framework.recordio", "unpack"),
     ("worker: decode", "framework.io.record_augmenter", "decode_record_pixels"),

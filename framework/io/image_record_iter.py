@@ -24,7 +24,8 @@ CPU context they write straight into the memory of the batch's NDArrays, data an
 release the GIL, so the workers really run in parallel; the Python glue between them does
 not, which is what keeps 2 threads from being twice as fast as 1 (``benchmarks/io.py``
 measures it). Hence the work goes out in pieces of a few images that share their NumPy calls
-(:meth:`RecordAugmenter.process`).
+(:meth:`RecordAugmenter.process`); the last batch of an epoch goes out in shrinking pieces
+(:func:`piece_bounds`), so that several workers finish the epoch together.
 
 Each image goes through MXNet's default augmenter in MXNet's order:
 
@@ -41,7 +42,7 @@ the colour jitters, and a contrast/illumination jitter in the normalisation.
 
 ``data_shape[0]`` chooses the colour mode: 1 grayscale, 3 RGB, 4 RGBA. Labels come from the
 record header: a scalar label needs ``label_width=1``; an array label must have exactly
-``label_width`` values.
+``label_width`` values (one value with ``label_width=1`` is read as a scalar label).
 
 The random numbers of an epoch come from a generator seeded with ``(seed_aug, epoch)``
 and drawn batch by batch in the loader, so the output does not depend on how the work is
@@ -73,7 +74,6 @@ import mmap
 import os
 import queue
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -95,6 +95,7 @@ from .base import (
 from .image_aug import DEFAULTS as AUGMENTATION_DEFAULTS
 from .image_aug import AugmentError, ExtraAugmentation
 from .label_list import read_label_list
+from .piece_workers import PendingBatch, PieceWorkers
 from .pixels import AUTO_INTER, INTER_METHODS, RANDOM_INTER, pillow_filter, resize_with
 from .record_augmenter import MODES, RecordAugmenter
 
@@ -192,9 +193,9 @@ def _mapped(path: str) -> memoryview:
 class _Loader:
     """One epoch's producer: reads the records of each batch and hands their processing to the pool.
 
-    The loader does not wait for a batch to be finished: it queues the batch with the
-    futures of its pieces and goes on with the next one, so the workers always have work
-    (up to ``prefetch_buffer`` batches ahead). The consumer waits for a batch's futures.
+    The loader does not wait for a batch to be finished: it queues the batch with its
+    :class:`PendingBatch` and goes on with the next one, so the workers always have work
+    (up to ``prefetch_buffer`` batches ahead). The consumer waits for the batch's last piece.
     """
 
     def __init__(self, owner: ImageRecordIter, batches: list[tuple[np.ndarray, int]], epoch: int) -> None:
@@ -250,8 +251,7 @@ class _Loader:
             except queue.Empty:
                 return
             if isinstance(item, tuple):
-                for future in item[-1]:
-                    future.cancel()
+                item[-1].cancel()
 
     def start_batch(self, positions: np.ndarray, pad: int, last: bool = False) -> tuple[Any, ...]:
         offsets = self.records[positions].tolist()
@@ -288,8 +288,10 @@ class _Loader:
             ids[lo:hi] = record_ids
 
         pieces = piece_bounds(n, self.piece, self.threads, last)
-        futures = [self.pool.submit(work, lo, hi) for lo, hi in pieces]
-        return batch if batch is not None else data, labels if labels is not None else label, int(pad), ids, futures
+        pending = PendingBatch(len(pieces))
+        for number, (lo, hi) in enumerate(pieces):
+            self.pool.submit(functools.partial(pending.run, number, functools.partial(work, lo, hi)))
+        return batch if batch is not None else data, labels if labels is not None else label, int(pad), ids, pending
 
 
 class ImageRecordIter(PreparedBatchIter):
@@ -504,9 +506,7 @@ class ImageRecordIter(PreparedBatchIter):
             )
         self._record_offsets = np.asarray(self._records, dtype=np.int64)  # once: every epoch indexes it
         self._file_view = _mapped(self.path_imgrec)  # once: its pages stay mapped from epoch to epoch
-        self._pool = ThreadPoolExecutor(
-            max_workers=self.preprocess_threads, thread_name_prefix=f"{type(self).__name__}-{id(self):x}"
-        )
+        self._pool = PieceWorkers(self.preprocess_threads, f"{type(self).__name__}-{id(self):x}")
         self._shuffle_rng = np.random.RandomState(self.seed)
         self._epoch = 0
         self._order = np.arange(len(self._records))
@@ -548,9 +548,8 @@ class ImageRecordIter(PreparedBatchIter):
         try:
             if isinstance(item, BaseException):
                 raise item
-            data, label, pad, ids, futures = item
-            for future in futures:
-                future.result()  # re-raises a worker's error
+            data, label, pad, ids, pending = item
+            pending.wait()  # re-raises a worker's error
         except BaseException:
             self._served = len(self._plan)  # the epoch is over; reset() starts the next
             raise
@@ -564,7 +563,7 @@ class ImageRecordIter(PreparedBatchIter):
         """Stop the loader thread and the decoding workers."""
         self._closed = True
         self._stop_loader()
-        self._pool.shutdown(wait=True)
+        self._pool.shutdown()
         self._file_view = memoryview(b"")  # the mapping goes when the last record viewing it does
 
     def __del__(self) -> None:
