@@ -250,6 +250,28 @@ def scan_record_offsets(path: str) -> list[int]:
     return offsets
 
 
+def scan_buffer_offsets(buf: memoryview, path: str) -> list[int]:
+    """:func:`scan_record_offsets` over a file's bytes in memory (``path`` names it in errors).
+
+    For a reader that maps the file and reads every record from the mapping anyway
+    (``ImageRecordIter``): no system call per header, and the pages a header walk touches are
+    pages the records need. A whole, intact record is one ``unpack_from``; any other takes the
+    checking walk, so the offsets and the errors are :func:`scan_record_offsets`'s.
+    """
+    offsets: list[int] = []
+    size, pos = len(buf), 0
+    while pos < size:
+        offsets.append(pos)
+        if pos + 8 <= size:
+            magic, word = _HEAD.unpack_from(buf, pos)
+            end = pos + 8 + _aligned(word & MAX_RECORD_BYTES)
+            if magic == MAGIC and word >> LENGTH_BITS == WHOLE and end <= size:
+                pos = end
+                continue
+        pos = _record_parts(lambda at: buf[at : at + 8], size, pos, path)[1]
+    return offsets
+
+
 def _file_size(path: str) -> int:
     try:
         return os.path.getsize(path)

@@ -421,10 +421,12 @@ class ImageRecordIter(PreparedBatchIter):
     def _part_records(self, num_parts: int, part_index: int) -> list[int]:
         """The byte offsets of the records of this iterator's part of ``path_imgrec``."""
         size = recordio._file_size(self.path_imgrec)
+        # mapped once: its pages stay mapped from epoch to epoch, and the scan reads the headers from it
+        self._file_view = _mapped(self.path_imgrec)
         if self.path_imgidx:
             offsets = read_index_offsets(self.path_imgidx)
         else:
-            offsets = recordio.scan_record_offsets(self.path_imgrec)
+            offsets = recordio.scan_buffer_offsets(self._file_view, self.path_imgrec)
         records = partition(offsets, size, num_parts, part_index, bool(self.path_imgidx))
         if not records:
             raise DataIterError(
@@ -505,7 +507,6 @@ class ImageRecordIter(PreparedBatchIter):
                 self.preprocess_threads,
             )
         self._record_offsets = np.asarray(self._records, dtype=np.int64)  # once: every epoch indexes it
-        self._file_view = _mapped(self.path_imgrec)  # once: its pages stay mapped from epoch to epoch
         self._pool = PieceWorkers(self.preprocess_threads, f"{type(self).__name__}-{id(self):x}")
         self._shuffle_rng = np.random.RandomState(self.seed)
         self._epoch = 0
