@@ -216,11 +216,23 @@ def test_the_last_batch_of_an_epoch_is_cut_in_shrinking_pieces(count, piece, thr
     assert [lo for lo, _ in bounds] == [0, *(hi for _, hi in bounds[:-1])] and bounds[-1][1] == count
 
 
-def test_every_batch_is_the_same_whatever_the_number_of_threads(generated):
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"dtype": "uint8"},
+        {"dtype": "int8", "data_shape": (1, 14, 14)},
+        {"inter_method": 10},  # Pillow's filters drawn per image, finished one by one in the piece
+        {"max_rotate_angle": 20, "brightness": 0.3},  # the general path, a generator per image
+    ],
+    ids=["float32", "uint8", "int8 gray", "random filter", "extra augmentations"],
+)
+def test_every_batch_is_the_same_whatever_the_number_of_threads(generated, options):
     """Random crops and mirrors are drawn per batch by the loader, so how the batches are cut
     into pieces (by thread count, shrinking in the last batch) never shows in the output."""
     path, _, _ = generated
     settings = dict(path_imgrec=path, data_shape=(3, 14, 14), batch_size=9, resize=20, rand_crop=True, rand_mirror=True)
+    settings.update(options)
     epochs = {}
     for threads in (1, 2, 3):
         it = ImageRecordIter(preprocess_threads=threads, **settings)
