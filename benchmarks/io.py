@@ -6,6 +6,7 @@ Usage::
     python benchmarks/io.py            # 256 JPEG images 400x300 -> resize 256 -> 224x224 crops, 7 rounds
     python benchmarks/io.py --quick    # 64 images, 3 rounds (a few seconds)
     python benchmarks/io.py --mxnet-python mxvenv/bin/python   # and MXNet 1.9.1's ImageRecordIter
+    python benchmarks/io.py --rounds 3 --serial-fraction --phases   # and where the GIL-held time goes (cc)
 
 The workload is an ImageNet-style training pipeline over a ``.rec`` file written by
 ``framework.recordio``: decode JPEG, resize the shorter edge to 256, random 224x224 crop,
