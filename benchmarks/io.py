@@ -6,6 +6,7 @@ Usage::
     python benchmarks/io.py            # 256 JPEG images 400x300 -> resize 256 -> 224x224 crops, 7 rounds
     python benchmarks/io.py --quick    # 64 images, 3 rounds (a few seconds)
     python benchmarks/io.py --mxnet-python mxvenv/bin/python   # and MXNet 1.9.1's ImageRecordIter
+    python benchmarks/io.py --rounds 3 --serial-fraction --phases   # and where the GIL-held time goes (cc)
 
 The workload is an ImageNet-style training pipeline over a ``.rec`` file written by
 ``framework.recordio``: decode JPEG, resize the shorter edge to 256, random 224x224 crop,
@@ -24,6 +25,13 @@ holding the GIL against all CPU time (``serial_fraction_threads1``/``threads2``)
 CPU clocks, so the figure holds while other processes load the machine. By Amdahl's law a
 serial fraction ``s`` allows a 2-thread speed-up of at most ``2 / (1 + s)``.
 
+``--phases`` breaks that down by step (reading a record, unpacking, decoding, the horizontal
+and vertical passes of the resize, the normalisation, each thread's total: ``phase_threads1`` /
+``phase_threads2`` records, CPU and GIL-held us per image, GIL releases and calls per image).
+In the same kind of child, each step of :data:`PHASES` is wrapped to read the calling thread's
+CPU clock and the meter's per-thread sum of released time around it. Steps nest (a piece
+holds its decodes), and each wrapper adds about a microsecond of its own to the steps around it.
+
 With ``--mxnet-python`` (an interpreter with mxnet 1.9.1) MXNet's own ``ImageRecordIter``
 reads the same ``.rec`` file with the same parameters and thread counts
 (``benchmarks/peers/mxnet_image_iter.py``, a fresh process per epoch, in the same rounds), and
@@ -39,7 +47,10 @@ Every line is one JSON record (``workload``, ``engine``, ``case``, ``unit``, ``m
 from __future__ import annotations
 
 import argparse
+import collections
 import ctypes
+import functools
+import importlib
 import io
 import json
 import os
@@ -47,6 +58,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from typing import Any
 
@@ -207,13 +219,113 @@ def measure_serial(path: str, threads: int, epochs: int) -> None:
                       "releases": releases / images}))  # fmt: skip
 
 
-def run_serial(library: str, path: str, threads: int, epochs: int) -> dict[str, float]:
+def run_serial(library: str, path: str, threads: int, epochs: int, child: str = "--meter-child") -> Any:
     env = dict(os.environ, LD_PRELOAD=library)
-    command = [sys.executable, os.path.abspath(__file__), "--meter-child", path, str(threads), str(epochs)]
+    command = [sys.executable, os.path.abspath(__file__), child, path, str(threads), str(epochs)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env, check=False)
     if done.returncode != 0:
         raise SystemExit(f"the GIL meter run failed: {done.stderr[-2000:]}")
     return json.loads(done.stdout.splitlines()[-1])
+
+
+# the steps --phases measures: (name, module, attribute path); thread totals wrap each thread's main function
+PHASES = [
+    ("main thread: total", None, None),  # around the epochs, on the calling thread
+    ("main: build the iterator", "framework.io.image_record_iter", "ImageRecordIter.__init__"),
+    ("main: wait for and hand out a batch", "framework.io.image_record_iter", "ImageRecordIter.iter_next"),
+    ("loader thread: total", "framework.io.image_record_iter", "_Loader.run"),
+    ("loader: a batch (records, draws, arrays, submission)", "framework.io.image_record_iter", "_Loader.start_batch"),
+    ("loader: read a record", "framework.recordio", "read_record_at"),
+    ("worker threads: total", "framework.io.piece_workers", "_run_pieces"),
+    ("worker: a piece", "framework.io.record_augmenter", "RecordAugmenter.process"),
+    ("worker: unpack the header", "framework.recordio", "unpack"),
+    ("worker: decode", "framework.io.record_augmenter", "decode_record_pixels"),
+    ("worker: crop, mirror and horizontal pass", "framework.io.record_augmenter", "RecordAugmenter._resize_window"),
+    ("worker: vertical pass of the piece", "framework.io.pixels", "BilinearResizer.finish"),
+    ("worker: normalise into the batch", "framework.io.record_augmenter", "RecordAugmenter._normalise"),
+]
+
+
+def measure_phases(path: str, threads: int, epochs: int) -> None:
+    """In the child that preloads the meter: CPU, GIL-held CPU, releases and calls per image of each step."""
+    meter = ctypes.PyDLL(None)  # PyDLL: reading the meter must not release the GIL itself
+    try:
+        meter.gil_meter_thread_released_ns.restype = meter.gil_meter_thread_releases.restype = ctypes.c_longlong
+    except AttributeError:
+        raise SystemExit("--phases-child runs with LD_PRELOAD=gil_meter.so: use --phases") from None
+
+    def reading() -> tuple[int, int, int]:
+        return time.thread_time_ns(), meter.gil_meter_thread_released_ns(), meter.gil_meter_thread_releases()
+
+    totals: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0, 0])  # cpu, released, releases, calls
+    lock = threading.Lock()
+
+    def account(name: str, start: tuple[int, int, int]) -> None:
+        end = reading()
+        with lock:
+            total = totals[name]
+            for k in range(3):
+                total[k] += end[k] - start[k]
+            total[3] += 1
+
+    def wrapped(name: str, function: Any) -> Any:
+        @functools.wraps(function)
+        def step(*args: Any, **kwargs: Any) -> Any:
+            start = reading()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                account(name, start)
+
+        return step
+
+    for name, module_name, attribute in PHASES:
+        if module_name is None:
+            continue
+        owner: Any = importlib.import_module(module_name)
+        *outer, last = attribute.split(".")
+        for part in outer:
+            owner = getattr(owner, part)
+        setattr(owner, last, wrapped(name, getattr(owner, last)))
+    run_iterator(path, threads)  # warm up
+    totals.clear()
+    start = reading()
+    images = sum(run_iterator(path, threads)[1] for _ in range(epochs))
+    account(PHASES[0][0], start)
+    per_image = {
+        name: {
+            "cpu_us": cpu / images / 1e3,
+            "gil_held_us": (cpu - released) / images / 1e3,
+            "releases": releases / images,
+            "calls": calls / images,
+        }
+        for name, (cpu, released, releases, calls) in totals.items()
+    }
+    print(json.dumps(per_image))
+
+
+def phase_records(path: str, folder: str) -> None:
+    """Emit the per-step breakdown with 1 and 2 threads (one child each, 2 epochs)."""
+    library = build_gil_meter(folder)
+    for threads in (1, 2):
+        steps = run_serial(library, path, threads, 2, child="--phases-child")
+        for name, _, _ in PHASES:
+            if name not in steps:
+                continue
+            figures = steps[name]
+            emit(
+                {
+                    "workload": "image_pipeline",
+                    "engine": "ImageRecordIter",
+                    "case": f"phase_threads{threads}",
+                    "phase": name,
+                    "unit": "us/image",
+                    "cpu_us_per_image": round(figures["cpu_us"], 1),
+                    "gil_held_us_per_image": round(figures["gil_held_us"], 1),
+                    "gil_releases_per_image": round(figures["releases"], 2),
+                    "calls_per_image": round(figures["calls"], 3),
+                }
+            )
 
 
 def serial_records(path: str, folder: str, rounds: int) -> None:
@@ -241,12 +353,16 @@ def main() -> None:
     if len(sys.argv) == 5 and sys.argv[1] == "--meter-child":
         measure_serial(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
         return
+    if len(sys.argv) == 5 and sys.argv[1] == "--phases-child":
+        measure_phases(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="64 images, 3 rounds")
     parser.add_argument("--images", type=int, default=None)
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--mxnet-python", help="an interpreter with mxnet 1.9.1, to measure it in the same run")
     parser.add_argument("--serial-fraction", action="store_true", help="GIL-held CPU per image (needs cc)")
+    parser.add_argument("--phases", action="store_true", help="GIL-held CPU per image by step (needs cc)")
     args = parser.parse_args()
     count = args.images or (64 if args.quick else 256)
     rounds = args.rounds or (3 if args.quick else 7)
@@ -274,6 +390,8 @@ def main() -> None:
         others = other_load(before, cpu_readings(), time.perf_counter() - start)
         if args.serial_fraction:
             serial_records(path, folder, rounds)
+        if args.phases:
+            phase_records(path, folder)
     rates = {name: [count / s for s in samples] for name, samples in seconds.items()}
     medians = {name: statistics.median(r) for name, r in rates.items()}
     for name, engine in (("threads1", "ImageRecordIter"), ("threads2", "ImageRecordIter"), ("pillow_loop", "Pillow")):

@@ -218,9 +218,15 @@ def read_record_at(buf: memoryview, offset: int, path: str) -> memoryview | None
     """
     if offset < 0:
         raise RecordIOError(f"{path}: byte offset {offset} is negative")
-    if offset >= len(buf):
+    size = len(buf)
+    if offset >= size:
         return None
-    parts, _ = _record_parts(lambda pos: buf[pos : pos + 8], len(buf), offset, path)
+    if offset + 8 <= size:  # the usual record, whole and intact: one header read, no closure, no list
+        magic, word = _HEAD.unpack_from(buf, offset)
+        start, length = offset + 8, word & MAX_RECORD_BYTES
+        if magic == MAGIC and word >> LENGTH_BITS == WHOLE and start + _aligned(length) <= size:
+            return buf[start : start + length]
+    parts, _ = _record_parts(lambda pos: buf[pos : pos + 8], size, offset, path)  # the checks, the errors, parts
     if len(parts) == 1:
         start, length = parts[0]
         return buf[start : start + length]
@@ -241,6 +247,28 @@ def scan_record_offsets(path: str) -> list[int]:
         while pos < size:
             offsets.append(pos)
             pos = _record_parts(head_at, size, pos, path)[1]
+    return offsets
+
+
+def scan_buffer_offsets(buf: memoryview, path: str) -> list[int]:
+    """:func:`scan_record_offsets` over a file's bytes in memory (``path`` names it in errors).
+
+    For a reader that maps the file and reads every record from the mapping anyway
+    (``ImageRecordIter``): no system call per header, and the pages a header walk touches are
+    pages the records need. A whole, intact record is one ``unpack_from``; any other takes the
+    checking walk, so the offsets and the errors are :func:`scan_record_offsets`'s.
+    """
+    offsets: list[int] = []
+    size, pos = len(buf), 0
+    while pos < size:
+        offsets.append(pos)
+        if pos + 8 <= size:
+            magic, word = _HEAD.unpack_from(buf, pos)
+            end = pos + 8 + _aligned(word & MAX_RECORD_BYTES)
+            if magic == MAGIC and word >> LENGTH_BITS == WHOLE and end <= size:
+                pos = end
+                continue
+        pos = _record_parts(lambda at: buf[at : at + 8], size, pos, path)[1]
     return offsets
 
 

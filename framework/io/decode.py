@@ -35,6 +35,7 @@ to fault in for every image.
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -114,6 +115,7 @@ class DecodeBuffers(threading.local):
     def __init__(self, keep_bytes: int = 64 << 20) -> None:
         self.keep_bytes = keep_bytes
         self.array = np.empty(0, dtype=np.uint8)
+        self.last: tuple[tuple[int, int], np.ndarray, Any] | None = None  # (size, buffer, Pillow image over it)
 
     def get(self, height: int, width: int) -> np.ndarray:
         """An uninitialised (height, width, 4) uint8 array, this thread's buffer when it fits."""
@@ -122,7 +124,24 @@ class DecodeBuffers(threading.local):
             return np.empty((height, width, 4), dtype=np.uint8)
         if self.array.size < size:
             self.array = np.empty(size, dtype=np.uint8)
+            self.last = None  # its image views the old array
         return self.array[:size].reshape(height, width, 4)
+
+    def mapped(self, height: int, width: int) -> tuple[np.ndarray, Any]:
+        """A buffer as :meth:`get` gives and a Pillow ``RGBX`` image over its memory, for the decoder.
+
+        The pair of the previous call is handed out again when the size is the same (images of
+        one size are the rule in a ``.rec`` file): building the Pillow image costs a few
+        microseconds of Python-held time per image, and the buffer it views is still this
+        thread's buffer, since the buffer is only replaced by a call for a larger size.
+        """
+        last = self.last
+        if last is not None and last[0] == (height, width):
+            return last[1], last[2]
+        buffer = self.get(height, width)
+        image = _map_buffer(buffer, (width, height), "raw", 0, ("RGBX", 0, 1))
+        self.last = ((height, width), buffer, image) if buffer.base is self.array else None
+        return buffer, image
 
 
 def decode_jpeg_rgbx(payload: bytes, max_pixels: int, buffers: DecodeBuffers | None = None) -> np.ndarray | None:
@@ -139,10 +158,14 @@ def decode_jpeg_rgbx(payload: bytes, max_pixels: int, buffers: DecodeBuffers | N
     pillow_limit = Image.MAX_IMAGE_PIXELS
     if width * height > max_pixels or (pillow_limit and width * height > pillow_limit) or not width or not height:
         return None
-    buffer = buffers.get(height, width) if buffers is not None else np.empty((height, width, 4), dtype=np.uint8)
+    if buffers is not None:
+        buffer, image = buffers.mapped(height, width)
+    else:
+        buffer = np.empty((height, width, 4), dtype=np.uint8)
+        image = _map_buffer(buffer, size, "raw", 0, ("RGBX", 0, 1))
     decoder = _jpeg_decoder("RGB", "RGB", "")  # what Image.open + load would build for this image
     try:
-        decoder.setimage(_map_buffer(buffer, size, "raw", 0, ("RGBX", 0, 1)), (0, 0, width, height))
+        decoder.setimage(image, (0, 0, width, height))
         consumed, error = decoder.decode(payload)  # the GIL is released while libjpeg works
     finally:
         decoder.cleanup()

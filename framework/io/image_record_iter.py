@@ -24,7 +24,8 @@ CPU context they write straight into the memory of the batch's NDArrays, data an
 release the GIL, so the workers really run in parallel; the Python glue between them does
 not, which is what keeps 2 threads from being twice as fast as 1 (``benchmarks/io.py``
 measures it). Hence the work goes out in pieces of a few images that share their NumPy calls
-(:meth:`RecordAugmenter.process`).
+(:meth:`RecordAugmenter.process`); the last batch of an epoch goes out in shrinking pieces
+(:func:`piece_bounds`), so that several workers finish the epoch together.
 
 Each image goes through MXNet's default augmenter in MXNet's order:
 
@@ -41,7 +42,7 @@ the colour jitters, and a contrast/illumination jitter in the normalisation.
 
 ``data_shape[0]`` chooses the colour mode: 1 grayscale, 3 RGB, 4 RGBA. Labels come from the
 record header: a scalar label needs ``label_width=1``; an array label must have exactly
-``label_width`` values.
+``label_width`` values (one value with ``label_width=1`` is read as a scalar label).
 
 The random numbers of an epoch come from a generator seeded with ``(seed_aug, epoch)``
 and drawn batch by batch in the loader, so the output does not depend on how the work is
@@ -73,7 +74,6 @@ import mmap
 import os
 import queue
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -95,6 +95,7 @@ from .base import (
 from .image_aug import DEFAULTS as AUGMENTATION_DEFAULTS
 from .image_aug import AugmentError, ExtraAugmentation
 from .label_list import read_label_list
+from .piece_workers import PendingBatch, PieceWorkers
 from .pixels import AUTO_INTER, INTER_METHODS, RANDOM_INTER, pillow_filter, resize_with
 from .record_augmenter import MODES, RecordAugmenter
 
@@ -108,6 +109,28 @@ KEYWORDS = (*IGNORED, *AUGMENTATION_DEFAULTS)
 AUG_SEQUENCES = {"ImageRecordIter": "aug_default", "ImageDetRecordIter": "det_aug_default"}
 MEAN_IMG_KEY = "mean_img"  # the name the mean image is saved under, as MXNet does
 PIECE_IMAGES = 8  # at most this many images per piece of work (about 3 MB of work arrays per 224x224 image)
+TAIL_PIECE_IMAGES = 2  # the smallest piece of an epoch's last batch (see piece_bounds)
+
+
+def piece_bounds(count: int, piece: int, threads: int, last: bool) -> list[tuple[int, int]]:
+    """How a batch of ``count`` images is cut into pieces of work: ``(lo, hi)`` ranges, in order.
+
+    Pieces of ``piece`` images, except in the last batch of an epoch when several workers
+    share it: the epoch ends when the slowest worker finishes, and with pieces of equal size
+    one worker may still have most of a piece to do (about 1.5 ms an image) while the other
+    waits for the next epoch. So the last batch is cut in shrinking pieces, each about
+    ``1 / (2 * threads)`` of what remains (guided scheduling), down to ``TAIL_PIECE_IMAGES``:
+    the workers then finish within a small piece of each other. Small pieces cost more
+    Python per image (a piece shares its NumPy calls), so only that batch gets them.
+    """
+    if not last or threads == 1:
+        return [(lo, min(lo + piece, count)) for lo in range(0, count, piece)]
+    bounds, lo = [], 0
+    while lo < count:
+        size = max(TAIL_PIECE_IMAGES, min(piece, -(-(count - lo) // (2 * threads))))
+        bounds.append((lo, min(lo + size, count)))
+        lo += size
+    return bounds
 
 
 def check_aug_seq(api: str, aug_seq: str) -> None:
@@ -170,9 +193,9 @@ def _mapped(path: str) -> memoryview:
 class _Loader:
     """One epoch's producer: reads the records of each batch and hands their processing to the pool.
 
-    The loader does not wait for a batch to be finished: it queues the batch with the
-    futures of its pieces and goes on with the next one, so the workers always have work
-    (up to ``prefetch_buffer`` batches ahead). The consumer waits for a batch's futures.
+    The loader does not wait for a batch to be finished: it queues the batch with its
+    :class:`PendingBatch` and goes on with the next one, so the workers always have work
+    (up to ``prefetch_buffer`` batches ahead). The consumer waits for the batch's last piece.
     """
 
     def __init__(self, owner: ImageRecordIter, batches: list[tuple[np.ndarray, int]], epoch: int) -> None:
@@ -186,6 +209,7 @@ class _Loader:
         # to balance the load; and a piece's images share their NumPy calls, so larger pieces hold the
         # GIL for less time per image, up to PIECE_IMAGES (the work arrays grow with the piece)
         self.piece = max(1, min(PIECE_IMAGES, -(-owner.batch_size // (2 * owner.preprocess_threads))))
+        self.threads = owner.preprocess_threads
         self.batch_size = owner.batch_size
         self.data_shape = owner.data_shape
         self.label_shape = owner.provide_label[0].shape
@@ -208,8 +232,9 @@ class _Loader:
 
     def run(self) -> None:
         try:
-            for positions, pad in self.batches:
-                if self.stop.is_set() or not self.put(self.start_batch(positions, pad)):
+            last = len(self.batches) - 1
+            for number, (positions, pad) in enumerate(self.batches):
+                if self.stop.is_set() or not self.put(self.start_batch(positions, pad, number == last)):
                     return
         except BaseException as err:  # handed to the consumer
             self.put(err)
@@ -226,10 +251,9 @@ class _Loader:
             except queue.Empty:
                 return
             if isinstance(item, tuple):
-                for future in item[-1]:
-                    future.cancel()
+                item[-1].cancel()
 
-    def start_batch(self, positions: np.ndarray, pad: int) -> tuple[Any, ...]:
+    def start_batch(self, positions: np.ndarray, pad: int, last: bool = False) -> tuple[Any, ...]:
         offsets = self.records[positions].tolist()
         raw = []
         for offset in offsets:
@@ -259,11 +283,15 @@ class _Loader:
 
         def work(lo: int, hi: int) -> None:
             done = self.augment.process(raw[lo:hi], offsets[lo:hi], randoms[lo:hi], data[lo:hi])
-            for k, (value, record_id) in enumerate(done, start=lo):
-                label[k], ids[k] = value, record_id
+            values, record_ids = zip(*done, strict=True)  # one NumPy assignment each per piece, not two per image
+            label[lo:hi] = values
+            ids[lo:hi] = record_ids
 
-        futures = [self.pool.submit(work, lo, min(lo + self.piece, n)) for lo in range(0, n, self.piece)]
-        return batch if batch is not None else data, labels if labels is not None else label, int(pad), ids, futures
+        pieces = piece_bounds(n, self.piece, self.threads, last)
+        pending = PendingBatch(len(pieces))
+        for number, (lo, hi) in enumerate(pieces):
+            self.pool.submit(functools.partial(pending.run, number, functools.partial(work, lo, hi)))
+        return batch if batch is not None else data, labels if labels is not None else label, int(pad), ids, pending
 
 
 class ImageRecordIter(PreparedBatchIter):
@@ -393,10 +421,12 @@ class ImageRecordIter(PreparedBatchIter):
     def _part_records(self, num_parts: int, part_index: int) -> list[int]:
         """The byte offsets of the records of this iterator's part of ``path_imgrec``."""
         size = recordio._file_size(self.path_imgrec)
+        # mapped once: its pages stay mapped from epoch to epoch, and the scan reads the headers from it
+        self._file_view = _mapped(self.path_imgrec)
         if self.path_imgidx:
             offsets = read_index_offsets(self.path_imgidx)
         else:
-            offsets = recordio.scan_record_offsets(self.path_imgrec)
+            offsets = recordio.scan_buffer_offsets(self._file_view, self.path_imgrec)
         records = partition(offsets, size, num_parts, part_index, bool(self.path_imgidx))
         if not records:
             raise DataIterError(
@@ -477,10 +507,7 @@ class ImageRecordIter(PreparedBatchIter):
                 self.preprocess_threads,
             )
         self._record_offsets = np.asarray(self._records, dtype=np.int64)  # once: every epoch indexes it
-        self._file_view = _mapped(self.path_imgrec)  # once: its pages stay mapped from epoch to epoch
-        self._pool = ThreadPoolExecutor(
-            max_workers=self.preprocess_threads, thread_name_prefix=f"{type(self).__name__}-{id(self):x}"
-        )
+        self._pool = PieceWorkers(self.preprocess_threads, f"{type(self).__name__}-{id(self):x}")
         self._shuffle_rng = np.random.RandomState(self.seed)
         self._epoch = 0
         self._order = np.arange(len(self._records))
@@ -522,9 +549,8 @@ class ImageRecordIter(PreparedBatchIter):
         try:
             if isinstance(item, BaseException):
                 raise item
-            data, label, pad, ids, futures = item
-            for future in futures:
-                future.result()  # re-raises a worker's error
+            data, label, pad, ids, pending = item
+            pending.wait()  # re-raises a worker's error
         except BaseException:
             self._served = len(self._plan)  # the epoch is over; reset() starts the next
             raise
@@ -538,7 +564,7 @@ class ImageRecordIter(PreparedBatchIter):
         """Stop the loader thread and the decoding workers."""
         self._closed = True
         self._stop_loader()
-        self._pool.shutdown(wait=True)
+        self._pool.shutdown()
         self._file_view = memoryview(b"")  # the mapping goes when the last record viewing it does
 
     def __del__(self) -> None:

@@ -85,7 +85,7 @@ class RecordAugmenter:
                     f"ImageRecordIter: {self.path}, record at byte offset {offset}: label of width {header.flag} "
                     f"but label_width is {self.label_width}"
                 )
-            return header.label
+            return header.label if self.label_width > 1 else header.label[0]  # a one-value array is a scalar label
         if self.label_width != 1:
             raise DataIterError(
                 f"ImageRecordIter: {self.path}, record at byte offset {offset}: a scalar label (width 1) but "
@@ -111,23 +111,26 @@ class RecordAugmenter:
         resizer.begin(self.height, self.width, self.channels)
         resized: list[int] = []  # the images in the resizer, by position in the piece
         results = []
+        # Python floats: the per-image arithmetic on them (crop position, mirror) is the same in
+        # double precision, without a NumPy scalar per operation (all of this holds the GIL)
+        draws = randoms.tolist()
+        mode, max_pixels, where, buffers = self.mode, self.max_pixels, self._where, self._buffers
         for i, record in enumerate(records):
+            offset, row = offsets[i], draws[i]
             try:  # a memoryview: the payload is a slice of the record, not a copy
                 header, payload = recordio.unpack(memoryview(record))
             except recordio.RecordIOError as err:
-                raise DataIterError(f"{self._where}, record at byte offset {offsets[i]}: {err}") from None
-            results.append((self.label_of(header, offsets[i]), header.id))
-            decoded, channels = decode_record_pixels(
-                payload, self.mode, self.max_pixels, self._where, offsets[i], self._buffers
-            )
-            if self._resize_window(decoded, channels, offsets[i], randoms[i], resizer):
+                raise DataIterError(f"{where}, record at byte offset {offset}: {err}") from None
+            results.append((self.label_of(header, offset), header.id))
+            decoded, channels = decode_record_pixels(payload, mode, max_pixels, where, offset, buffers)
+            if self._resize_window(decoded, channels, offset, row, resizer):
                 resized.append(i)
                 continue
             pixels = decoded if decoded.ndim == 2 or decoded.shape[2] == channels else decoded[:, :, :channels]
             if self._extra_active:
-                self._augmented(pixels, offsets[i], randoms[i], out[i])
+                self._augmented(pixels, offset, row, out[i])
             else:
-                self._cropped(pixels, offsets[i], randoms[i], out[i])
+                self._cropped(pixels, offset, row, out[i])
         if resized:
             crops = resizer.finish().transpose(0, 2, 1, 3)  # (N, C, H, W), mirrored where drawn
             if len(resized) == len(records):
@@ -138,7 +141,7 @@ class RecordAugmenter:
         return results
 
     def _resize_window(
-        self, pixels: np.ndarray, channels: int, offset: int, randoms: np.ndarray, resizer: BilinearResizer
+        self, pixels: np.ndarray, channels: int, offset: int, randoms: Sequence[float], resizer: BilinearResizer
     ) -> bool:
         """Hand the image to ``resizer`` when it is resized bilinearly (only the crop's window, mirrored
         as drawn); False when it takes another road."""
@@ -154,7 +157,7 @@ class RecordAugmenter:
         resizer.add(pixels, w, h, y, x, self._mirrored(randoms), channels)
         return True
 
-    def _cropped(self, pixels: np.ndarray, offset: int, randoms: np.ndarray, out: np.ndarray) -> None:
+    def _cropped(self, pixels: np.ndarray, offset: int, randoms: Sequence[float], out: np.ndarray) -> None:
         """One image without the bilinear resizer: resized with a Pillow filter (or not at all), cropped, finished."""
         src_h, src_w = h, w = pixels.shape[:2]
         if self.resize > 0:
@@ -170,14 +173,14 @@ class RecordAugmenter:
         return self.extra.active or self.inter_method == RANDOM_INTER
 
     @staticmethod
-    def _draw(randoms: np.ndarray) -> int:
+    def _draw(randoms: Sequence[float]) -> int:
         return int(randoms[3]) if len(randoms) > 3 else 0
 
     def _resized_size(self, w: int, h: int) -> tuple[int, int]:
         """The size after ``resize``: the shorter edge becomes ``resize``."""
         return (self.resize, self.resize * h // w) if h > w else (self.resize * w // h, self.resize)
 
-    def _crop_position(self, h: int, w: int, offset: int, randoms: np.ndarray) -> tuple[int, int]:
+    def _crop_position(self, h: int, w: int, offset: int, randoms: Sequence[float]) -> tuple[int, int]:
         if h < self.height or w < self.width:
             raise DataIterError(
                 f"ImageRecordIter: {self.path}, record at byte offset {offset}: image is {h}x{w} (HxW), smaller "
@@ -187,7 +190,7 @@ class RecordAugmenter:
             return int(randoms[0] * (h - self.height + 1)), int(randoms[1] * (w - self.width + 1))
         return (h - self.height) // 2, (w - self.width) // 2
 
-    def _augmented(self, pixels: np.ndarray, offset: int, randoms: np.ndarray, out: np.ndarray) -> None:
+    def _augmented(self, pixels: np.ndarray, offset: int, randoms: Sequence[float], out: np.ndarray) -> None:
         """The general path: resize, pad/warp, crop, colour (see :mod:`framework.io.image_aug`)."""
         rng = np.random.RandomState(int(randoms[3]))
         if self.resize > 0:
@@ -203,11 +206,16 @@ class RecordAugmenter:
         contrast, illumination = self.extra.normalize_jitter(rng)
         self._finish(crop, randoms, out, contrast, illumination)
 
-    def _mirrored(self, randoms: np.ndarray) -> bool:
+    def _mirrored(self, randoms: Sequence[float]) -> bool:
         return self.mirror or (self.rand_mirror and randoms[2] < 0.5)
 
     def _finish(
-        self, crop: np.ndarray, randoms: np.ndarray, out: np.ndarray, contrast: float = 1.0, illumination: float = 0.0
+        self,
+        crop: np.ndarray,
+        randoms: Sequence[float],
+        out: np.ndarray,
+        contrast: float = 1.0,
+        illumination: float = 0.0,
     ) -> None:
         """Mirror, then :meth:`_normalise` an (H, W, C) or (H, W) crop into ``out`` (C, H, W)."""
         if self._mirrored(randoms):

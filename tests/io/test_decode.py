@@ -194,6 +194,28 @@ def test_images_decoded_one_after_another_into_one_buffer_are_each_right():
         np.testing.assert_array_equal(pixels, reference(payload, "RGB"))
 
 
+def test_the_decoders_image_over_the_buffer_is_kept_for_images_of_one_size():
+    """The Pillow image viewing the buffer is built once per size; a grown buffer or an image above
+    keep_bytes gets a new one (a kept image over a dropped array would be decoded into unseen)."""
+    buffers = decode.DecodeBuffers(keep_bytes=4 * 40 * 60)
+    buffer, image = buffers.mapped(30, 50)
+    assert buffer.shape == (30, 50, 4) and image.size == (50, 30)
+    again, same = buffers.mapped(30, 50)
+    assert same is image and again is buffer
+    other, other_image = buffers.mapped(20, 60)  # another size, same memory, another image
+    assert other_image is not image and np.shares_memory(other, buffer)
+    buffers.get(40, 60)  # grows the array: the kept image views the old one
+    grown, grown_image = buffers.mapped(20, 60)
+    assert grown_image is not other_image and not np.shares_memory(grown, other)
+    huge, huge_image = buffers.mapped(41, 60)  # above keep_bytes: a fresh pair, not kept
+    assert buffers.mapped(41, 60)[1] is not huge_image and huge.shape == (41, 60, 4)
+    # decoding sizes in turn (a cached image, then another size, then the first again) stays exact
+    payloads = [JPEG_VARIANTS[name] for name in ("baseline", "progressive", "baseline", "restart markers")]
+    for payload in payloads + payloads:
+        pixels = decode.decode_record_image(payload, "RGB", 10**6, "x", 0, buffers)
+        np.testing.assert_array_equal(pixels, reference(payload, "RGB"))
+
+
 # ------------------------------------------------------------------ several images, one vertical pass
 def test_a_resizer_round_equals_each_image_resized_alone():
     """Different sizes, strong shrinking (rows gathered), an RGBX buffer read as RGB, and mirrored windows."""

@@ -20,7 +20,7 @@ from PIL import Image
 from framework import recordio
 from framework.io import DataIterError, ImageRecordIter
 from framework.io.image_aug import ExtraAugmentation
-from framework.io.image_record_iter import _mapped
+from framework.io.image_record_iter import _mapped, piece_bounds
 from framework.io.pixels import resize_bilinear
 from framework.io.record_augmenter import RecordAugmenter
 from framework.recordio import IRHeader, MXIndexedRecordIO, RecordIOError, RecordIOFileNotFoundError
@@ -197,6 +197,64 @@ def test_a_piece_of_records_equals_its_records_one_by_one(generated, dtype):
                 crop = resized[y : y + 16, x : x + 20]
             crop = crop[:, ::-1] if randoms[k, 2] < 0.5 else crop
             np.testing.assert_array_equal(alone, crop.transpose(2, 0, 1))
+
+
+@pytest.mark.parametrize(
+    ("count", "piece", "threads", "last", "sizes"),
+    [
+        (32, 8, 2, False, [8, 8, 8, 8]),
+        (32, 8, 1, True, [8, 8, 8, 8]),  # one worker: nobody waits at the end
+        (32, 8, 2, True, [8, 6, 5, 4, 3, 2, 2, 2]),  # guided: a quarter of what remains, at least 2
+        (32, 4, 4, True, [4, 4, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 1]),  # the remainder may be smaller
+        (5, 2, 3, True, [2, 2, 1]),
+        (1, 8, 2, True, [1]),
+    ],
+)
+def test_the_last_batch_of_an_epoch_is_cut_in_shrinking_pieces(count, piece, threads, last, sizes):
+    bounds = piece_bounds(count, piece, threads, last)
+    assert [hi - lo for lo, hi in bounds] == sizes
+    assert [lo for lo, _ in bounds] == [0, *(hi for _, hi in bounds[:-1])] and bounds[-1][1] == count
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"dtype": "uint8"},
+        {"dtype": "int8", "data_shape": (1, 14, 14)},
+        {"inter_method": 10},  # Pillow's filters drawn per image, finished one by one in the piece
+        {"max_rotate_angle": 20, "brightness": 0.3},  # the general path, a generator per image
+    ],
+    ids=["float32", "uint8", "int8 gray", "random filter", "extra augmentations"],
+)
+def test_every_batch_is_the_same_whatever_the_number_of_threads(generated, options):
+    """Random crops and mirrors are drawn per batch by the loader, so how the batches are cut
+    into pieces (by thread count, shrinking in the last batch) never shows in the output."""
+    path, _, _ = generated
+    settings = dict(path_imgrec=path, data_shape=(3, 14, 14), batch_size=9, resize=20, rand_crop=True, rand_mirror=True)
+    settings.update(options)
+    epochs = {}
+    for threads in (1, 2, 3):
+        it = ImageRecordIter(preprocess_threads=threads, **settings)
+        epochs[threads] = [(b.data[0].asnumpy(), b.label[0].asnumpy(), b.pad) for b in it]
+        it.close()
+    assert len(epochs[1]) == 2
+    for threads in (2, 3):
+        for (data, label, pad), (want, want_label, want_pad) in zip(epochs[threads], epochs[1], strict=True):
+            np.testing.assert_array_equal(data, want)
+            np.testing.assert_array_equal(label, want_label)
+            assert pad == want_pad
+
+
+def test_a_label_array_of_one_value_is_a_scalar_label(tmp_path):
+    """A record packed with a label array (flag 1) gives its value with label_width=1, as a scalar label does."""
+    pixels = np.full((12, 12, 3), 90, np.uint8)
+    with recordio.MXRecordIO(str(tmp_path / "one.rec"), "w") as out:
+        out.write(recordio.pack_img(IRHeader(0, np.array([3.5], np.float32), 7, 0), pixels, img_fmt=".png"))
+        out.write(recordio.pack_img(IRHeader(0, 4.0, 8, 0), pixels, img_fmt=".png"))
+    batch = next(ImageRecordIter(path_imgrec=str(tmp_path / "one.rec"), data_shape=(3, 12, 12), batch_size=2))
+    assert batch.label[0].asnumpy().tolist() == [3.5, 4.0]
+    assert batch.index.tolist() == [7, 8]
 
 
 @pytest.mark.slow  # searches every crop position of every image

@@ -282,19 +282,24 @@ def _offsets_read_one_by_one(path: Path) -> list[int]:
 
 
 def test_scanning_a_damaged_file_stops_where_reading_it_does(tmp_path):
-    """scan_record_offsets walks the same headers as sequential reading: the same offsets, and for a
-    damaged file the same first error."""
+    """scan_record_offsets and scan_buffer_offsets walk the same headers as sequential reading: the
+    same offsets, and for a damaged file the same first error."""
     good = (DATA / "raw.rec").read_bytes()
     path = tmp_path / "x.rec"
     for what, data in [("whole", good), ("empty", b""), *mutants(good, seed=8, count=60)]:
         path.write_bytes(data)
         outcomes = []
-        for read in (_offsets_read_one_by_one, lambda p: recordio.scan_record_offsets(str(p))):
+        readers = (
+            _offsets_read_one_by_one,
+            lambda p: recordio.scan_record_offsets(str(p)),
+            lambda p: recordio.scan_buffer_offsets(memoryview(p.read_bytes()), str(p)),
+        )
+        for read in readers:
             try:
                 outcomes.append(read(path))
             except RecordIOError as err:
                 outcomes.append(str(err))
-        assert outcomes[0] == outcomes[1], what
+        assert outcomes[0] == outcomes[1] == outcomes[2], what
         if what == "whole":
             assert outcomes[0] == EXPECTED["raw_offsets"]
 
