@@ -326,6 +326,15 @@ class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
         """
         return False
 
+    def run_now_in_place(self, fn: Callable[..., Any], args: tuple, ctx: Context, var: Var, name: str) -> bool:
+        """Run ``fn(*args)`` at once if ``var`` is free; it reads and writes ``var`` and nothing else.
+
+        For the imperative path's in-place call (``a += 1``): True if it ran, False (nothing
+        done) if the caller must push it instead. The base engine never does (see
+        ThreadedEngineBase).
+        """
+        return False
+
     def push_async(
         self,
         fn: AsyncFn,

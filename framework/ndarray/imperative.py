@@ -86,8 +86,10 @@ class CallPlan:
         #: use: it holds nothing that varies between calls (a CPU runs without a stream), and
         #: compute functions only read it.
         self.cpu_op_contexts: list[OpContext | None] = [None, None]
-        #: The CPU compute function when this pattern may take :func:`invoke_single`'s direct
-        #: path (set by :func:`invoke`, which knows the operator and the device), else None.
+        #: The CPU compute function when this pattern may take a direct path (set by
+        #: :func:`invoke`, which knows the operator and the device), else None: one input, one
+        #: output, plain. Without ``out=`` in the key that path is :func:`invoke_single`'s, with
+        #: one ``out=`` array :func:`invoke_in_place`'s (which only takes it for ``out=`` the input).
         self.direct_compute: Any = None
 
     def cpu_op_context(self, is_train: bool, ctx: Context) -> OpContext:
@@ -308,7 +310,6 @@ def invoke(
                 num_inputs == 1
                 and num_outputs == 1
                 and num_visible == 1
-                and not outs
                 and call.trivial_deps
                 and not op.is_async
                 and ctx.device_type == "cpu"
@@ -430,6 +431,46 @@ def invoke_single(op: OpDef, attrs: NodeAttrs, array: NDArray) -> NDArray:
 
     engine.push_prepared(run, ctx, (read,), (write,), op.name, inline)
     return output
+
+
+def invoke_in_place(op: OpDef, attrs: NodeAttrs, array: NDArray) -> None:
+    """``op(array, out=array)`` for a one-input, one-output operator: ``a += 1``.
+
+    The same call as ``invoke(op, [array], out=array, attrs=attrs)``, as :func:`invoke_single`
+    is for ``b = a + 1``: once :func:`invoke` has seen the pattern (with the array as its own
+    ``out=``) and found it plain, a repeat is one cache lookup and one engine call that grants
+    the array's variable for writing and runs the compute function at once
+    (``Engine.run_now_in_place``); nothing is allocated. Everything else (a first call,
+    autograd recording, a busy array, bulking, events watched by another subscriber than the
+    server's combining buffer, a large array) takes :func:`invoke`'s path or the ordinary push.
+    """
+    try:
+        chunk, data = array._chunk, array._data
+    except AttributeError:  # not an NDArray: invoke names the problem
+        invoke(op, [array], None, array, None, attrs)
+        return
+    ctx = chunk.ctx
+    shape, dtype = data.shape, data.dtype
+    # invoke's key for one input and one out= array (tests/ndarray/test_direct_path.py fails if the two differ)
+    call = _call_cache.get((attrs, ctx.device_type, ctx.device_id, shape, dtype, (shape, dtype)))
+    if call is None or call.direct_compute is None or STATE.recording:
+        invoke(op, [array], None, array, None, attrs)
+        return
+    is_train = STATE.training
+    op_ctx = call.cpu_op_contexts[is_train]
+    if op_ctx is None:
+        op_ctx = call.cpu_op_context(is_train, ctx)
+    compute, reqs, in_data, out_data = call.direct_compute, call.reqs, [data], [data]
+    engine = Engine._default or Engine.get()  # invoke's engine: it refuses an array of another engine instance
+    var = chunk.var
+    inline = call.elements <= engine.inline_max_elements
+    if inline and engine.run_now_in_place(compute, (attrs, op_ctx, in_data, reqs, out_data), ctx, var, op.name):
+        return
+
+    def run(run_ctx: Any) -> None:
+        compute(attrs, op_ctx, in_data, reqs, out_data)
+
+    engine.push_prepared(run, ctx, (), (var,), op.name, inline)
 
 
 def in_shapes_flat(shapes: list[Any]) -> list[int]:

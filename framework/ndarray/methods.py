@@ -171,7 +171,8 @@ class OperatorMethods:
     def _inplace(self, other: Any, nd_op: str, scalar_op: str) -> NDArray:
         kind = type(other)
         if kind is float or kind is int:  # ``a += 1``: the common case first, before any conversion
-            _call(scalar_op, [self], {"scalar": float(other)}, out=self)
+            operator = registry.get(scalar_op)
+            imperative.invoke_in_place(operator, imperative.parse_attrs(operator, {"scalar": float(other)}), self)
             return self
         other = python_scalar(other)
         if isinstance(other, NDArray):
