@@ -189,7 +189,7 @@ class Var:
         may run while this very thread holds the lock (in ``complete_write``, say), where
         :meth:`retire` could wait forever.
         """
-        if not self._lock.acquire(blocking=False):
+        if not self._lock.acquire(False):  # without blocking; positional: a keyword costs more than the lock
             return False
         try:
             if self._queue or self._write_granted or self._running_reads:

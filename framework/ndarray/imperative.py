@@ -147,6 +147,19 @@ def parse_attrs(op: OpDef, kwargs: dict[str, Any]) -> NodeAttrs:
     return attrs
 
 
+def scalar_attrs(op: OpDef, scalar: float) -> NodeAttrs:
+    """``parse_attrs(op, {"scalar": scalar})`` for the scalar operators (``a + 1``, ``a += 1``).
+
+    A nonzero, non-NaN float is its own key part (see :func:`parse_attrs`), so a repeat is one
+    lookup of the key :func:`parse_attrs` stored, without building the keyword dict first.
+    """
+    if scalar and scalar == scalar:  # noqa: PLR0124 - False for NaN
+        attrs = _attr_cache.get((op, "scalar", scalar))
+        if attrs is not None:
+            return attrs
+    return parse_attrs(op, {"scalar": scalar})
+
+
 def _plan(op: OpDef, attrs: NodeAttrs) -> tuple:
     """Facts about a call that depend only on the operator and its parameters, cached on attrs."""
     plan = attrs.plan

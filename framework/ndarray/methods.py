@@ -157,7 +157,7 @@ class OperatorMethods:
         kind = type(other)
         if kind is float or kind is int:  # ``a + 1``: the common case first, before any conversion
             operator = registry.get(rscalar_op if reverse and rscalar_op else scalar_op)
-            return imperative.invoke_single(operator, imperative.parse_attrs(operator, {"scalar": float(other)}), self)
+            return imperative.invoke_single(operator, imperative.scalar_attrs(operator, float(other)), self)
         other = python_scalar(other)  # a 0-d NumPy array is a number here, as np.float32(2) is
         if isinstance(other, NDArray):
             lhs, rhs = (other, self) if reverse else (self, other)
@@ -172,7 +172,7 @@ class OperatorMethods:
         kind = type(other)
         if kind is float or kind is int:  # ``a += 1``: the common case first, before any conversion
             operator = registry.get(scalar_op)
-            imperative.invoke_in_place(operator, imperative.parse_attrs(operator, {"scalar": float(other)}), self)
+            imperative.invoke_in_place(operator, imperative.scalar_attrs(operator, float(other)), self)
             return self
         other = python_scalar(other)
         if isinstance(other, NDArray):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import framework as mx
-from framework import events
+from framework import events, storage
 from framework.base import EngineError, MXLabError
 from framework.engine import Engine
 from framework.ndarray import imperative
@@ -334,3 +334,36 @@ def test_in_place_on_the_naive_engine(make_engine, monkeypatch):
         assert a.asnumpy().tolist() == [4.0] * 3
     finally:
         Engine.set(previous)
+
+
+def test_scalar_attrs_are_parse_attrs_of_the_scalar_keyword():
+    """The scalar operators' front end finds the attributes parse_attrs stored, for every kind of float."""
+    op = registry.get("_mul_scalar")
+    for value in (1.0, 2.5, -3.0, 0.0, -0.0, float("nan"), float("inf")):
+        attrs = imperative.scalar_attrs(op, value)
+        assert attrs is imperative.parse_attrs(op, {"scalar": value})
+        assert attrs is imperative.scalar_attrs(op, value)
+    zero, negative_zero = imperative.scalar_attrs(op, 0.0), imperative.scalar_attrs(op, -0.0)
+    assert zero is not negative_zero  # signed zeros stay apart: x * -0.0 keeps its sign
+    x = mx.nd.array([1.0, -2.0])
+    assert np.signbit((x * -0.0).asnumpy()).tolist() == [True, False]
+    assert np.isnan((x * float("nan")).asnumpy()).all()
+
+
+def test_storage_stats_still_count_the_direct_path(default_engine):
+    """alloc and free keep fewer counters; stats() derives allocs and bytes_pooled from the others."""
+    ctx = mx.cpu(5)
+    a = mx.nd.ones((16,), ctx=ctx)
+    b = a + 1
+    mx.nd.waitall()
+    storage.reset_stats(ctx)
+    for _ in range(10):
+        b = a + 1
+    stats = storage.stats(ctx)
+    assert stats["allocs"] == stats["hits"] + stats["misses"] == 10
+    assert stats["frees"] == 10  # each earlier result died when the next replaced it
+    assert stats["bytes_in_use"] == 2 * 64  # a and b, 16 float32 each
+    pooled = stats["bytes_pooled"]
+    del b
+    after = storage.stats(ctx)
+    assert after["bytes_pooled"] == pooled + 64 and after["bytes_in_use"] == 64 and after["frees"] == 11
