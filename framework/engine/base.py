@@ -127,6 +127,12 @@ class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
         # The bulk size is per thread, as in MXNet: one thread's ``with bulk(n)`` never
         # changes what another thread's pushes do.
         self._bulk_local = _BulkSetting()
+        #: How many threads have a bulk size above 1. Reading a thread-local attribute costs
+        #: several times a plain one, so the direct paths (``run_now_into_new``) read this count
+        #: first: at zero no thread bulks, this one included. A thread that ends inside a bulk
+        #: block leaves it above zero: correct, only the per-thread reads come back.
+        self.threads_bulking = 0
+        self._bulking_lock = threading.Lock()
         # A KeyboardInterrupt / SystemExit raised by a function on a worker thread, waiting
         # to be re-raised in the program's next push or wait (see _complete).
         self._pending_interrupt: BaseException | None = None
@@ -518,7 +524,11 @@ class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
         if segment is not None:
             self._push_segments([segment])
         previous = self.bulk_size()
-        self._bulk_local.size = max(size, 1)
+        size = max(size, 1)
+        if (previous > 1) != (size > 1):
+            with self._bulking_lock:
+                self.threads_bulking += 1 if size > 1 else -1
+        self._bulk_local.size = size
         return previous
 
     @contextmanager

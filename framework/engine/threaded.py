@@ -181,7 +181,7 @@ class ThreadedEngineBase(Engine):
         watched = events.enabled
         if (
             (watched and not events.combine_operations)
-            or self._bulk_local.size > 1
+            or (self.threads_bulking and self._bulk_local.size > 1)
             or self._stopped
             or self._pending_interrupt is not None
             or ctx.device_type != "cpu"
@@ -237,7 +237,7 @@ class ThreadedEngineBase(Engine):
         watched = events.enabled
         if (
             (watched and not events.combine_operations)
-            or self._bulk_local.size > 1
+            or (self.threads_bulking and self._bulk_local.size > 1)
             or self._stopped
             or self._pending_interrupt is not None
             or ctx.device_type != "cpu"

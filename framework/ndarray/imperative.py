@@ -40,7 +40,15 @@ from .ndarray import NDArray, new_array
 
 
 class _State(threading.local):
-    """Per-thread autograd flags (set by ``mx.autograd``)."""
+    """Per-thread autograd flags (set by ``mx.autograd``).
+
+    Reading an attribute of a thread-local object costs several times a plain one (it first
+    finds the calling thread's own dictionary), and the direct paths would read two per call.
+    So setting ``recording`` or ``training`` also keeps a process-wide count of the threads
+    whose flag is on (:data:`FLAGS_ON`): while a count is zero, no thread, this one included,
+    has that flag set, and the hot path skips the read. A thread that ends with a flag on leaves
+    its count above zero: correct, only the reads come back.
+    """
 
     def __init__(self) -> None:
         self.recording = False
@@ -50,7 +58,21 @@ class _State(threading.local):
         #: straight into ``.grad``; outside this set ``.grad`` must stay untouched.
         self.grads_written: frozenset[int] = frozenset()
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in FLAGS_ON:
+            with _flags_lock:
+                was_on = bool(getattr(self, name, False))
+                if bool(value) != was_on:
+                    FLAGS_ON[name] += -1 if was_on else 1
+                super().__setattr__(name, value)
+            return
+        super().__setattr__(name, value)
 
+
+#: How many threads have each autograd flag on (see _State); read without a lock on the hot path,
+#: changed only under ``_flags_lock`` together with the flag itself.
+FLAGS_ON: dict[str, int] = {"recording": 0, "training": 0}
+_flags_lock = threading.Lock()
 STATE = _State()
 #: Installed by framework.autograd: called as ``record(op, attrs, inputs, outputs)``.
 tape_hook: Any = None
@@ -424,10 +446,11 @@ def invoke_single(op: OpDef, attrs: NodeAttrs, array: NDArray) -> NDArray:
     ctx = chunk.ctx
     # invoke's key for one input without out= (tests/ndarray/test_direct_path.py fails if the two differ)
     call = _call_cache.get((attrs, ctx.device_type, ctx.device_id, data.shape, data.dtype))
-    if call is None or call.direct_compute is None or STATE.recording:
+    flags_on = FLAGS_ON  # while a count is zero, no thread has that flag on (see _State)
+    if call is None or call.direct_compute is None or (flags_on["recording"] and STATE.recording):
         return invoke(op, [array], None, None, None, attrs)[0]
     output = new_array(call.out_shapes[0], ctx, call.out_types[0])
-    is_train = STATE.training
+    is_train = STATE.training if flags_on["training"] else False
     op_ctx = call.cpu_op_contexts[is_train]
     if op_ctx is None:
         op_ctx = call.cpu_op_context(is_train, ctx)
@@ -466,10 +489,11 @@ def invoke_in_place(op: OpDef, attrs: NodeAttrs, array: NDArray) -> None:
     shape, dtype = data.shape, data.dtype
     # invoke's key for one input and one out= array (tests/ndarray/test_direct_path.py fails if the two differ)
     call = _call_cache.get((attrs, ctx.device_type, ctx.device_id, shape, dtype, (shape, dtype)))
-    if call is None or call.direct_compute is None or STATE.recording:
+    flags_on = FLAGS_ON  # while a count is zero, no thread has that flag on (see _State)
+    if call is None or call.direct_compute is None or (flags_on["recording"] and STATE.recording):
         invoke(op, [array], None, array, None, attrs)
         return
-    is_train = STATE.training
+    is_train = STATE.training if flags_on["training"] else False
     op_ctx = call.cpu_op_contexts[is_train]
     if op_ctx is None:
         op_ctx = call.cpu_op_context(is_train, ctx)

@@ -367,3 +367,82 @@ def test_storage_stats_still_count_the_direct_path(default_engine):
     del b
     after = storage.stats(ctx)
     assert after["bytes_pooled"] == pooled + 64 and after["bytes_in_use"] == 64 and after["frees"] == 11
+
+
+# ---------------------------------------------------------------------- the per-thread flags the direct paths read
+def test_the_flag_counts_follow_every_thread_setting_its_autograd_flags(default_engine):
+    counts = imperative.FLAGS_ON
+    assert counts == {"recording": 0, "training": 0}
+    with mx.autograd.record():
+        assert counts == {"recording": 1, "training": 1}
+        with mx.autograd.record():  # nested: the flag does not change, nor does the count
+            assert counts["recording"] == 1
+        with mx.autograd.pause():
+            assert counts == {"recording": 0, "training": 0}
+        assert counts == {"recording": 1, "training": 1}
+    assert counts == {"recording": 0, "training": 0}
+    with mx.autograd.train_mode():
+        assert counts == {"recording": 0, "training": 1}
+    assert counts["training"] == 0
+
+
+def test_one_thread_recording_leaves_another_threads_calls_on_the_direct_paths(default_engine, monkeypatch):
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    _ = x * 2.0
+    x *= 1.0
+    mx.nd.waitall()
+    single = _count_direct_runs(default_engine, monkeypatch)
+    in_place = _count_in_place_runs(default_engine, monkeypatch)
+    recording, other_done = threading.Event(), threading.Event()
+    seen = {}
+
+    def other_thread():
+        recording.wait(5)  # the main thread records now: the count is 1, this thread's flag is off
+        seen["count"] = imperative.FLAGS_ON["recording"]
+        z = mx.nd.array([3.0, 4.0])
+        z.wait_to_read()
+        seen["z"] = (z * 2.0).asnumpy().tolist()
+        z *= 1.0
+        other_done.set()
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    with mx.autograd.record():
+        recording.set()
+        assert other_done.wait(5)
+        y = x * 2.0  # this thread records: the taped path
+    thread.join(5)
+    assert seen == {"count": 1, "z": [6.0, 8.0]}
+    assert single == [True] and in_place == [True]  # the other thread's two calls, not the recorded one
+    y.backward()
+    assert x.grad.asnumpy().tolist() == [2.0, 2.0]
+
+
+def test_the_bulking_count_lets_other_threads_run_directly(default_engine, monkeypatch):
+    a = mx.nd.zeros((4,))
+    a += 1
+    _ = a + 1
+    mx.nd.waitall()
+    assert default_engine.threads_bulking == 0
+    runs = _count_direct_runs(default_engine, monkeypatch)
+    inside, other_done = threading.Event(), threading.Event()
+    seen = []
+
+    def other_thread():
+        inside.wait(5)
+        seen.append(default_engine.threads_bulking)
+        seen.append((a + 1).asnumpy().tolist())  # not bulking itself: runs directly
+        other_done.set()
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    with mx.engine.bulk(8):
+        assert default_engine.threads_bulking == 1
+        b = a + 1  # this thread bulks: declined, collected in its segment
+        inside.set()
+        assert other_done.wait(5)
+    thread.join(5)
+    assert default_engine.threads_bulking == 0
+    assert seen[0] == 1 and runs[0] is False and runs[1] is True
+    assert b.asnumpy().tolist() == [2.0] * 4 and seen[1] == [2.0] * 4
