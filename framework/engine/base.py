@@ -257,7 +257,8 @@ class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
         for var in writes:
             if var.engine_id != engine_id or var.deleted:
                 self._check_vars(reads, writes, "push_sync", name)
-        if inline_if_ready and self._bulk_local.size <= 1:  # _push_sync_checked's inline case, one call shorter
+        # _push_sync_checked's inline case, one call shorter (the count first: see threads_bulking)
+        if inline_if_ready and (not self.threads_bulking or self._bulk_local.size <= 1):
             if not self._run_now_if_free(fn, ctx, reads, writes, name):
                 self._submit_sync(fn, ctx, reads, writes, FnProperty.NORMAL, 0, name, True)
             return

@@ -393,7 +393,7 @@ def invoke(
 
     compute = op.compute.get(ctx.device_type) or op.get_compute(ctx.device_type)  # the latter raises
     reqs = call.reqs
-    is_train = STATE.training
+    is_train = STATE.training if FLAGS_ON["training"] else False  # see _State
     engine = Engine._default or Engine.get()
 
     if op.is_async:
@@ -421,7 +421,7 @@ def invoke(
         engine.push_prepared(run, ctx, reads, writes, op.name, call.elements <= engine.inline_max_elements)
 
     # 5. the tape
-    if STATE.recording and tape_hook is not None:
+    if FLAGS_ON["recording"] and STATE.recording and tape_hook is not None:
         tape_hook(op, attrs, inputs, outputs)
     return outputs if num_visible == num_outputs else outputs[:num_visible]
 
