@@ -236,7 +236,9 @@ class PooledStorageManager:
             rounded = self.strategy.round(nbytes)
             if len(self._size_classes) < _SIZE_CLASS_CACHE_LIMIT:
                 self._size_classes[nbytes] = rounded
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # not ``with``, which builds two bound methods per use (as in engine/var.py)
+        try:
             free_blocks = self._pool.get(rounded)
             view = None
             if free_blocks:
@@ -251,6 +253,8 @@ class PooledStorageManager:
             in_use = self.bytes_in_use = self.bytes_in_use + rounded
             if in_use > self.peak_bytes_in_use:  # noqa: PLR1730 - a comparison costs less than calling max()
                 self.peak_bytes_in_use = in_use
+        finally:
+            lock.release()
         if events.enabled:
             events.emit("storage.alloc", handle.id, str(self.ctx), nbytes, rounded, hit)
         return handle

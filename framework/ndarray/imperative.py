@@ -94,11 +94,24 @@ class CallPlan:
     call touches, which decides whether the engine may run it inline.
     """
 
-    __slots__ = ("out_shapes", "out_types", "reqs", "elements", "trivial_deps", "cpu_op_contexts", "direct_compute")
+    __slots__ = (
+        "out_shapes",
+        "out_types",
+        "out_nbytes",
+        "reqs",
+        "elements",
+        "trivial_deps",
+        "cpu_op_contexts",
+        "direct_compute",
+    )
 
     def __init__(self, out_shapes: list[tuple], out_types: list[str], in_shapes: list[tuple], plain: bool) -> None:
         self.out_shapes = out_shapes
         self.out_types = out_types
+        #: The bytes of each output (what its allocation asks the pool for).
+        self.out_nbytes = [
+            math.prod(shape) * np.dtype(name).itemsize for shape, name in zip(out_shapes, out_types, strict=True)
+        ]
         #: One write request per output; shared by every call (compute functions only read it).
         self.reqs = [WRITE] * len(out_shapes)
         self.elements = sum(math.prod(shape) for shape in (*in_shapes, *out_shapes))
@@ -449,7 +462,7 @@ def invoke_single(op: OpDef, attrs: NodeAttrs, array: NDArray) -> NDArray:
     flags_on = FLAGS_ON  # while a count is zero, no thread has that flag on (see _State)
     if call is None or call.direct_compute is None or (flags_on["recording"] and STATE.recording):
         return invoke(op, [array], None, None, None, attrs)[0]
-    output = new_array(call.out_shapes[0], ctx, call.out_types[0])
+    output = new_array(call.out_shapes[0], ctx, call.out_types[0], call.out_nbytes[0])
     is_train = STATE.training if flags_on["training"] else False
     op_ctx = call.cpu_op_contexts[is_train]
     if op_ctx is None:
