@@ -23,7 +23,8 @@ Each case prints, besides the end-to-end figure:
   ``workers_bulk64`` (workers, inside ``mx.engine.bulk(64)``);
 * ``stages_us``: where the microseconds of one operation go, each stage timed alone with the
   framework's own functions: the Python front end (operator lookup, parsed parameters),
-  output allocation (``b = a + 1`` only), the engine (push, grant, run a no-op, complete),
+  output allocation (``b = a + 1`` only), the engine (the direct paths' grant, a no-op run and
+  the release; the ordinary push only when they decline),
   execution (the compute function and its OpContext), and the rest of ``invoke`` (checks,
   call-pattern lookup, the closure, the loop) as the remainder; ``inference_uncached`` is
   what shape and type inference would add to every call without the call-pattern cache.
@@ -106,7 +107,8 @@ def stage_split(case: str, a: mx.nd.NDArray, n: int, reps: int) -> dict[str, flo
 
     def front_end(count: int) -> None:
         for _ in range(count):
-            imperative.parse_attrs(registry.get("_plus_scalar"), {"scalar": float(1)})
+            operator = registry.get("_plus_scalar")
+            imperative.scalar_attrs(operator, float(1))
 
     def inference_uncached(count: int) -> None:
         outs = [] if outofplace else [a]
@@ -129,8 +131,9 @@ def stage_split(case: str, a: mx.nd.NDArray, n: int, reps: int) -> dict[str, flo
                 if not engine.run_now_into_new(direct_noop, (), ctx, reads[0], writes[0], "_plus_scalar"):
                     engine.push_prepared(noop, ctx, reads, writes, "_plus_scalar", True)
             return
-        for _ in range(count):
-            engine.push_prepared(noop, ctx, reads, writes, "_plus_scalar", True)
+        for _ in range(count):  # invoke_in_place's direct path: run at once, granting the written variable
+            if not engine.run_now_in_place(direct_noop, (), ctx, writes[0], "_plus_scalar"):
+                engine.push_prepared(noop, ctx, reads, writes, "_plus_scalar", True)
 
     def execution(count: int) -> None:
         for _ in range(count):

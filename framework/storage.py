@@ -203,9 +203,20 @@ class PooledStorageManager:
         self._lock = threading.Lock()
         self._pool: dict[int, list[tuple[Any, Any]]] = {}  # rounded size -> free (buffer, view) of that size
         self.bytes_in_use = 0
-        self.bytes_pooled = 0
         self.peak_bytes_in_use = 0  # and the event counters: set by reset_stats
         self.reset_stats()
+
+    # Two figures of stats() follow from others, so alloc and free do not keep them up to date
+    # (one counter fewer each, on the path every temporary array takes):
+    @property
+    def bytes_pooled(self) -> int:
+        """Bytes held in the pool: the blocks of each size class waiting there (a snapshot)."""
+        return sum(rounded * len(blocks) for rounded, blocks in list(self._pool.items()))
+
+    @property
+    def allocs(self) -> int:
+        """Allocations since the last reset_stats: each one was a hit or a miss."""
+        return self.hits + self.misses
 
     # ---- the mechanism
     def alloc(self, nbytes: int) -> Handle:
@@ -225,22 +236,25 @@ class PooledStorageManager:
             rounded = self.strategy.round(nbytes)
             if len(self._size_classes) < _SIZE_CLASS_CACHE_LIMIT:
                 self._size_classes[nbytes] = rounded
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # not ``with``, which builds two bound methods per use (as in engine/var.py)
+        try:
             free_blocks = self._pool.get(rounded)
             view = None
             if free_blocks:
                 hit = True
                 buffer, view = free_blocks.pop()
-                self.bytes_pooled -= rounded
                 self.hits += 1
             else:
                 hit = False
                 buffer = self._allocate_from_system(nbytes, rounded)
                 self.misses += 1
             handle = Handle(self, nbytes, rounded, buffer, view)
-            self.allocs += 1
             in_use = self.bytes_in_use = self.bytes_in_use + rounded
-            self.peak_bytes_in_use = max(self.peak_bytes_in_use, in_use)
+            if in_use > self.peak_bytes_in_use:  # noqa: PLR1730 - a comparison costs less than calling max()
+                self.peak_bytes_in_use = in_use
+        finally:
+            lock.release()
         if events.enabled:
             events.emit("storage.alloc", handle.id, str(self.ctx), nbytes, rounded, hit)
         return handle
@@ -270,7 +284,9 @@ class PooledStorageManager:
         """
         if handle._manager is not self:
             raise StorageError(f"storage.free: {handle!r} was not allocated by the {self.ctx} manager")
-        if events.enabled or not self._pooled or not self._lock.acquire(blocking=False):
+        # acquire(False): "do not block", passed positionally (a keyword argument costs the lock's
+        # argument parser more than the whole acquisition)
+        if events.enabled or not self._pooled or not self._lock.acquire(False):
             return False
         try:
             self._take_back(handle)
@@ -291,7 +307,6 @@ class PooledStorageManager:
                 self._pool[rounded] = [(buffer, view)]
             else:
                 free_blocks.append((buffer, view))
-            self.bytes_pooled += rounded
         self.frees += 1
         self.bytes_in_use -= rounded
         return buffer
@@ -303,7 +318,6 @@ class PooledStorageManager:
 
     def _release_locked(self) -> None:
         self._pool.clear()
-        self.bytes_pooled = 0
         self.releases += 1
         backend.release_cached_memory(self.ctx)
 
@@ -344,7 +358,7 @@ class PooledStorageManager:
     def reset_stats(self) -> None:
         """Zero the event counters and set the peak to the current use; the pool is kept."""
         with self._lock:
-            self.hits = self.misses = self.allocs = self.frees = self.releases = 0
+            self.hits = self.misses = self.frees = self.releases = 0
             self.peak_bytes_in_use = self.bytes_in_use
 
     def __repr__(self) -> str:

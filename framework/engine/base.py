@@ -127,6 +127,12 @@ class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
         # The bulk size is per thread, as in MXNet: one thread's ``with bulk(n)`` never
         # changes what another thread's pushes do.
         self._bulk_local = _BulkSetting()
+        #: How many threads have a bulk size above 1. Reading a thread-local attribute costs
+        #: several times a plain one, so the direct paths (``run_now_into_new``) read this count
+        #: first: at zero no thread bulks, this one included. A thread that ends inside a bulk
+        #: block leaves it above zero: correct, only the per-thread reads come back.
+        self.threads_bulking = 0
+        self._bulking_lock = threading.Lock()
         # A KeyboardInterrupt / SystemExit raised by a function on a worker thread, waiting
         # to be re-raised in the program's next push or wait (see _complete).
         self._pending_interrupt: BaseException | None = None
@@ -251,7 +257,8 @@ class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
         for var in writes:
             if var.engine_id != engine_id or var.deleted:
                 self._check_vars(reads, writes, "push_sync", name)
-        if inline_if_ready and self._bulk_local.size <= 1:  # _push_sync_checked's inline case, one call shorter
+        # _push_sync_checked's inline case, one call shorter (the count first: see threads_bulking)
+        if inline_if_ready and (not self.threads_bulking or self._bulk_local.size <= 1):
             if not self._run_now_if_free(fn, ctx, reads, writes, name):
                 self._submit_sync(fn, ctx, reads, writes, FnProperty.NORMAL, 0, name, True)
             return
@@ -322,6 +329,15 @@ class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
         ``b = a + 1``): True if it ran, False (nothing done) if the caller must push it
         instead. ``new_write`` must be a variable of this engine that no other code has seen
         yet, so nothing can be pending on it. The base engine never does (see
+        ThreadedEngineBase).
+        """
+        return False
+
+    def run_now_in_place(self, fn: Callable[..., Any], args: tuple, ctx: Context, var: Var, name: str) -> bool:
+        """Run ``fn(*args)`` at once if ``var`` is free; it reads and writes ``var`` and nothing else.
+
+        For the imperative path's in-place call (``a += 1``): True if it ran, False (nothing
+        done) if the caller must push it instead. The base engine never does (see
         ThreadedEngineBase).
         """
         return False
@@ -509,7 +525,11 @@ class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
         if segment is not None:
             self._push_segments([segment])
         previous = self.bulk_size()
-        self._bulk_local.size = max(size, 1)
+        size = max(size, 1)
+        if (previous > 1) != (size > 1):
+            with self._bulking_lock:
+                self.threads_bulking += 1 if size > 1 else -1
+        self._bulk_local.size = size
         return previous
 
     @contextmanager

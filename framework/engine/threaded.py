@@ -181,7 +181,7 @@ class ThreadedEngineBase(Engine):
         watched = events.enabled
         if (
             (watched and not events.combine_operations)
-            or self._bulk_local.size > 1
+            or (self.threads_bulking and self._bulk_local.size > 1)
             or self._stopped
             or self._pending_interrupt is not None
             or ctx.device_type != "cpu"
@@ -219,6 +219,50 @@ class ThreadedEngineBase(Engine):
             )
         new_write.version += 1
         for ready in read.complete_read():
+            if ready.release(1):
+                self._dispatch(ready)
+        return True
+
+    def run_now_in_place(self, fn: Callable[..., Any], args: tuple, ctx: Context, var: Var, name: str) -> bool:
+        """The inline path for an operation whose only variable is ``var``, which it writes.
+
+        The argument of :meth:`run_now_into_new` for its one read holds for this one write: an
+        operation that shares a single variable with the rest of the program needs no push
+        lock, because there is no second variable on which two operations could be ordered the
+        other way round; ``var``'s own lock orders it (``Var.try_grant`` fails if anything is
+        queued on or holds ``var``). After the run, ``complete_write`` gives ``var`` its new
+        version and grants what was queued behind it meanwhile. The conditions are those of
+        :meth:`run_now_into_new`; an error poisons ``var``.
+        """
+        watched = events.enabled
+        if (
+            (watched and not events.combine_operations)
+            or (self.threads_bulking and self._bulk_local.size > 1)
+            or self._stopped
+            or self._pending_interrupt is not None
+            or ctx.device_type != "cpu"
+            or self.var_class is not Var
+            or var.engine_id != self.id
+            or var.deleted
+            or not var.try_grant(True)
+        ):
+            return False
+        if watched:
+            op_id, t_push = new_operation_id(), clock()
+        message = None
+        try:
+            fn(*args)
+        except Exception as err:
+            record = self._record_exception(err, name, op_id if watched else new_operation_id(), ctx, INLINE_WORKER)
+            var.exception_record = record
+            message = error_message(err)
+        except BaseException as interrupt:  # KeyboardInterrupt, SystemExit: the program's, see _complete
+            self._keep_interrupt(interrupt)
+        if watched:
+            self._publish_whole(
+                op_id, name, ctx, (), (var,), 0, FnProperty.NORMAL, t_push, None, INLINE_WORKER, None, message
+            )
+        for ready in var.complete_write():
             if ready.release(1):
                 self._dispatch(ready)
         return True

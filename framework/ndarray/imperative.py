@@ -40,7 +40,15 @@ from .ndarray import NDArray, new_array
 
 
 class _State(threading.local):
-    """Per-thread autograd flags (set by ``mx.autograd``)."""
+    """Per-thread autograd flags (set by ``mx.autograd``).
+
+    Reading an attribute of a thread-local object costs several times a plain one (it first
+    finds the calling thread's own dictionary), and the direct paths would read two per call.
+    So setting ``recording`` or ``training`` also keeps a process-wide count of the threads
+    whose flag is on (:data:`FLAGS_ON`): while a count is zero, no thread, this one included,
+    has that flag set, and the hot path skips the read. A thread that ends with a flag on leaves
+    its count above zero: correct, only the reads come back.
+    """
 
     def __init__(self) -> None:
         self.recording = False
@@ -50,7 +58,21 @@ class _State(threading.local):
         #: straight into ``.grad``; outside this set ``.grad`` must stay untouched.
         self.grads_written: frozenset[int] = frozenset()
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in FLAGS_ON:
+            with _flags_lock:
+                was_on = bool(getattr(self, name, False))
+                if bool(value) != was_on:
+                    FLAGS_ON[name] += -1 if was_on else 1
+                super().__setattr__(name, value)
+            return
+        super().__setattr__(name, value)
 
+
+#: How many threads have each autograd flag on (see _State); read without a lock on the hot path,
+#: changed only under ``_flags_lock`` together with the flag itself.
+FLAGS_ON: dict[str, int] = {"recording": 0, "training": 0}
+_flags_lock = threading.Lock()
 STATE = _State()
 #: Installed by framework.autograd: called as ``record(op, attrs, inputs, outputs)``.
 tape_hook: Any = None
@@ -72,11 +94,24 @@ class CallPlan:
     call touches, which decides whether the engine may run it inline.
     """
 
-    __slots__ = ("out_shapes", "out_types", "reqs", "elements", "trivial_deps", "cpu_op_contexts", "direct_compute")
+    __slots__ = (
+        "out_shapes",
+        "out_types",
+        "out_nbytes",
+        "reqs",
+        "elements",
+        "trivial_deps",
+        "cpu_op_contexts",
+        "direct_compute",
+    )
 
     def __init__(self, out_shapes: list[tuple], out_types: list[str], in_shapes: list[tuple], plain: bool) -> None:
         self.out_shapes = out_shapes
         self.out_types = out_types
+        #: The bytes of each output (what its allocation asks the pool for).
+        self.out_nbytes = [
+            math.prod(shape) * np.dtype(name).itemsize for shape, name in zip(out_shapes, out_types, strict=True)
+        ]
         #: One write request per output; shared by every call (compute functions only read it).
         self.reqs = [WRITE] * len(out_shapes)
         self.elements = sum(math.prod(shape) for shape in (*in_shapes, *out_shapes))
@@ -86,8 +121,10 @@ class CallPlan:
         #: use: it holds nothing that varies between calls (a CPU runs without a stream), and
         #: compute functions only read it.
         self.cpu_op_contexts: list[OpContext | None] = [None, None]
-        #: The CPU compute function when this pattern may take :func:`invoke_single`'s direct
-        #: path (set by :func:`invoke`, which knows the operator and the device), else None.
+        #: The CPU compute function when this pattern may take a direct path (set by
+        #: :func:`invoke`, which knows the operator and the device), else None: one input, one
+        #: output, plain. Without ``out=`` in the key that path is :func:`invoke_single`'s, with
+        #: one ``out=`` array :func:`invoke_in_place`'s (which only takes it for ``out=`` the input).
         self.direct_compute: Any = None
 
     def cpu_op_context(self, is_train: bool, ctx: Context) -> OpContext:
@@ -143,6 +180,19 @@ def parse_attrs(op: OpDef, kwargs: dict[str, Any]) -> NodeAttrs:
         if len(_attr_cache) < _ATTR_CACHE_LIMIT:
             _attr_cache[key] = attrs
     return attrs
+
+
+def scalar_attrs(op: OpDef, scalar: float) -> NodeAttrs:
+    """``parse_attrs(op, {"scalar": scalar})`` for the scalar operators (``a + 1``, ``a += 1``).
+
+    A nonzero, non-NaN float is its own key part (see :func:`parse_attrs`), so a repeat is one
+    lookup of the key :func:`parse_attrs` stored, without building the keyword dict first.
+    """
+    if scalar and scalar == scalar:  # noqa: PLR0124 - False for NaN
+        attrs = _attr_cache.get((op, "scalar", scalar))
+        if attrs is not None:
+            return attrs
+    return parse_attrs(op, {"scalar": scalar})
 
 
 def _plan(op: OpDef, attrs: NodeAttrs) -> tuple:
@@ -308,7 +358,6 @@ def invoke(
                 num_inputs == 1
                 and num_outputs == 1
                 and num_visible == 1
-                and not outs
                 and call.trivial_deps
                 and not op.is_async
                 and ctx.device_type == "cpu"
@@ -357,7 +406,7 @@ def invoke(
 
     compute = op.compute.get(ctx.device_type) or op.get_compute(ctx.device_type)  # the latter raises
     reqs = call.reqs
-    is_train = STATE.training
+    is_train = STATE.training if FLAGS_ON["training"] else False  # see _State
     engine = Engine._default or Engine.get()
 
     if op.is_async:
@@ -385,7 +434,7 @@ def invoke(
         engine.push_prepared(run, ctx, reads, writes, op.name, call.elements <= engine.inline_max_elements)
 
     # 5. the tape
-    if STATE.recording and tape_hook is not None:
+    if FLAGS_ON["recording"] and STATE.recording and tape_hook is not None:
         tape_hook(op, attrs, inputs, outputs)
     return outputs if num_visible == num_outputs else outputs[:num_visible]
 
@@ -410,10 +459,11 @@ def invoke_single(op: OpDef, attrs: NodeAttrs, array: NDArray) -> NDArray:
     ctx = chunk.ctx
     # invoke's key for one input without out= (tests/ndarray/test_direct_path.py fails if the two differ)
     call = _call_cache.get((attrs, ctx.device_type, ctx.device_id, data.shape, data.dtype))
-    if call is None or call.direct_compute is None or STATE.recording:
+    flags_on = FLAGS_ON  # while a count is zero, no thread has that flag on (see _State)
+    if call is None or call.direct_compute is None or (flags_on["recording"] and STATE.recording):
         return invoke(op, [array], None, None, None, attrs)[0]
-    output = new_array(call.out_shapes[0], ctx, call.out_types[0])
-    is_train = STATE.training
+    output = new_array(call.out_shapes[0], ctx, call.out_types[0], call.out_nbytes[0])
+    is_train = STATE.training if flags_on["training"] else False
     op_ctx = call.cpu_op_contexts[is_train]
     if op_ctx is None:
         op_ctx = call.cpu_op_context(is_train, ctx)
@@ -430,6 +480,47 @@ def invoke_single(op: OpDef, attrs: NodeAttrs, array: NDArray) -> NDArray:
 
     engine.push_prepared(run, ctx, (read,), (write,), op.name, inline)
     return output
+
+
+def invoke_in_place(op: OpDef, attrs: NodeAttrs, array: NDArray) -> None:
+    """``op(array, out=array)`` for a one-input, one-output operator: ``a += 1``.
+
+    The same call as ``invoke(op, [array], out=array, attrs=attrs)``, as :func:`invoke_single`
+    is for ``b = a + 1``: once :func:`invoke` has seen the pattern (with the array as its own
+    ``out=``) and found it plain, a repeat is one cache lookup and one engine call that grants
+    the array's variable for writing and runs the compute function at once
+    (``Engine.run_now_in_place``); nothing is allocated. Everything else (a first call,
+    autograd recording, a busy array, bulking, events watched by another subscriber than the
+    server's combining buffer, a large array) takes :func:`invoke`'s path or the ordinary push.
+    """
+    try:
+        chunk, data = array._chunk, array._data
+    except AttributeError:  # not an NDArray: invoke names the problem
+        invoke(op, [array], None, array, None, attrs)
+        return
+    ctx = chunk.ctx
+    shape, dtype = data.shape, data.dtype
+    # invoke's key for one input and one out= array (tests/ndarray/test_direct_path.py fails if the two differ)
+    call = _call_cache.get((attrs, ctx.device_type, ctx.device_id, shape, dtype, (shape, dtype)))
+    flags_on = FLAGS_ON  # while a count is zero, no thread has that flag on (see _State)
+    if call is None or call.direct_compute is None or (flags_on["recording"] and STATE.recording):
+        invoke(op, [array], None, array, None, attrs)
+        return
+    is_train = STATE.training if flags_on["training"] else False
+    op_ctx = call.cpu_op_contexts[is_train]
+    if op_ctx is None:
+        op_ctx = call.cpu_op_context(is_train, ctx)
+    compute, reqs, in_data, out_data = call.direct_compute, call.reqs, [data], [data]
+    engine = Engine._default or Engine.get()  # invoke's engine: it refuses an array of another engine instance
+    var = chunk.var
+    inline = call.elements <= engine.inline_max_elements
+    if inline and engine.run_now_in_place(compute, (attrs, op_ctx, in_data, reqs, out_data), ctx, var, op.name):
+        return
+
+    def run(run_ctx: Any) -> None:
+        compute(attrs, op_ctx, in_data, reqs, out_data)
+
+    engine.push_prepared(run, ctx, (), (var,), op.name, inline)
 
 
 def in_shapes_flat(shapes: list[Any]) -> list[int]:

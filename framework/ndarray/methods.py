@@ -43,6 +43,41 @@ def _call(name: str, inputs: list[NDArray], params: dict[str, Any], out: NDArray
     return imperative.invoke(operator, inputs, None, out, None, attrs)[0]
 
 
+def _arithmetic(nd_op: str, scalar_op: str, rscalar_op: str | None = None, reverse: bool = False) -> Any:
+    """``__add__`` and its kin: ``self <op> other`` (``other <op> self`` when ``reverse``), MXNet 1.x rules.
+
+    ``a + 1`` (a plain int or float) goes straight to the one-input path, a frame shorter than
+    passing through ``_binary``, which handles every other operand (arrays, NumPy scalars).
+    """
+    name = rscalar_op if reverse and rscalar_op else scalar_op
+
+    def method(self: NDArray, other: Any) -> Any:
+        kind = type(other)
+        if kind is float or kind is int:  # the common case first, before any conversion
+            operator = registry.get(name)
+            return imperative.invoke_single(operator, imperative.scalar_attrs(operator, float(other)), self)
+        return self._binary(other, nd_op, scalar_op, rscalar_op, reverse)
+
+    return method
+
+
+def _in_place(nd_op: str, scalar_op: str) -> Any:
+    """``__iadd__`` and its kin: ``self <op>= other``, written into ``self``'s memory.
+
+    ``a += 1`` goes straight to the in-place path; ``_inplace`` handles every other operand.
+    """
+
+    def method(self: NDArray, other: Any) -> Any:
+        kind = type(other)
+        if kind is float or kind is int:  # the common case first, before any conversion
+            operator = registry.get(scalar_op)
+            imperative.invoke_in_place(operator, imperative.scalar_attrs(operator, float(other)), self)
+            return self
+        return self._inplace(other, nd_op, scalar_op)
+
+    return method
+
+
 class OperatorMethods:
     """The methods :func:`install` copies onto ``NDArray`` (``self`` is always an NDArray)."""
 
@@ -153,11 +188,9 @@ class OperatorMethods:
         autograd.backward([self], [out_grad] if out_grad is not None else None, retain_graph, train_mode)
 
     # ------------------------------------------------------------------ arithmetic (MXNet 1.x rules)
+    # ``__add__``, ``__iadd__``, ... are made by _arithmetic and _in_place below: each handles a
+    # plain int/float itself and leaves every other operand to these two.
     def _binary(self, other: Any, nd_op: str, scalar_op: str, rscalar_op: str | None, reverse: bool = False):
-        kind = type(other)
-        if kind is float or kind is int:  # ``a + 1``: the common case first, before any conversion
-            operator = registry.get(rscalar_op if reverse and rscalar_op else scalar_op)
-            return imperative.invoke_single(operator, imperative.parse_attrs(operator, {"scalar": float(other)}), self)
         other = python_scalar(other)  # a 0-d NumPy array is a number here, as np.float32(2) is
         if isinstance(other, NDArray):
             lhs, rhs = (other, self) if reverse else (self, other)
@@ -169,10 +202,6 @@ class OperatorMethods:
         return NotImplemented
 
     def _inplace(self, other: Any, nd_op: str, scalar_op: str) -> NDArray:
-        kind = type(other)
-        if kind is float or kind is int:  # ``a += 1``: the common case first, before any conversion
-            _call(scalar_op, [self], {"scalar": float(other)}, out=self)
-            return self
         other = python_scalar(other)
         if isinstance(other, NDArray):
             _call(nd_op, [self, other], {}, out=self)
@@ -182,59 +211,24 @@ class OperatorMethods:
             return NotImplemented
         return self
 
-    def __add__(self, o):
-        return self._binary(o, "broadcast_add", "_plus_scalar", None)
-
-    def __radd__(self, o):
-        return self._binary(o, "broadcast_add", "_plus_scalar", None, reverse=True)
-
-    def __sub__(self, o):
-        return self._binary(o, "broadcast_sub", "_minus_scalar", None)
-
-    def __rsub__(self, o):
-        return self._binary(o, "broadcast_sub", "_minus_scalar", "_rminus_scalar", reverse=True)
-
-    def __mul__(self, o):
-        return self._binary(o, "broadcast_mul", "_mul_scalar", None)
-
-    def __rmul__(self, o):
-        return self._binary(o, "broadcast_mul", "_mul_scalar", None, reverse=True)
-
-    def __truediv__(self, o):
-        return self._binary(o, "broadcast_div", "_div_scalar", None)
-
-    def __rtruediv__(self, o):
-        return self._binary(o, "broadcast_div", "_div_scalar", "_rdiv_scalar", reverse=True)
-
-    def __mod__(self, o):
-        return self._binary(o, "broadcast_mod", "_mod_scalar", None)
-
-    def __rmod__(self, o):
-        return self._binary(o, "broadcast_mod", "_mod_scalar", "_rmod_scalar", reverse=True)
-
-    def __pow__(self, o):
-        return self._binary(o, "broadcast_power", "_power_scalar", None)
-
-    def __rpow__(self, o):
-        return self._binary(o, "broadcast_power", "_power_scalar", "_rpower_scalar", reverse=True)
-
-    def __eq__(self, o):  # type: ignore[override]
-        return self._binary(o, "broadcast_equal", "_equal_scalar", None)
-
-    def __ne__(self, o):  # type: ignore[override]
-        return self._binary(o, "broadcast_not_equal", "_not_equal_scalar", None)
-
-    def __gt__(self, o):
-        return self._binary(o, "broadcast_greater", "_greater_scalar", None)
-
-    def __ge__(self, o):
-        return self._binary(o, "broadcast_greater_equal", "_greater_equal_scalar", None)
-
-    def __lt__(self, o):
-        return self._binary(o, "broadcast_lesser", "_lesser_scalar", None)
-
-    def __le__(self, o):
-        return self._binary(o, "broadcast_lesser_equal", "_lesser_equal_scalar", None)
+    __add__ = _arithmetic("broadcast_add", "_plus_scalar")
+    __radd__ = _arithmetic("broadcast_add", "_plus_scalar", reverse=True)
+    __sub__ = _arithmetic("broadcast_sub", "_minus_scalar")
+    __rsub__ = _arithmetic("broadcast_sub", "_minus_scalar", "_rminus_scalar", reverse=True)
+    __mul__ = _arithmetic("broadcast_mul", "_mul_scalar")
+    __rmul__ = _arithmetic("broadcast_mul", "_mul_scalar", reverse=True)
+    __truediv__ = _arithmetic("broadcast_div", "_div_scalar")
+    __rtruediv__ = _arithmetic("broadcast_div", "_div_scalar", "_rdiv_scalar", reverse=True)
+    __mod__ = _arithmetic("broadcast_mod", "_mod_scalar")
+    __rmod__ = _arithmetic("broadcast_mod", "_mod_scalar", "_rmod_scalar", reverse=True)
+    __pow__ = _arithmetic("broadcast_power", "_power_scalar")
+    __rpow__ = _arithmetic("broadcast_power", "_power_scalar", "_rpower_scalar", reverse=True)
+    __eq__ = _arithmetic("broadcast_equal", "_equal_scalar")
+    __ne__ = _arithmetic("broadcast_not_equal", "_not_equal_scalar")
+    __gt__ = _arithmetic("broadcast_greater", "_greater_scalar")
+    __ge__ = _arithmetic("broadcast_greater_equal", "_greater_equal_scalar")
+    __lt__ = _arithmetic("broadcast_lesser", "_lesser_scalar")
+    __le__ = _arithmetic("broadcast_lesser_equal", "_lesser_equal_scalar")
 
     def __neg__(self):
         return op.negative(self)
@@ -242,20 +236,11 @@ class OperatorMethods:
     def __abs__(self):
         return op.abs(self)
 
-    def __iadd__(self, o):
-        return self._inplace(o, "broadcast_add", "_plus_scalar")
-
-    def __isub__(self, o):
-        return self._inplace(o, "broadcast_sub", "_minus_scalar")
-
-    def __imul__(self, o):
-        return self._inplace(o, "broadcast_mul", "_mul_scalar")
-
-    def __itruediv__(self, o):
-        return self._inplace(o, "broadcast_div", "_div_scalar")
-
-    def __imod__(self, o):
-        return self._inplace(o, "broadcast_mod", "_mod_scalar")
+    __iadd__ = _in_place("broadcast_add", "_plus_scalar")
+    __isub__ = _in_place("broadcast_sub", "_minus_scalar")
+    __imul__ = _in_place("broadcast_mul", "_mul_scalar")
+    __itruediv__ = _in_place("broadcast_div", "_div_scalar")
+    __imod__ = _in_place("broadcast_mod", "_mod_scalar")
 
     # Python 2's names, which MXNet 1.x still defines.
     __div__ = __truediv__

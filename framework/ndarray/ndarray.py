@@ -44,10 +44,15 @@ def normalize_dtype(dtype: Any, what: str = "dtype") -> np.dtype:
 _DTYPE_OBJECTS: dict[str, np.dtype] = {name: np.dtype(name) for name in _DTYPES}
 
 
-def new_array(shape: tuple[int, ...], ctx: Context, dtype_name: str) -> NDArray:
-    """A fresh array for already-validated arguments: the allocation fast path of ``invoke``."""
+def new_array(shape: tuple[int, ...], ctx: Context, dtype_name: str, nbytes: int | None = None) -> NDArray:
+    """A fresh array for already-validated arguments: the allocation fast path of ``invoke``.
+
+    ``nbytes`` (the shape's element count times the dtype's item size) may be passed by a
+    caller that worked it out once for many calls (``CallPlan.out_nbytes``).
+    """
     dtype = _DTYPE_OBJECTS[dtype_name]
-    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes is None:
+        nbytes = math.prod(shape) * dtype.itemsize
     chunk = Chunk(nbytes, ctx)
     handle = chunk.handle
     view = handle.view  # the typed view the block's last owner made, if any (see storage.Handle)

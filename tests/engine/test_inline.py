@@ -274,3 +274,83 @@ def test_run_now_into_new_refuses_what_the_regular_path_must_handle(engine, make
     assert not engine.run_now_into_new(never, (), mx.cpu(), other, write, "op")
     assert not make_engine("NaiveEngine").run_now_into_new(never, (), mx.cpu(), read, write, "op")
     assert read.idle() and write.idle()
+
+
+# ----------------------------------------------------------------------------- run_now_in_place
+def test_run_now_in_place_runs_at_once_and_gives_the_variable_its_next_version(engine):
+    var = engine.new_variable("array")
+    ran = []
+    assert engine.run_now_in_place(lambda *args: ran.append(args), (1, 2), mx.cpu(), var, "op")
+    assert ran == [(1, 2)]
+    assert var.idle() and var.version == 1
+
+
+def test_run_now_in_place_refuses_a_variable_being_read_without_keeping_a_grant(engine):
+    var = engine.new_variable("array")
+    gate = threading.Event()
+    engine.push_sync(lambda rc: gate.wait(5), mx.cpu(), [var], [], name="reader")
+    assert not engine.run_now_in_place(lambda: pytest.fail("wrote under a reader"), (), mx.cpu(), var, "op")
+    gate.set()
+    engine.wait_for_all(timeout=10)
+    assert var.idle() and var.version == 0
+
+
+def test_run_now_in_place_grants_what_queued_behind_it(engine):
+    """A push from another thread that arrives while the function runs waits for it, then runs."""
+    var = engine.new_variable("array")
+    order = []
+
+    def write_then_let_another_thread_push():
+        order.append("in place")
+        pusher = threading.Thread(
+            target=lambda: engine.push_sync(lambda rc: order.append("queued"), mx.cpu(), [var], [], name="after")
+        )
+        pusher.start()
+        pusher.join(5)
+        order.append("in place done")
+
+    assert engine.run_now_in_place(write_then_let_another_thread_push, (), mx.cpu(), var, "op")
+    engine.wait_for_all(timeout=10)
+    assert order == ["in place", "in place done", "queued"]
+    assert var.idle() and var.version == 1
+
+
+def test_run_now_in_place_poisons_the_variable_with_the_error(engine):
+    var = engine.new_variable("array")
+
+    def explode():
+        raise ValueError("kernel failed")
+
+    assert engine.run_now_in_place(explode, (), mx.cpu(), var, "exploding_op")
+    assert not engine.run_now_in_place(lambda: pytest.fail("ran on a poisoned variable"), (), mx.cpu(), var, "op")
+    with pytest.raises(ValueError, match="kernel failed"):
+        engine.wait_for_var(var, timeout=10)
+    assert var.idle()
+
+
+def test_run_now_in_place_refuses_what_the_regular_path_must_handle(engine, make_engine):
+    var = engine.new_variable("array")
+    never = lambda: pytest.fail("should not run")  # noqa: E731
+    with engine.bulk(4):
+        assert not engine.run_now_in_place(never, (), mx.cpu(), var, "op")
+    with events.record(["engine.push"]):
+        assert not engine.run_now_in_place(never, (), mx.cpu(), var, "op")
+    other = make_engine("ThreadedEngine", 1).new_variable("elsewhere")
+    assert not engine.run_now_in_place(never, (), mx.cpu(), other, "op")
+    assert not make_engine("NaiveEngine").run_now_in_place(never, (), mx.cpu(), var, "op")
+    deleted = engine.new_variable("deleted")
+    engine.delete_variable(None, mx.cpu(), deleted)
+    assert not engine.run_now_in_place(never, (), mx.cpu(), deleted, "op")
+    assert var.idle() and var.version == 0
+
+
+def test_run_now_in_place_watched_by_a_sole_buffer_publishes_one_engine_op(engine):
+    var = engine.new_variable("array")
+    buffer = events.EventBuffer(100)
+    with events.subscribe_buffer(buffer):
+        assert engine.run_now_in_place(lambda: None, (), mx.cpu(0), var, "in_place")
+    published = [events.to_dict(raw) for raw in buffer.take(100) if raw[0].startswith("engine.op")]
+    assert len(published) == 1
+    (op,) = published
+    assert op["name"] == "in_place" and op["reads"] == () and op["writes"] == (var.id,)
+    assert op["worker"] == "inline" and op["error"] is None

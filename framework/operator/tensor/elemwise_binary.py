@@ -408,28 +408,30 @@ def _scalar_ufunc_compute(ufunc_name: str, reverse: bool) -> Callable[..., None]
     def compute(attrs, op_ctx, inputs, req, outputs) -> None:
         nonlocal last_scalar
         x, out = inputs[0], outputs[0]
-        s = attrs.parsed.scalar
         dtype = out.dtype
         if dtype.kind == "f":
             if req[0] is not NULL and req[0] is not ADD:  # write: what compute_into does, without its two calls
                 if op_ctx.xp is np:
                     ufunc = numpy_ufunc
-                    if x.dtype is dtype:
-                        memo = last_scalar
-                        if memo[0] is attrs and memo[1] is dtype:
-                            s = memo[2]
-                        else:
-                            s = np.array(s, dtype)
-                            last_scalar = (attrs, dtype, s)
+                    memo = last_scalar
+                    if memo[0] is attrs and memo[1] is dtype and x.dtype is dtype:
+                        s = memo[2]  # a repeat: not even the parameter is read (a descriptor call)
+                    elif x.dtype is dtype:
+                        s = np.array(attrs.parsed.scalar, dtype)
+                        last_scalar = (attrs, dtype, s)
+                    else:
+                        s = attrs.parsed.scalar
                 else:
                     ufunc = getattr(op_ctx.xp, ufunc_name)
+                    s = attrs.parsed.scalar
                 if reverse:
                     ufunc(s, x, out=out)
                 else:
                     ufunc(x, s, out=out)
                 return
+            s = attrs.parsed.scalar
         else:
-            s = _scalar_for(x, s)
+            s = _scalar_for(x, attrs.parsed.scalar)
         ufunc = numpy_ufunc if op_ctx.xp is np else getattr(op_ctx.xp, ufunc_name)
         if reverse:
             compute_into(out, req[0], ufunc, s, x)
