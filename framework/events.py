@@ -102,6 +102,9 @@ enabled = False
 #: True while one EventBuffer is the only subscriber of every engine operation kind: the
 #: engine may then publish a quick operation as one ``engine.op`` event (see the module notes).
 combine_operations = False
+#: That buffer while :data:`combine_operations` holds, else None: the engine appends its
+#: ``engine.op`` events to it directly, as :func:`emit`'s fast path would.
+operation_buffer: EventBuffer | None = None
 #: What ``engine.op`` stands for, in order; :func:`expand` and :func:`expand_counts` use it.
 COMBINED_KINDS = ("engine.push", "engine.start", "engine.end")
 
@@ -262,7 +265,7 @@ def unsubscribe(sub: Subscription) -> None:
 
 def _rebuild_routes() -> None:
     """Recompute ``_routes`` and ``enabled`` from the subscriptions (called under ``_lock``)."""
-    global _routes, _sole_buffers, enabled, combine_operations
+    global _routes, _sole_buffers, enabled, combine_operations, operation_buffer
     _routes = {kind: targets for kind in KINDS if (targets := tuple(s for s in _subscriptions if s.wants(kind)))}
     # "is not None": an empty EventBuffer is falsy (it has a length)
     _sole_buffers = {
@@ -272,6 +275,7 @@ def _rebuild_routes() -> None:
     }
     combined = _sole_buffers.get("engine.op")
     combine_operations = combined is not None and all(_sole_buffers.get(k) is combined for k in COMBINED_KINDS)
+    operation_buffer = combined if combine_operations else None
     enabled = bool(_subscriptions)
 
 

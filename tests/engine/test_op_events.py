@@ -49,6 +49,23 @@ def test_a_quick_operation_reaches_a_sole_buffer_as_one_engine_op(make_engine, k
     assert start["worker"] == end["worker"] == op["worker"] and end["error"] is None
 
 
+@pytest.mark.parametrize("kind", ["NaiveEngine", "ThreadedEnginePerDevice"])
+def test_a_full_buffer_counts_the_engine_ops_it_cannot_keep(make_engine, kind):
+    engine = make_engine(kind, 2)
+    var = engine.new_variable("v")
+    buffer = events.EventBuffer(3)
+    with events.subscribe_buffer(buffer):
+        for _ in range(5):
+            engine.push_sync(lambda rc: None, mx.cpu(0), mutable_vars=[var], name="quick")
+        engine.wait_for_all()
+    kept = buffer.take(10)
+    assert len(kept) == 3 and all(raw[0].startswith("engine.") for raw in kept)
+    dropped = buffer.take_dropped()
+    # five engine.op and the waits around wait_for_all: three kept, the rest counted by kind
+    assert dropped.get("engine.op", 0) + kinds_of(kept).count("engine.op") == 5
+    assert sum(dropped.values()) + len(kept) == 5 + 2  # engine.wait_begin and engine.wait_end
+
+
 def test_other_subscribers_keep_receiving_the_three_events(make_engine):
     engine = make_engine("ThreadedEnginePerDevice", 2)
     var = engine.new_variable("v")
