@@ -123,12 +123,56 @@ class OperationEvents:
         """The end of a deferred operation: one engine.op, or what the sampler did not publish.
 
         Whoever removes the operation from ``_unclaimed`` first (one atomic ``dict.pop``)
-        publishes its push: here, or the sampler. When the sampler did, this waits for its
-        pass to finish (its events are then out) and publishes the rest after them. (Winning
-        the claim needs no mark on ``op``: a sampler that finds ``published`` still 0 and
-        loses the pop leaves it alone.)
+        publishes its push: here, or the sampler. The common case, the claim won and the
+        buffer still the only subscriber, is this one frame: the ``engine.op`` goes straight
+        into the buffer (``events.emit``'s fast path, inlined), its values built in place, as
+        :meth:`_publish_whole` builds them for a push run at once (the tests compare both).
+        Winning the claim needs no mark on ``op``: a sampler that finds ``published`` still 0
+        and loses the pop leaves it alone.
         """
+        buffer = events.operation_buffer
+        if buffer is not None and self._unclaimed.pop(op.id, None) is not None:
+            pending = buffer.pending
+            if len(pending) >= buffer.bound:
+                buffer.overflowed("engine.op")
+                return
+            # Plain locals, not a tuple unpacking: each of these costs two bytecodes.
+            ctx = op.ctx
+            named = self._named_context
+            reads = op.reads
+            writes = op.writes
+            prop = op.prop
+            t_push = op.t_push
+            started = op.started
+            pending.append(
+                (
+                    "engine.op",
+                    clock(),
+                    (
+                        op.id,
+                        op.name,
+                        named[1] if named[0] is ctx else self._context_name(ctx),
+                        () if not reads else (reads[0].id,) if len(reads) == 1 else var_id_tuple(reads),
+                        () if not writes else (writes[0].id,) if len(writes) == 1 else var_id_tuple(writes),
+                        op.priority,
+                        "normal" if prop is _NORMAL else prop.value,
+                        worker,
+                        stream,
+                        message,
+                        t_push,
+                        t_push if started is None else started[0],
+                    ),
+                )
+            )
+            return
+        self._publish_claimed_end(op, worker, stream, message)
+
+    def _publish_claimed_end(self, op: Operation, worker: str, stream: str | None, message: str | None) -> None:
+        """:meth:`_publish_deferred_end` when the sampler published the push, or nobody claimed it
+        but the buffer is no longer the only subscriber (then the three classic events)."""
         if self._unclaimed.pop(op.id, None) is None:
+            # The sampler published the push: wait for its pass to finish (its events are then
+            # out) and publish the rest after them.
             with self._sampling:
                 published, op.published = op.published, -1
             if events.enabled and published == 1 and op.started is not None:
@@ -168,16 +212,13 @@ class OperationEvents:
     ) -> None:
         """Publish an ended operation none of whose events is out yet: one engine.op.
 
-        The one place that builds ``engine.op``'s values (``events.KINDS`` order): for a
-        deferred operation at its end, and for a push the threaded engine ran at once without
-        an ``Operation`` (``started`` is then ``(t_start, worker, stream)`` or None, which
-        means it started at ``t_push``, in ``worker``). If the subscribers changed since the
-        push and the buffer is no longer the only one, the three classic events come instead.
-
-        This runs once per watched operation, so it is written as one frame: the event goes
-        straight into the buffer (``events.emit``'s fast path, inlined), the context name and
-        the id tuples are built in place (:meth:`_context_name` and :func:`var_id_tuple` only
-        when the cheap cases do not apply).
+        For a push the threaded engine ran at once without an ``Operation`` (``started`` is
+        then None: it started at ``t_push``, in ``worker``), and for a deferred operation whose
+        buffer stopped being the only subscriber (``started`` is ``(t_start, worker, stream)``
+        or None). If the subscribers changed since the push, the three classic events come
+        instead. Like :meth:`_publish_deferred_end`'s common case (the same values, in
+        ``events.KINDS`` order), one frame per operation: the event goes straight into the
+        buffer, the context name and the id tuples are built in place.
         """
         buffer = events.operation_buffer
         if buffer is not None:

@@ -286,3 +286,44 @@ def test_run_now_into_new_watched_publishes_one_engine_op(make_engine):
     assert ok["name"] == "add_scalar" and ok["reads"] == (read.id,) and ok["writes"] == (fresh.id,)
     assert ok["worker"] == "inline" and ok["error"] is None and ok["t_push"] <= ok["t_start"] <= ok["t_ns"]
     assert failed["name"] == "bad_int" and failed["error"].startswith("ValueError: invalid literal")
+
+
+def test_a_deferred_operation_and_a_free_push_publish_the_same_engine_op_fields(make_engine):
+    # _publish_deferred_end and _publish_whole build engine.op each in place: they must agree
+    engine = make_engine("ThreadedEnginePerDevice", 2)
+    var, a, b = engine.new_variable("v"), engine.new_variable("a"), engine.new_variable("b")
+    buffer = events.EventBuffer(100)
+    with events.subscribe_buffer(buffer):
+        for inline in (False, True):
+            engine.push_sync(
+                lambda rc: None, mx.cpu(0), const_vars=[a, b], mutable_vars=[var], name="same", inline_if_ready=inline
+            )
+            engine.wait_for_all()
+    deferred, free = engine_op_events(buffer)
+    assert deferred["worker"] != "inline" and free["worker"] == "inline"
+    different = {"op", "t_ns", "t_push", "t_start", "worker"}
+    assert {k: v for k, v in deferred.items() if k not in different} == {
+        k: v for k, v in free.items() if k not in different
+    }
+    assert deferred["reads"] == (a.id, b.id) and type(free["reads"]) is tuple and deferred["writes"] == (var.id,)
+
+
+def test_a_recorder_joining_while_a_deferred_operation_runs_receives_its_three_events(make_engine):
+    engine = make_engine("ThreadedEnginePerDevice", 1)
+    var = engine.new_variable("v")
+    running, release = threading.Event(), threading.Event()
+    buffer = events.EventBuffer(100)
+    with events.subscribe_buffer(buffer):
+        engine.push_sync(
+            lambda rc: (running.set(), release.wait(10)), mx.cpu(0), mutable_vars=[var], name="spans", priority=2
+        )
+        assert running.wait(10)
+        with events.record() as rec:  # the buffer is no longer the only subscriber
+            release.set()
+            engine.wait_for_all()
+    seen = [e for e in rec.events if e["kind"] in (*events.COMBINED_KINDS, "engine.op")]
+    assert [e["kind"] for e in seen] == list(events.COMBINED_KINDS)
+    push, start, end = seen
+    assert push["name"] == "spans" and push["writes"] == [var.id] and push["priority"] == 2
+    assert push["t_ns"] <= start["t_ns"] <= end["t_ns"] and start["worker"] == end["worker"] != "inline"
+    assert engine._unclaimed == {}
