@@ -145,6 +145,17 @@ def test_an_empty_buffer_alone_takes_the_fast_path_and_combines_operations():
         assert events.operation_buffer is None
 
 
+def test_only_buffers_says_whether_publishing_can_run_subscriber_code():
+    assert not events.only_buffers  # nobody listens
+    first, second = events.EventBuffer(10), events.EventBuffer(10)
+    with events.subscribe_buffer(first), events.subscribe_buffer(second, ["train.metric"]):
+        assert events.only_buffers
+        with events.record(["train.metric"]):
+            assert not events.only_buffers
+        assert events.only_buffers
+    assert not events.only_buffers
+
+
 def test_emit_at_publishes_an_earlier_time():
     buffer, plain = events.EventBuffer(10), []
     with events.subscribe_buffer(buffer, kinds=["engine.start"]):
