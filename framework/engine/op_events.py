@@ -11,9 +11,19 @@ Watching live still shows waiting and running work: on each pass of the buffer's
 (``events.run_samplers``) :meth:`OperationEvents._publish_long_running` publishes the push,
 and the start once there is one, of every deferred operation in flight for longer than
 ``events.SAMPLE_AFTER_NS``, with their real times; its end is then published on its own.
-An atomic claim (one ``dict.pop``) and the sampler's lock make "publish from the sampler"
-and "end" exclusive, so each operation's events come out in order. The consumer's side turns ``engine.op`` back into
-the three events (``events.expand``), so clients and traces see only those.
+The consumer's side turns ``engine.op`` back into the three events (``events.expand``), so
+clients and traces see only those.
+
+"Publish from the sampler" and "end" are made exclusive by a claim that only the rare side
+pays for. The sampler *claims* an operation (enters it in ``_sampled``) and then looks
+whether it is already ending (``op.state == "done"``, which the engine sets before it
+publishes an end); the end looks for a claim only after that state is set. Each side acts
+after its own mark and reads the other's afterwards (every bytecode is atomic under the
+GIL), so at least one of them sees the other: an end that finds no claim publishes the
+whole ``engine.op`` and the sampler, which must then find the state ``done``, leaves the
+operation alone; an end that finds a claim waits for the sampler's pass (its lock) and
+publishes what the sampler did not. An operation that ends young costs one truth test of
+an (almost always empty) dict, no dict insert or removal.
 """
 
 from __future__ import annotations
@@ -79,8 +89,8 @@ class OperationEvents:
         # object, and an identity check is cheaper than formatting it each time. One tuple, so
         # that threads replacing it concurrently never pair a context with another's name.
         self._named_context: tuple[Context, str] = (_CPU0, str(_CPU0))
-        # Deferred operations whose push nobody published yet, by id (see _publish_deferred_end).
-        self._unclaimed: dict[int, Operation] = {}
+        # Deferred operations the sampler claimed (see the module notes), by id; their end removes them.
+        self._sampled: dict[int, Operation] = {}
         self._sampling = threading.Lock()  # held by a sampler pass
         self._last_sampled = 0
         events.add_sampler(self._publish_long_running)
@@ -117,21 +127,19 @@ class OperationEvents:
         op.started = None
         op.t_push = clock()
         op.deferred = True
-        self._unclaimed[op.id] = op
 
     def _publish_deferred_end(self, op: Operation, worker: str, stream: str | None, message: str | None) -> None:
         """The end of a deferred operation: one engine.op, or what the sampler did not publish.
 
-        Whoever removes the operation from ``_unclaimed`` first (one atomic ``dict.pop``)
-        publishes its push: here, or the sampler. The common case, the claim won and the
-        buffer still the only subscriber, is this one frame: the ``engine.op`` goes straight
-        into the buffer (``events.emit``'s fast path, inlined), its values built in place, as
-        :meth:`_publish_whole` builds them for a push run at once (the tests compare both).
-        Winning the claim needs no mark on ``op``: a sampler that finds ``published`` still 0
-        and loses the pop leaves it alone.
+        Called once ``op.state`` is ``"done"``. The common case, no claim by the sampler and
+        the buffer still the only subscriber, is this one frame: the ``engine.op`` goes
+        straight into the buffer (``events.emit``'s fast path, inlined), its values built in
+        place, as :meth:`_publish_whole` builds them for a push run at once (the tests compare
+        both).
         """
         buffer = events.operation_buffer
-        if buffer is not None and self._unclaimed.pop(op.id, None) is not None:
+        sampled = self._sampled
+        if buffer is not None and (not sampled or op.id not in sampled):
             pending = buffer.pending
             if len(pending) >= buffer.bound:
                 buffer.overflowed("engine.op")
@@ -168,18 +176,21 @@ class OperationEvents:
         self._publish_claimed_end(op, worker, stream, message)
 
     def _publish_claimed_end(self, op: Operation, worker: str, stream: str | None, message: str | None) -> None:
-        """:meth:`_publish_deferred_end` when the sampler published the push, or nobody claimed it
-        but the buffer is no longer the only subscriber (then the three classic events)."""
-        if self._unclaimed.pop(op.id, None) is None:
-            # The sampler published the push: wait for its pass to finish (its events are then
-            # out) and publish the rest after them.
+        """:meth:`_publish_deferred_end` when the sampler claimed the operation, or the buffer is
+        no longer the only subscriber (then the three classic events)."""
+        if op.id in self._sampled:
+            # Wait for the sampler's pass to finish (what it published is then out), then
+            # publish what it did not: nothing yet (it found the operation ending), the start
+            # and the end, or the end.
             with self._sampling:
-                published, op.published = op.published, -1
-            if events.enabled and published == 1 and op.started is not None:
-                events.emit_at("engine.start", op.started[0], op.id, op.started[1], op.started[2])
-            if events.enabled:
-                events.emit("engine.end", op.id, worker, stream, message)
-            return
+                del self._sampled[op.id]
+                published = op.published
+            if published:
+                if events.enabled and published == 1 and op.started is not None:
+                    events.emit_at("engine.start", op.started[0], op.id, op.started[1], op.started[2])
+                if events.enabled:
+                    events.emit("engine.end", op.id, worker, stream, message)
+                return
         self._publish_whole(
             op.id,
             op.name,
@@ -273,18 +284,21 @@ class OperationEvents:
                 return
             self._last_sampled = now
             cutoff = now - events.SAMPLE_AFTER_NS
+            sampled = self._sampled
             for op in list(self._inflight.values()):  # a copy (one C call): completions remove entries
                 if not op.deferred:
                     continue
                 if op.t_push > cutoff:
                     break  # this one and the later ones are younger
                 if op.published == 0:
-                    if self._unclaimed.pop(op.id, None) is None:
-                        continue  # it is ending: its end publishes it whole
+                    sampled[op.id] = op  # the claim first, then the look at its state: see the module notes
+                    if op.state == "done":  # it is ending, and its end may not have seen the claim
+                        del sampled[op.id]
+                        continue  # its end publishes it whole
                     events.emit_at("engine.push", op.t_push, *self._push_fields(op))
                     op.published = 1
                 started = op.started
-                if op.published == 1 and started is not None:  # -1: ended meanwhile, 2: done before
+                if op.published == 1 and started is not None:  # 2: its start is out already
                     events.emit_at("engine.start", started[0], op.id, started[1], started[2])
                     op.published = 2
         finally:

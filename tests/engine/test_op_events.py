@@ -152,6 +152,7 @@ def test_sampling_while_operations_end_gives_each_its_three_events_in_order(make
     assert len(ops) == 3000
     for evs in ops.values():
         assert [kind for kind, _, _ in evs] == list(events.COMBINED_KINDS)
+    assert engine._sampled == {}  # every claim was removed by its operation's end
 
 
 def test_unsubscribing_mid_flight_publishes_nothing_more_and_keeps_nothing(make_engine):
@@ -165,7 +166,7 @@ def test_unsubscribing_mid_flight_publishes_nothing_more_and_keeps_nothing(make_
     release.set()
     engine.wait_for_all()
     assert [raw for raw in buffer.take(100) if raw[0] in ("engine.op", *events.COMBINED_KINDS)] == []
-    assert engine._unclaimed == {}
+    assert engine._sampled == {}
 
 
 # ----------------------------------------------------------------- free pushes run at once, watched
@@ -326,4 +327,4 @@ def test_a_recorder_joining_while_a_deferred_operation_runs_receives_its_three_e
     push, start, end = seen
     assert push["name"] == "spans" and push["writes"] == [var.id] and push["priority"] == 2
     assert push["t_ns"] <= start["t_ns"] <= end["t_ns"] and start["worker"] == end["worker"] != "inline"
-    assert engine._unclaimed == {}
+    assert engine._sampled == {}
