@@ -183,7 +183,7 @@ class OperationEvents:
             # publish what it did not: nothing yet (it found the operation ending), the start
             # and the end, or the end.
             with self._sampling:
-                del self._sampled[op.id]
+                self._sampled.pop(op.id, None)  # gone if the sampler found it ending and let go
                 published = op.published
             if published:
                 if events.enabled and published == 1 and op.started is not None:

@@ -328,3 +328,28 @@ def test_a_recorder_joining_while_a_deferred_operation_runs_receives_its_three_e
     assert push["name"] == "spans" and push["writes"] == [var.id] and push["priority"] == 2
     assert push["t_ns"] <= start["t_ns"] <= end["t_ns"] and start["worker"] == end["worker"] != "inline"
     assert engine._sampled == {}
+
+
+def test_an_end_that_meets_a_claim_the_sampler_then_drops_publishes_the_whole_operation(make_engine):
+    """The interleaving the claim exists for, forced: the sampler claims an operation, the
+    operation ends and sees the claim, the sampler then finds it done and lets go."""
+    engine = make_engine("ThreadedEnginePerDevice", 1)
+    var = engine.new_variable("v")
+    running, release = threading.Event(), threading.Event()
+    buffer = events.EventBuffer(100)
+    with events.subscribe_buffer(buffer):
+        engine.push_sync(lambda rc: (running.set(), release.wait(10)), mx.cpu(0), mutable_vars=[var], name="met")
+        assert running.wait(10)
+        (op,) = engine._inflight.values()
+        with engine._sampling:  # a sampler pass in progress: it has claimed the operation ...
+            engine._sampled[op.id] = op
+            release.set()
+            deadline = time.monotonic() + 10
+            while op.state != "done" and time.monotonic() < deadline:  # ... which ends meanwhile
+                time.sleep(0.001)
+            assert op.state == "done"
+            del engine._sampled[op.id]  # ... and the pass finds it done: it leaves it to the end
+        engine.wait_for_all()
+    published = engine_op_events(buffer)
+    assert [(e["kind"], e["name"]) for e in published] == [("engine.op", "met")]
+    assert engine._sampled == {}
