@@ -102,6 +102,13 @@ enabled = False
 #: True while one EventBuffer is the only subscriber of every engine operation kind: the
 #: engine may then publish a quick operation as one ``engine.op`` event (see the module notes).
 combine_operations = False
+#: That buffer while :data:`combine_operations` holds, else None: the engine appends its
+#: ``engine.op`` events to it directly, as :func:`emit`'s fast path would.
+operation_buffer: EventBuffer | None = None
+#: True while there are subscribers and every one is an :class:`EventBuffer`: publishing then
+#: runs no subscriber code (it appends, or counts under a lock no finalizer can wait for), so
+#: even a finalizer may publish (the storage pool's ``free_nowait`` does).
+only_buffers = False
 #: What ``engine.op`` stands for, in order; :func:`expand` and :func:`expand_counts` use it.
 COMBINED_KINDS = ("engine.push", "engine.start", "engine.end")
 
@@ -165,7 +172,12 @@ class EventBuffer:
             self.overflowed(raw[0])
 
     def overflowed(self, kind: str) -> None:
-        """Count one event of ``kind`` that did not fit."""
+        """Count one event of ``kind`` that did not fit.
+
+        Nothing the cyclic collector counts is allocated under the lock, here or in
+        :meth:`take_dropped`, so no finalizer can run while a thread holds it: a finalizer
+        that publishes (:data:`only_buffers`) and lands here cannot wait for its own thread.
+        """
         with self._lock:
             self._dropped[kind] += 1
 
@@ -177,9 +189,10 @@ class EventBuffer:
 
     def take_dropped(self) -> dict[str, int]:
         """How many events of each kind did not fit since the last call (and reset the counts)."""
+        fresh: Counter[str] = Counter()  # made before the lock is taken: see overflowed
         with self._lock:
-            dropped, self._dropped = dict(self._dropped), Counter()
-        return dropped
+            dropped, self._dropped = self._dropped, fresh
+        return dict(dropped)
 
     def __len__(self) -> int:
         return len(self.pending)
@@ -262,7 +275,7 @@ def unsubscribe(sub: Subscription) -> None:
 
 def _rebuild_routes() -> None:
     """Recompute ``_routes`` and ``enabled`` from the subscriptions (called under ``_lock``)."""
-    global _routes, _sole_buffers, enabled, combine_operations
+    global _routes, _sole_buffers, enabled, combine_operations, operation_buffer, only_buffers
     _routes = {kind: targets for kind in KINDS if (targets := tuple(s for s in _subscriptions if s.wants(kind)))}
     # "is not None": an empty EventBuffer is falsy (it has a length)
     _sole_buffers = {
@@ -272,6 +285,8 @@ def _rebuild_routes() -> None:
     }
     combined = _sole_buffers.get("engine.op")
     combine_operations = combined is not None and all(_sole_buffers.get(k) is combined for k in COMBINED_KINDS)
+    operation_buffer = combined if combine_operations else None
+    only_buffers = bool(_subscriptions) and all(s.buffer is not None for s in _subscriptions)
     enabled = bool(_subscriptions)
 
 

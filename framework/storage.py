@@ -194,6 +194,7 @@ class PooledStorageManager:
     def __init__(self, ctx: Context, strategy: Strategy | None = None) -> None:
         backend.check_context(ctx)
         self.ctx = ctx
+        self._ctx_name = str(ctx)  # what the storage events name the context: formatted once, not per event
         self.strategy = strategy if strategy is not None else strategy_from_env(ctx.device_type)
         if not hasattr(self.strategy, "round") or not hasattr(self.strategy, "pooled"):
             raise StorageError(f"PooledStorageManager: strategy must be a rounding strategy, got {strategy!r}")
@@ -256,7 +257,7 @@ class PooledStorageManager:
         finally:
             lock.release()
         if events.enabled:
-            events.emit("storage.alloc", handle.id, str(self.ctx), nbytes, rounded, hit)
+            events.emit("storage.alloc", handle.id, self._ctx_name, nbytes, rounded, hit)
         return handle
 
     def free(self, handle: Handle) -> None:
@@ -272,26 +273,30 @@ class PooledStorageManager:
             del buffer  # the last reference: the block goes back to the system now
             backend.release_cached_memory(self.ctx)  # on a GPU, past CuPy's own cache too
         if events.enabled:
-            events.emit("storage.free", handle.id, str(self.ctx), handle.nbytes, handle.rounded, pooled)
+            events.emit("storage.free", handle.id, self._ctx_name, handle.nbytes, handle.rounded, pooled)
 
     def free_nowait(self, handle: Handle) -> bool:
-        """:meth:`free` for a finalizer: never blocks, never emits; False (nothing done) if it cannot.
+        """:meth:`free` for a finalizer: never blocks; False (nothing done) if it cannot.
 
         A finalizer may run while this very thread holds the manager's lock (the garbage
         collector can strike inside :meth:`alloc_checked`), so waiting for the lock could wait
-        forever: this only tries it. Unpooled blocks, and any free while events are published,
-        are left to :meth:`free` at a safe point.
+        forever: this only tries it. Unpooled blocks, and any free while events go to a
+        subscriber that runs code of its own (anything but event buffers,
+        ``events.only_buffers``), are left to :meth:`free` at a safe point.
         """
         if handle._manager is not self:
             raise StorageError(f"storage.free: {handle!r} was not allocated by the {self.ctx} manager")
         # acquire(False): "do not block", passed positionally (a keyword argument costs the lock's
         # argument parser more than the whole acquisition)
-        if events.enabled or not self._pooled or not self._lock.acquire(False):
+        watched = events.enabled
+        if (watched and not events.only_buffers) or not self._pooled or not self._lock.acquire(False):
             return False
         try:
             self._take_back(handle)
         finally:
             self._lock.release()
+        if watched:
+            events.emit("storage.free", handle.id, self._ctx_name, handle.nbytes, handle.rounded, True)
         return True
 
     def _take_back(self, handle: Handle) -> Any:

@@ -136,12 +136,24 @@ def test_an_empty_buffer_alone_takes_the_fast_path_and_combines_operations():
     assert len(buffer) == 0  # falsy, and still the sole subscriber
     with events.subscribe_buffer(buffer):
         assert events._sole_buffers["engine.start"] is buffer
-        assert events.combine_operations
-    assert not events.combine_operations
+        assert events.combine_operations and events.operation_buffer is buffer
+    assert not events.combine_operations and events.operation_buffer is None
     with events.subscribe_buffer(buffer, kinds=events.COMBINED_KINDS):  # no engine.op: nothing to combine into
-        assert not events.combine_operations
+        assert not events.combine_operations and events.operation_buffer is None
     with events.subscribe_buffer(buffer), events.subscribe_buffer(events.EventBuffer(10)):
         assert not events.combine_operations and "engine.start" not in events._sole_buffers
+        assert events.operation_buffer is None
+
+
+def test_only_buffers_says_whether_publishing_can_run_subscriber_code():
+    assert not events.only_buffers  # nobody listens
+    first, second = events.EventBuffer(10), events.EventBuffer(10)
+    with events.subscribe_buffer(first), events.subscribe_buffer(second, ["train.metric"]):
+        assert events.only_buffers
+        with events.record(["train.metric"]):
+            assert not events.only_buffers
+        assert events.only_buffers
+    assert not events.only_buffers
 
 
 def test_emit_at_publishes_an_earlier_time():

@@ -494,6 +494,21 @@ def test_free_nowait_leaves_unpooled_blocks_and_published_frees_to_free():
         assert pooled.free_nowait(other) is False and not other.freed
 
 
+def test_free_nowait_frees_and_publishes_when_only_event_buffers_listen():
+    pool = PooledStorageManager(cpu(0), RoundStrategy())
+    handle = pool.alloc(100)
+    buffer = events.EventBuffer(10)
+    with events.subscribe_buffer(buffer):  # appending runs no subscriber code: safe in a finalizer
+        assert events.only_buffers
+        assert pool.free_nowait(handle) is True and handle.freed
+    (_, _, values), *_ = [raw for raw in buffer.take(10) if raw[0] == "storage.free"]
+    assert values == (handle.id, "cpu(0)", 100, 128, True)  # what free() publishes for a pooled block
+    other = pool.alloc(100)
+    with events.subscribe_buffer(buffer), events.record(["kvstore.push"]):  # a callback somewhere: not safe
+        assert not events.only_buffers
+        assert pool.free_nowait(other) is False and not other.freed
+
+
 def test_free_nowait_refuses_a_handle_of_another_manager():
     first = PooledStorageManager(cpu(0), RoundStrategy())
     second = PooledStorageManager(cpu(0), RoundStrategy())

@@ -174,8 +174,8 @@ class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
         if name is not None and not isinstance(name, str):
             raise EngineError(f"new_variable: name must be a str, got {type(name).__name__}")
         var = self.var_class(self.id, name)
-        if events.enabled:
-            events.publish("engine.var_new", var=var.id, name=var.name)
+        if events.enabled:  # emit: the fields as a tuple, what a sole buffer keeps without a dict
+            events.emit("engine.var_new", var.id, var.name)
         return var
 
     def delete_variable(self, fn: SyncFn | None, ctx: Context, var: Var) -> None:

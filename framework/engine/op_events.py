@@ -11,9 +11,19 @@ Watching live still shows waiting and running work: on each pass of the buffer's
 (``events.run_samplers``) :meth:`OperationEvents._publish_long_running` publishes the push,
 and the start once there is one, of every deferred operation in flight for longer than
 ``events.SAMPLE_AFTER_NS``, with their real times; its end is then published on its own.
-An atomic claim (one ``dict.pop``) and the sampler's lock make "publish from the sampler"
-and "end" exclusive, so each operation's events come out in order. The consumer's side turns ``engine.op`` back into
-the three events (``events.expand``), so clients and traces see only those.
+The consumer's side turns ``engine.op`` back into the three events (``events.expand``), so
+clients and traces see only those.
+
+"Publish from the sampler" and "end" are made exclusive by a claim that only the rare side
+pays for. The sampler *claims* an operation (enters it in ``_sampled``) and then looks
+whether it is already ending (``op.state == "done"``, which the engine sets before it
+publishes an end); the end looks for a claim only after that state is set. Each side acts
+after its own mark and reads the other's afterwards (every bytecode is atomic under the
+GIL), so at least one of them sees the other: an end that finds no claim publishes the
+whole ``engine.op`` and the sampler, which must then find the state ``done``, leaves the
+operation alone; an end that finds a claim waits for the sampler's pass (its lock) and
+publishes what the sampler did not. An operation that ends young costs one truth test of
+an (almost always empty) dict, no dict insert or removal.
 """
 
 from __future__ import annotations
@@ -32,6 +42,9 @@ from .var import Var
 clock = time.perf_counter_ns
 _CPU0 = Context("cpu", 0)
 _var_id = operator.attrgetter("id")
+# FnProperty.NORMAL read once: an enum member looked up on its class costs about 0.12 us on
+# Python 3.11 (more than building a whole event), and the events test it once per operation.
+_NORMAL = FnProperty.NORMAL
 
 
 def var_ids(variables: tuple[Var, ...]) -> list[int]:
@@ -62,7 +75,7 @@ def error_message(cause: BaseException) -> str:
 
 def prop_name(prop: FnProperty) -> str:
     """``prop.value`` without the enum's property lookup in the common case."""
-    return "normal" if prop is FnProperty.NORMAL else prop.value
+    return "normal" if prop is _NORMAL else prop.value
 
 
 class OperationEvents:
@@ -76,8 +89,8 @@ class OperationEvents:
         # object, and an identity check is cheaper than formatting it each time. One tuple, so
         # that threads replacing it concurrently never pair a context with another's name.
         self._named_context: tuple[Context, str] = (_CPU0, str(_CPU0))
-        # Deferred operations whose push nobody published yet, by id (see _publish_deferred_end).
-        self._unclaimed: dict[int, Operation] = {}
+        # Deferred operations the sampler claimed (see the module notes), by id; their end removes them.
+        self._sampled: dict[int, Operation] = {}
         self._sampling = threading.Lock()  # held by a sampler pass
         self._last_sampled = 0
         events.add_sampler(self._publish_long_running)
@@ -114,24 +127,70 @@ class OperationEvents:
         op.started = None
         op.t_push = clock()
         op.deferred = True
-        self._unclaimed[op.id] = op
 
     def _publish_deferred_end(self, op: Operation, worker: str, stream: str | None, message: str | None) -> None:
         """The end of a deferred operation: one engine.op, or what the sampler did not publish.
 
-        Whoever removes the operation from ``_unclaimed`` first (one atomic ``dict.pop``)
-        publishes its push: here, or the sampler. When the sampler did, this waits for its
-        pass to finish (its events are then out) and publishes the rest after them.
+        Called once ``op.state`` is ``"done"``. The common case, no claim by the sampler and
+        the buffer still the only subscriber, is this one frame: the ``engine.op`` goes
+        straight into the buffer (``events.emit``'s fast path, inlined), its values built in
+        place, as :meth:`_publish_whole` builds them for a push run at once (the tests compare
+        both).
         """
-        if self._unclaimed.pop(op.id, None) is None:
-            with self._sampling:
-                published, op.published = op.published, -1
-            if events.enabled and published == 1 and op.started is not None:
-                events.emit_at("engine.start", op.started[0], op.id, op.started[1], op.started[2])
-            if events.enabled:
-                events.emit("engine.end", op.id, worker, stream, message)
+        buffer = events.operation_buffer
+        sampled = self._sampled
+        if buffer is not None and (not sampled or op.id not in sampled):
+            pending = buffer.pending
+            if len(pending) >= buffer.bound:
+                buffer.overflowed("engine.op")
+                return
+            # Plain locals, not a tuple unpacking: each of these costs two bytecodes.
+            ctx = op.ctx
+            named = self._named_context
+            reads = op.reads
+            writes = op.writes
+            prop = op.prop
+            t_push = op.t_push
+            started = op.started
+            pending.append(
+                (
+                    "engine.op",
+                    clock(),
+                    (
+                        op.id,
+                        op.name,
+                        named[1] if named[0] is ctx else self._context_name(ctx),
+                        () if not reads else (reads[0].id,) if len(reads) == 1 else var_id_tuple(reads),
+                        () if not writes else (writes[0].id,) if len(writes) == 1 else var_id_tuple(writes),
+                        op.priority,
+                        "normal" if prop is _NORMAL else prop.value,
+                        worker,
+                        stream,
+                        message,
+                        t_push,
+                        t_push if started is None else started[0],
+                    ),
+                )
+            )
             return
-        op.published = -1
+        self._publish_claimed_end(op, worker, stream, message)
+
+    def _publish_claimed_end(self, op: Operation, worker: str, stream: str | None, message: str | None) -> None:
+        """:meth:`_publish_deferred_end` when the sampler claimed the operation, or the buffer is
+        no longer the only subscriber (then the three classic events)."""
+        if op.id in self._sampled:
+            # Wait for the sampler's pass to finish (what it published is then out), then
+            # publish what it did not: nothing yet (it found the operation ending), the start
+            # and the end, or the end.
+            with self._sampling:
+                self._sampled.pop(op.id, None)  # gone if the sampler found it ending and let go
+                published = op.published
+            if published:
+                if events.enabled and published == 1 and op.started is not None:
+                    events.emit_at("engine.start", op.started[0], op.id, op.started[1], op.started[2])
+                if events.enabled:
+                    events.emit("engine.end", op.id, worker, stream, message)
+                return
         self._publish_whole(
             op.id,
             op.name,
@@ -164,31 +223,43 @@ class OperationEvents:
     ) -> None:
         """Publish an ended operation none of whose events is out yet: one engine.op.
 
-        The one place that builds ``engine.op``'s values (``events.KINDS`` order): for a
-        deferred operation at its end, and for a push the threaded engine ran at once without
-        an ``Operation`` (``started`` is then ``(t_start, worker, stream)`` or None, which
-        means it started at ``t_push``, in ``worker``). If the subscribers changed since the
-        push and the buffer is no longer the only one, the three classic events come instead.
+        For a push the threaded engine ran at once without an ``Operation`` (``started`` is
+        then None: it started at ``t_push``, in ``worker``), and for a deferred operation whose
+        buffer stopped being the only subscriber (``started`` is ``(t_start, worker, stream)``
+        or None). If the subscribers changed since the push, the three classic events come
+        instead. Like :meth:`_publish_deferred_end`'s common case (the same values, in
+        ``events.KINDS`` order), one frame per operation: the event goes straight into the
+        buffer, the context name and the id tuples are built in place.
         """
-        if not events.enabled:
-            return
-        if events.combine_operations:
+        buffer = events.operation_buffer
+        if buffer is not None:
+            pending = buffer.pending
+            if len(pending) >= buffer.bound:
+                buffer.overflowed("engine.op")
+                return
             named = self._named_context
-            events.emit(
-                "engine.op",
-                op_id,
-                name,
-                named[1] if named[0] is ctx else self._context_name(ctx),
-                var_id_tuple(reads),
-                var_id_tuple(writes),
-                priority,
-                "normal" if prop is FnProperty.NORMAL else prop.value,
-                worker,
-                stream,
-                message,
-                t_push,
-                t_push if started is None else started[0],
+            pending.append(
+                (
+                    "engine.op",
+                    clock(),
+                    (
+                        op_id,
+                        name,
+                        named[1] if named[0] is ctx else self._context_name(ctx),
+                        () if not reads else (reads[0].id,) if len(reads) == 1 else var_id_tuple(reads),
+                        () if not writes else (writes[0].id,) if len(writes) == 1 else var_id_tuple(writes),
+                        priority,
+                        "normal" if prop is _NORMAL else prop.value,
+                        worker,
+                        stream,
+                        message,
+                        t_push,
+                        t_push if started is None else started[0],
+                    ),
+                )
             )
+            return
+        if not events.enabled:
             return
         # The subscribers changed since the push: the three events one by one.
         events.emit_at("engine.push", t_push, *self._push_values(op_id, name, ctx, reads, writes, priority, prop))
@@ -213,18 +284,21 @@ class OperationEvents:
                 return
             self._last_sampled = now
             cutoff = now - events.SAMPLE_AFTER_NS
+            sampled = self._sampled
             for op in list(self._inflight.values()):  # a copy (one C call): completions remove entries
                 if not op.deferred:
                     continue
                 if op.t_push > cutoff:
                     break  # this one and the later ones are younger
                 if op.published == 0:
-                    if self._unclaimed.pop(op.id, None) is None:
-                        continue  # it is ending: its end publishes it whole
+                    sampled[op.id] = op  # the claim first, then the look at its state: see the module notes
+                    if op.state == "done":  # it is ending, and its end may not have seen the claim
+                        del sampled[op.id]
+                        continue  # its end publishes it whole
                     events.emit_at("engine.push", op.t_push, *self._push_fields(op))
                     op.published = 1
                 started = op.started
-                if op.published == 1 and started is not None:  # -1: ended meanwhile, 2: done before
+                if op.published == 1 and started is not None:  # 2: its start is out already
                     events.emit_at("engine.start", started[0], op.id, started[1], started[2])
                     op.published = 2
         finally:

@@ -146,7 +146,8 @@ class Operation:
         self.profiled = True
         #: True when its events wait for its end (``events.combine_operations`` at push): then
         #: ``t_push``, ``started`` (None, then ``(t_ns, worker, stream)``) and ``published``
-        #: (0 nothing yet, 1 the push, 2 push and start, -1 ended) are set, see Engine._submit.
+        #: (what the sampler published: 0 nothing, 1 the push, 2 push and start) are set, see
+        #: Engine._submit and engine/op_events.py.
         self.deferred = False
         #: Set on completion when somebody needs to block on this one operation.
         self.done: threading.Event | None = None

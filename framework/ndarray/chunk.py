@@ -14,9 +14,10 @@ while this very thread holds an engine or storage lock, and waiting there could 
 So it only *tries*: when the engine's bulk collector is ``quiet`` (no segment open or on
 its way to the engine), the variable is idle and both the variable's and the pool's locks
 are free (``Var.retire_if_idle_nowait``, ``free_nowait``), the block goes back at once;
-this is the common case of a temporary dying. Otherwise, and whenever events are
-published, it appends to a *graveyard*, and the retirement happens later, at a safe point:
-the next allocation or wait (:func:`bury_the_dead`).
+this is the common case of a temporary dying. Otherwise, and whenever events go to a
+subscriber other than event buffers (``events.only_buffers``), it appends to a
+*graveyard*, and the retirement happens later, at a safe point: the next allocation or
+wait (:func:`bury_the_dead`).
 
 Why the collector must be asked: a bulked operation sits in a segment, not on its
 variables' queues, until the segment is pushed, so its variables look idle meanwhile, even
@@ -102,7 +103,8 @@ class Chunk:
         engine, handle = self.engine, self.handle
         # The common case at once: no bulk segment may hold the variable (the collector is quiet),
         # nothing holds or awaits it, and both locks are free (never waited for). Otherwise, or if
-        # events are published, the next safe point retires it. A variable retired here whose block
-        # could not go back is retired again there, idle: its block then goes back.
+        # events go to a subscriber other than event buffers, the next safe point retires it. A
+        # variable retired here whose block could not go back is retired again there, idle: its
+        # block then goes back.
         if not engine._bulk.quiet or not var.retire_if_idle_nowait() or not handle._manager.free_nowait(handle):
             _graveyard.append((engine, var, handle))

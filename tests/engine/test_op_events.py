@@ -49,6 +49,23 @@ def test_a_quick_operation_reaches_a_sole_buffer_as_one_engine_op(make_engine, k
     assert start["worker"] == end["worker"] == op["worker"] and end["error"] is None
 
 
+@pytest.mark.parametrize("kind", ["NaiveEngine", "ThreadedEnginePerDevice"])
+def test_a_full_buffer_counts_the_engine_ops_it_cannot_keep(make_engine, kind):
+    engine = make_engine(kind, 2)
+    var = engine.new_variable("v")
+    buffer = events.EventBuffer(3)
+    with events.subscribe_buffer(buffer):
+        for _ in range(5):
+            engine.push_sync(lambda rc: None, mx.cpu(0), mutable_vars=[var], name="quick")
+        engine.wait_for_all()
+    kept = buffer.take(10)
+    assert len(kept) == 3 and all(raw[0].startswith("engine.") for raw in kept)
+    dropped = buffer.take_dropped()
+    # five engine.op and the waits around wait_for_all: three kept, the rest counted by kind
+    assert dropped.get("engine.op", 0) + kinds_of(kept).count("engine.op") == 5
+    assert sum(dropped.values()) + len(kept) == 5 + 2  # engine.wait_begin and engine.wait_end
+
+
 def test_other_subscribers_keep_receiving_the_three_events(make_engine):
     engine = make_engine("ThreadedEnginePerDevice", 2)
     var = engine.new_variable("v")
@@ -135,6 +152,7 @@ def test_sampling_while_operations_end_gives_each_its_three_events_in_order(make
     assert len(ops) == 3000
     for evs in ops.values():
         assert [kind for kind, _, _ in evs] == list(events.COMBINED_KINDS)
+    assert engine._sampled == {}  # every claim was removed by its operation's end
 
 
 def test_unsubscribing_mid_flight_publishes_nothing_more_and_keeps_nothing(make_engine):
@@ -148,7 +166,7 @@ def test_unsubscribing_mid_flight_publishes_nothing_more_and_keeps_nothing(make_
     release.set()
     engine.wait_for_all()
     assert [raw for raw in buffer.take(100) if raw[0] in ("engine.op", *events.COMBINED_KINDS)] == []
-    assert engine._unclaimed == {}
+    assert engine._sampled == {}
 
 
 # ----------------------------------------------------------------- free pushes run at once, watched
@@ -269,3 +287,69 @@ def test_run_now_into_new_watched_publishes_one_engine_op(make_engine):
     assert ok["name"] == "add_scalar" and ok["reads"] == (read.id,) and ok["writes"] == (fresh.id,)
     assert ok["worker"] == "inline" and ok["error"] is None and ok["t_push"] <= ok["t_start"] <= ok["t_ns"]
     assert failed["name"] == "bad_int" and failed["error"].startswith("ValueError: invalid literal")
+
+
+def test_a_deferred_operation_and_a_free_push_publish_the_same_engine_op_fields(make_engine):
+    # _publish_deferred_end and _publish_whole build engine.op each in place: they must agree
+    engine = make_engine("ThreadedEnginePerDevice", 2)
+    var, a, b = engine.new_variable("v"), engine.new_variable("a"), engine.new_variable("b")
+    buffer = events.EventBuffer(100)
+    with events.subscribe_buffer(buffer):
+        for inline in (False, True):
+            engine.push_sync(
+                lambda rc: None, mx.cpu(0), const_vars=[a, b], mutable_vars=[var], name="same", inline_if_ready=inline
+            )
+            engine.wait_for_all()
+    deferred, free = engine_op_events(buffer)
+    assert deferred["worker"] != "inline" and free["worker"] == "inline"
+    different = {"op", "t_ns", "t_push", "t_start", "worker"}
+    assert {k: v for k, v in deferred.items() if k not in different} == {
+        k: v for k, v in free.items() if k not in different
+    }
+    assert deferred["reads"] == (a.id, b.id) and type(free["reads"]) is tuple and deferred["writes"] == (var.id,)
+
+
+def test_a_recorder_joining_while_a_deferred_operation_runs_receives_its_three_events(make_engine):
+    engine = make_engine("ThreadedEnginePerDevice", 1)
+    var = engine.new_variable("v")
+    running, release = threading.Event(), threading.Event()
+    buffer = events.EventBuffer(100)
+    with events.subscribe_buffer(buffer):
+        engine.push_sync(
+            lambda rc: (running.set(), release.wait(10)), mx.cpu(0), mutable_vars=[var], name="spans", priority=2
+        )
+        assert running.wait(10)
+        with events.record() as rec:  # the buffer is no longer the only subscriber
+            release.set()
+            engine.wait_for_all()
+    seen = [e for e in rec.events if e["kind"] in (*events.COMBINED_KINDS, "engine.op")]
+    assert [e["kind"] for e in seen] == list(events.COMBINED_KINDS)
+    push, start, end = seen
+    assert push["name"] == "spans" and push["writes"] == [var.id] and push["priority"] == 2
+    assert push["t_ns"] <= start["t_ns"] <= end["t_ns"] and start["worker"] == end["worker"] != "inline"
+    assert engine._sampled == {}
+
+
+def test_an_end_that_meets_a_claim_the_sampler_then_drops_publishes_the_whole_operation(make_engine):
+    """The interleaving the claim exists for, forced: the sampler claims an operation, the
+    operation ends and sees the claim, the sampler then finds it done and lets go."""
+    engine = make_engine("ThreadedEnginePerDevice", 1)
+    var = engine.new_variable("v")
+    running, release = threading.Event(), threading.Event()
+    buffer = events.EventBuffer(100)
+    with events.subscribe_buffer(buffer):
+        engine.push_sync(lambda rc: (running.set(), release.wait(10)), mx.cpu(0), mutable_vars=[var], name="met")
+        assert running.wait(10)
+        (op,) = engine._inflight.values()
+        with engine._sampling:  # a sampler pass in progress: it has claimed the operation ...
+            engine._sampled[op.id] = op
+            release.set()
+            deadline = time.monotonic() + 10
+            while op.state != "done" and time.monotonic() < deadline:  # ... which ends meanwhile
+                time.sleep(0.001)
+            assert op.state == "done"
+            del engine._sampled[op.id]  # ... and the pass finds it done: it leaves it to the end
+        engine.wait_for_all()
+    published = engine_op_events(buffer)
+    assert [(e["kind"], e["name"]) for e in published] == [("engine.op", "met")]
+    assert engine._sampled == {}
