@@ -116,10 +116,31 @@ def _activation_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
     return [Entry(make_backward_node(node, "_backward_Activation", inputs), 0)]
 
 
+def _tanh_backward_into(xp: ModuleType, grad: Any, y: Any, out: Any) -> None:
+    """``out = grad * (1 - y * y)`` in three passes with no temporary when ``out`` is fresh memory.
+
+    A temporary as large as a convolution's output is a fresh allocation on every step (and
+    its pages are faulted in again), which costs about as much as the arithmetic. When ``out``
+    is ``grad``'s own memory (the in-place option) the derivative needs one temporary.
+    """
+    if xp.may_share_memory(out, grad) or xp.may_share_memory(out, y):
+        slope = xp.multiply(y, y)
+        xp.subtract(1, slope, out=slope)
+        xp.multiply(grad, slope, out=out)
+        return
+    xp.multiply(y, y, out=out)
+    xp.subtract(1, out, out=out)
+    xp.multiply(out, grad, out=out)
+
+
 def _activation_backward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None:
     xp, act_type = op_ctx.xp, attrs.parsed.act_type
     work = compute_dtype(inputs[0].dtype)
     grad, y = inputs[0].astype(work, copy=False), inputs[1].astype(work, copy=False)
+    out = outputs[0]
+    if act_type == "tanh" and out.dtype == work and req[0] in (WRITE, INPLACE):
+        _tanh_backward_into(xp, grad, y, out)
+        return
     # each rule ends in one product (or quotient) that writes the gradient straight into the output
     if act_type == "relu":
         left, right, ufunc = grad, y > 0, xp.multiply
