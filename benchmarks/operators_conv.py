@@ -6,6 +6,7 @@ Usage::
     python benchmarks/operators_conv.py            # 40 reps per case (about half a minute)
     python benchmarks/operators_conv.py --quick    # 5 reps, a few seconds
     python benchmarks/operators_conv.py --clock cpu   # process CPU time: steadier on a busy machine
+    python benchmarks/operators_conv.py --layers --clock cpu   # per layer, forward and backward apart
 
 Each case times one forward + backward pass (all input gradients: data, weight, bias) of
 one LeNet layer in two ways, alternating rep by rep in the same process:
@@ -44,7 +45,7 @@ from threadpoolctl import threadpool_limits
 
 import framework as mx
 from framework.operator import registry
-from framework.operator.kernel import WRITE, OpContext
+from framework.operator.kernel import NULL, WRITE, OpContext
 from framework.resource import ResourceManager
 
 BATCH = 64
@@ -106,8 +107,13 @@ def mxlab_step(kind: str, params: dict[str, Any], arrays: list[mx.nd.NDArray], d
     return step
 
 
-def kernels_step(kind: str, params: dict[str, Any], arrays: list[np.ndarray], dy: np.ndarray) -> Callable:
-    """MXLab's forward and backward compute functions called directly (no engine, no autograd)."""
+def kernel_pair(
+    kind: str, params: dict[str, Any], arrays: list[np.ndarray], dy: np.ndarray, data_grad: bool = True
+) -> tuple[Callable[[], None], Callable[[], None]]:
+    """MXLab's forward and backward compute functions called directly (no engine, no autograd).
+
+    ``data_grad=False`` asks for no data gradient (req null), as training does for a first layer.
+    """
     name = "Convolution" if kind == "conv" else "Pooling"
     fwd, bwd = registry.get(name), registry.get("_backward_" + name)
     attrs, battrs = fwd.parse_attrs(params), bwd.parse_attrs(params)
@@ -116,11 +122,26 @@ def kernels_step(kind: str, params: dict[str, Any], arrays: list[np.ndarray], dy
     op_ctx = OpContext(True, ctx, None, temp)
     out = np.empty(dy.shape, np.float32)
     grads = [np.empty_like(a) for a in arrays]
+    reqs = [WRITE if data_grad else NULL] + [WRITE] * (len(grads) - 1)
+
+    def forward() -> None:
+        fwd.get_compute("cpu")(attrs, op_ctx, arrays, [WRITE], [out])
+
+    def backward() -> None:
+        inputs = [dy, arrays[0], arrays[1]] if kind == "conv" else [dy, arrays[0], out]
+        bwd.get_compute("cpu")(battrs, op_ctx, inputs, reqs, grads)
+
+    forward()  # the backward pass of pooling reads the forward's output
+    return forward, backward
+
+
+def kernels_step(kind: str, params: dict[str, Any], arrays: list[np.ndarray], dy: np.ndarray) -> Callable:
+    """Forward then backward of :func:`kernel_pair`, every gradient requested."""
+    forward, backward = kernel_pair(kind, params, arrays, dy)
 
     def step() -> None:
-        fwd.get_compute("cpu")(attrs, op_ctx, arrays, [WRITE], [out])
-        inputs = [dy, arrays[0], arrays[1]] if kind == "conv" else [dy, arrays[0], out]
-        bwd.get_compute("cpu")(battrs, op_ctx, inputs, [WRITE] * len(grads), grads)
+        forward()
+        backward()
 
     return step
 
@@ -184,30 +205,54 @@ def main() -> None:
         "--blas-threads", type=int, default=1, help="BLAS threads for both sides (default 1: stable on a busy machine)"
     )
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall", help="wall time or process CPU time")
+    parser.add_argument(
+        "--layers", action="store_true", help="only MXLab's kernels, forward and backward timed apart, as in training"
+    )
     args = parser.parse_args()
     reps = args.reps or (5 if args.quick else 40)
 
     with threadpool_limits(limits=args.blas_threads):
-        run(reps, args.blas_threads, args.clock)
+        (layer_table if args.layers else run)(reps, args.blas_threads, args.clock)
+
+
+def layer_arrays(rng: np.random.Generator, kind: str, shape: tuple[int, ...], params: dict[str, Any]) -> tuple:
+    """Random inputs (data[, weight, bias]) and output gradient for one of ``LAYERS``."""
+    x = rng.standard_normal(shape, dtype=np.float32)
+    if kind == "conv":
+        f, k = params["num_filter"], params["kernel"]
+        arrays = [
+            x,
+            rng.standard_normal((f, shape[1], *k), dtype=np.float32) * 0.1,
+            rng.standard_normal(f, dtype=np.float32),
+        ]
+        out_shape = (shape[0], f, shape[2] - k[0] + 1, shape[3] - k[1] + 1)
+    else:
+        arrays = [x]
+        out_shape = (shape[0], shape[1], shape[2] // 2, shape[3] // 2)
+    return arrays, rng.standard_normal(out_shape, dtype=np.float32)
+
+
+def layer_table(reps: int, blas_threads: int, clock: str = "wall") -> None:
+    """Each layer's forward and backward kernel apart, with the gradient requests of training.
+
+    The first layer computes no data gradient (the executor asks for none: ``data`` needs
+    no gradient), so ``conv1.backward`` is the weight and bias gradients alone.
+    """
+    rng = np.random.default_rng(0)
+    for index, (case, kind, shape, params) in enumerate(LAYERS):
+        arrays, dy = layer_arrays(rng, kind, shape, params)
+        forward, backward = kernel_pair(kind, params, arrays, dy, data_grad=index > 0)
+        samples = alternate({"forward": forward, "backward": backward}, reps, clock)
+        for part, values in samples.items():
+            line = record(f"{case}.{part}", "mxlab_kernels", values, {}, blas_threads=blas_threads, clock=clock)
+            print(json.dumps(line))
 
 
 def run(reps: int, blas_threads: int, clock: str = "wall") -> None:
     rng = np.random.default_rng(0)
     totals: dict[str, list[float]] = {"mxlab": [0.0] * reps, "numpy": [0.0] * reps, "mxlab_kernels": [0.0] * reps}
     for case, kind, shape, params in LAYERS:
-        x = rng.standard_normal(shape, dtype=np.float32)
-        if kind == "conv":
-            f, k = params["num_filter"], params["kernel"]
-            arrays = [
-                x,
-                rng.standard_normal((f, shape[1], *k), dtype=np.float32) * 0.1,
-                rng.standard_normal(f, dtype=np.float32),
-            ]
-            out_shape = (shape[0], f, shape[2] - k[0] + 1, shape[3] - k[1] + 1)
-        else:
-            arrays = [x]
-            out_shape = (shape[0], shape[1], shape[2] // 2, shape[3] // 2)
-        dy = rng.standard_normal(out_shape, dtype=np.float32)
+        arrays, dy = layer_arrays(rng, kind, shape, params)
         difference = check_same_math(kind, arrays, params, dy)
         nds = [mx.nd.array(a) for a in arrays]
         for a in nds:
