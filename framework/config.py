@@ -329,6 +329,14 @@ SETTINGS: dict[str, Setting] = {
             "CPU with 2 engine workers and BLAS on at most half the cores, when it plans no more memory",
         ),
         Setting(
+            "MXLAB_EXEC_SPLIT_FORWARD_ROWS",
+            Choice(("auto", "0", "1")),
+            "auto",
+            "an executor runs a large FullyConnected forward product as two engine operations over halves of the "
+            "batch rows, one on each CPU worker (`1`); `auto`: on a CPU with 2 engine workers and BLAS on at most "
+            "half the cores",
+        ),
+        Setting(
             "MXLAB_EXEC_MATCH_RANGE",
             Integer(minimum=1),
             16,

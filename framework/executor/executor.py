@@ -67,7 +67,7 @@ from ..operator.node import Entry, Node, NodeAttrs, topo_sort, variable
 from ..resource import ResourceManager
 from . import mirror as mirror_pass
 from . import plan_memory as planner
-from . import planners, split_backward
+from . import planners, split_backward, split_forward
 from .arguments import (
     ExecutorError,
     Shape,
@@ -403,6 +403,15 @@ class Executor:
         ancestors = graph.ancestors()
         size = max(self._bulk_size, 1)
         self._forward_segments = group_segments(forward, graph, ancestors, size)
+        # what forward() pushes: the same segments, large products split by rows where a core is idle
+        self._forward_pushes, self.num_row_split_nodes = self._forward_segments, 0
+        split = split_forward.setting()
+        if split == "auto":
+            split = split_backward.cores_to_spare(self._ctx.device_type, self._engine)
+        if split:
+            self._forward_pushes, self.num_row_split_nodes = split_forward.split_rows(
+                self._forward_segments, self._engine.new_variable
+            )
         self._backward_segments = group_segments(backward, graph, ancestors, size)
         # Gradient arrays with req write that no backward node writes (the output does not depend on them).
         self._zero_grads = [
@@ -463,7 +472,7 @@ class Executor:
         if self._monitor_callback is not None:
             self._forward_monitored(bool(is_train))
             return self.outputs
-        for segment in self._forward_segments:
+        for segment in self._forward_pushes:
             segment.push(self._engine, self._ctx, bool(is_train))
         return self.outputs
 
