@@ -329,7 +329,7 @@ SETTINGS: dict[str, Setting] = {
             "CPU with 2 engine workers and BLAS on at most half the cores, when it plans no more memory",
         ),
         Setting(
-            "MXLAB_EXEC_SPLIT_FORWARD_ROWS",
+            "MXLAB_EXEC_SPLIT_FORWARD_PRODUCTS",
             Choice(("auto", "0", "1")),
             "auto",
             "an executor runs a large FullyConnected forward product as two engine operations over halves of the "

@@ -404,12 +404,12 @@ class Executor:
         size = max(self._bulk_size, 1)
         self._forward_segments = group_segments(forward, graph, ancestors, size)
         # what forward() pushes: the same segments, large products split by rows where a core is idle
-        self._forward_pushes, self.num_row_split_nodes = self._forward_segments, 0
+        self._forward_pushes, self.num_split_products = self._forward_segments, 0
         split = split_forward.setting()
         if split == "auto":
             split = split_backward.cores_to_spare(self._ctx.device_type, self._engine)
         if split:
-            self._forward_pushes, self.num_row_split_nodes = split_forward.split_rows(
+            self._forward_pushes, self.num_split_products = split_forward.split_products(
                 self._forward_segments, self._engine.new_variable
             )
         self._backward_segments = group_segments(backward, graph, ancestors, size)

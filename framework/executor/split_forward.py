@@ -1,34 +1,37 @@
-"""Split a large FullyConnected forward product by batch rows into two engine operations.
+"""Split a large FullyConnected forward product into two engine operations, one per CPU worker.
 
 The forward pass is one chain: every layer needs the previous layer's output, so with bulk
 segments one engine worker runs all of it while the other waits (the backward pass has the
 weight gradients to put beside its chain, :mod:`.split_backward`; the forward pass has
-nothing). But a FullyConnected layer's rows are independent: row ``i`` of the output is row
-``i`` of the data times the weight. So its product can run as two operations, the first half
-of the rows on the worker that runs the chain and the second half on the other, and the
-chain goes on when both are done. No memory changes: both halves write into the output's
-own block, each into its own rows.
+nothing). But a FullyConnected layer's output is made of independent pieces: row ``i`` is
+row ``i`` of the data times the weight, column ``j`` is the data times row ``j`` of the
+weight. So its product can run as two operations over halves of the output, the first on
+the worker that runs the chain and the second on the other, and the chain goes on when both
+are done. No memory changes: both halves write into the output's own block.
+:func:`by_columns` chooses which halves (each BLAS call packs its operands, so the split
+packs twice whichever operand it does not cut: the smaller one).
 
 Two operations that write the same block would be serialized by its engine variable, so the
 halves are ordered through two variables of their own (``fence``, ``done``)::
 
     before ... + fence write (block, fence)   waits for every earlier reader/writer of the block
-    first half       write (block)            rows [0, h): the chain's worker goes on with it
-    second half      read (inputs, fence)     rows [h, n): the other worker
+    first half       write (block)            the chain's worker goes on with it
+    second half      read (inputs, fence)     the other worker
                      write (done)
     after ...  +     read (done)              the chain goes on when both halves are done;
                      write (block)            writing the block makes every later reader wait for it
 
 The fence and the join ride on the chain's neighbouring segments; only where nothing of the
 chain is before (or after) the product do they become operations of their own that only
-order. Each row of the output is the same dot products as before, but BLAS may block a
-64-row product differently from a 128-row one, so the numbers can differ in the last bits
-from the whole product (tests compare with a tolerance; on this machine's OpenBLAS they are
-equal).
+order. Each output element is the same dot product as before, but BLAS may block a half-size
+product differently from the whole one, so the numbers may differ in the last bits (tests
+compare with a tolerance; with OpenBLAS here they are equal). Monitoring and a loop body's
+inline run use the whole nodes.
 
 A product is split when it is big enough to be worth two engine operations more
-(:data:`~.split_backward.MIN_MULTIPLY_ADDS`, as for the weight-gradient split) and has at
-least two rows; ``auto`` splits where a core is idle (:func:`.split_backward.cores_to_spare`).
+(:data:`~.split_backward.MIN_MULTIPLY_ADDS`, as for the weight-gradient split);
+``MXLAB_EXEC_SPLIT_FORWARD_PRODUCTS=auto`` (the default) splits where a core is idle
+(:func:`.split_backward.cores_to_spare`), ``1`` and ``0`` always and never.
 """
 
 from __future__ import annotations
@@ -46,8 +49,8 @@ from .split_backward import MIN_MULTIPLY_ADDS
 
 
 def setting() -> bool | Literal["auto"]:
-    """``MXLAB_EXEC_SPLIT_FORWARD_ROWS``: ``"auto"`` (the default), or split always / never."""
-    value = config.get("MXLAB_EXEC_SPLIT_FORWARD_ROWS")
+    """``MXLAB_EXEC_SPLIT_FORWARD_PRODUCTS``: ``"auto"`` (the default), or split always / never."""
+    value = config.get("MXLAB_EXEC_SPLIT_FORWARD_PRODUCTS")
     return "auto" if value == "auto" else value == "1"
 
 
@@ -96,7 +99,7 @@ def half_of(step: Step, part: int, columns: bool) -> Step:
     return half
 
 
-def split_rows(segments: list[Segment], new_variable: Callable[[str], Var]) -> tuple[list[Segment], int]:
+def split_products(segments: list[Segment], new_variable: Callable[[str], Var]) -> tuple[list[Segment], int]:
     """The forward segments with every :func:`splittable` product run as two halves (see the module doc).
 
     ``new_variable`` makes the engine variables that order the halves. Returns the segments to
@@ -113,7 +116,7 @@ def split_rows(segments: list[Segment], new_variable: Callable[[str], Var]) -> t
                 before.append(step)
                 continue
             block = step.writes[0]
-            fence, done = new_variable(f"{step.name}_fence"), new_variable(f"{step.name}_rows_done")
+            fence, done = new_variable(f"{step.name}_fence"), new_variable(f"{step.name}_halves_done")
             if before or join_reads:
                 result.append(Segment(before, join_reads, (*join_writes, block, fence)))
             else:

@@ -21,7 +21,7 @@ def _mlp(hidden: int = 512, flatten: bool = True, no_bias: bool = False):
 
 
 def _bind(symbol, split: str, monkeypatch, data_shape=(128, 784), grads: bool = True):
-    monkeypatch.setenv("MXLAB_EXEC_SPLIT_FORWARD_ROWS", split)
+    monkeypatch.setenv("MXLAB_EXEC_SPLIT_FORWARD_PRODUCTS", split)
     rng = np.random.default_rng(0)
     shapes, _, _ = symbol.infer_shape(data=data_shape)
     names = symbol.list_arguments()
@@ -48,7 +48,7 @@ def _close(got: dict, expected: dict) -> None:
 
 def test_the_split_gives_the_same_outputs_and_gradients(monkeypatch):
     whole, split = _bind(_mlp(), "0", monkeypatch), _bind(_mlp(), "1", monkeypatch)
-    assert (whole.num_row_split_nodes, split.num_row_split_nodes) == (0, 2)  # fc3 is too small to pay
+    assert (whole.num_split_products, split.num_split_products) == (0, 2)  # fc3 is too small to pay
     _close(_run(split), _run(whole))
     _close(_run(split, is_train=False), _run(whole, is_train=False))
 
@@ -125,14 +125,14 @@ def test_monitoring_and_inline_runs_use_the_whole_nodes(monkeypatch):
 
 def test_auto_splits_where_a_core_is_idle(monkeypatch):
     monkeypatch.setattr(split_backward, "cores_to_spare", lambda device, engine: False)
-    assert _bind(_mlp(), "auto", monkeypatch).num_row_split_nodes == 0
+    assert _bind(_mlp(), "auto", monkeypatch).num_split_products == 0
     monkeypatch.setattr(split_backward, "cores_to_spare", lambda device, engine: True)
-    assert _bind(_mlp(), "auto", monkeypatch).num_row_split_nodes == 2
-    monkeypatch.delenv("MXLAB_EXEC_SPLIT_FORWARD_ROWS")
+    assert _bind(_mlp(), "auto", monkeypatch).num_split_products == 2
+    monkeypatch.delenv("MXLAB_EXEC_SPLIT_FORWARD_PRODUCTS")
     assert split_forward.setting() == "auto"
 
 
 def test_a_bad_setting_is_refused(monkeypatch):
-    monkeypatch.setenv("MXLAB_EXEC_SPLIT_FORWARD_ROWS", "sometimes")
-    with pytest.raises(mx.base.MXLabError, match="MXLAB_EXEC_SPLIT_FORWARD_ROWS"):
+    monkeypatch.setenv("MXLAB_EXEC_SPLIT_FORWARD_PRODUCTS", "sometimes")
+    with pytest.raises(mx.base.MXLabError, match="MXLAB_EXEC_SPLIT_FORWARD_PRODUCTS"):
         split_forward.setting()
