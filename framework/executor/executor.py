@@ -20,8 +20,8 @@ in five steps, each a pass over an explicit graph:
    per output (``write``, ``inplace``, ``add`` for ``grad_req='add'``, ``null`` for
    outputs nobody reads). Chains of nodes are grouped into bulk segments; an asynchronous
    operator (``OpDef.is_async``, e.g. ``Custom``) is always a segment of its own, pushed
-   with ``push_async``. Where a core is idle, :mod:`~framework.executor.split_forward`
-   pushes a large FullyConnected forward product as two operations over halves of its output.
+   with ``push_async``. When asked to, :mod:`~framework.executor.split_forward` pushes a
+   large FullyConnected forward product as two operations over halves of its output.
 
 ``forward`` and ``backward`` then only push: each segment goes to the engine with the
 variables of the blocks it reads and writes, so the engine runs independent branches at
@@ -38,7 +38,7 @@ checkpointing), ``MXLAB_EXEC_BULK_EXEC_MAX_NODE_TRAIN`` (15 nodes per bulk segme
 turns bulking off), ``MXLAB_EXEC_ENABLE_INPLACE`` (1), ``MXLAB_EXEC_MATCH_RANGE`` (16),
 ``MXLAB_MEMORY_PLANNER`` (``mxnet``; ``greedy_by_size``) and ``MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS``
 (``auto``: split where a core is idle and the plan does not grow; ``1``; ``0``), and
-``MXLAB_EXEC_SPLIT_FORWARD_PRODUCTS`` (``auto``: where a core is idle; ``1``; ``0``).
+``MXLAB_EXEC_SPLIT_FORWARD_PRODUCTS`` (``0``; ``auto``: where a core is idle; ``1``).
 
 Where MXLab differs from MXNet 1.x: outputs nobody reads get no memory at all (MXNet
 allocates and frees them at once); sharing never makes independent branches wait for

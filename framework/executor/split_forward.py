@@ -30,8 +30,11 @@ inline run use the whole nodes.
 
 A product is split when it is big enough to be worth two engine operations more
 (:data:`~.split_backward.MIN_MULTIPLY_ADDS`, as for the weight-gradient split);
-``MXLAB_EXEC_SPLIT_FORWARD_PRODUCTS=auto`` (the default) splits where a core is idle
-(:func:`.split_backward.cores_to_spare`), ``1`` and ``0`` always and never.
+``MXLAB_EXEC_SPLIT_FORWARD_PRODUCTS=auto`` splits where a core is idle
+(:func:`.split_backward.cores_to_spare`), ``1`` and ``0`` (the default) always and never. It is
+off by default because, unlike the weight-gradient split, both halves are on the critical
+path: a half slowed by a busy core delays the chain, and on the shared machine where it was
+measured the split cost about 5 % more than it saved (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ from .split_backward import MIN_MULTIPLY_ADDS
 
 
 def setting() -> bool | Literal["auto"]:
-    """``MXLAB_EXEC_SPLIT_FORWARD_PRODUCTS``: ``"auto"`` (the default), or split always / never."""
+    """``MXLAB_EXEC_SPLIT_FORWARD_PRODUCTS``: ``"auto"``, or split always / never (``0``, the default)."""
     value = config.get("MXLAB_EXEC_SPLIT_FORWARD_PRODUCTS")
     return "auto" if value == "auto" else value == "1"
 
