@@ -21,7 +21,7 @@ in five steps, each a pass over an explicit graph:
    outputs nobody reads). Chains of nodes are grouped into bulk segments; an asynchronous
    operator (``OpDef.is_async``, e.g. ``Custom``) is always a segment of its own, pushed
    with ``push_async``. When asked to, :mod:`~framework.executor.split_forward` pushes a
-   large FullyConnected forward product as two operations over halves of its output.
+   large FullyConnected forward product with a helper operation on the second worker.
 
 ``forward`` and ``backward`` then only push: each segment goes to the engine with the
 variables of the blocks it reads and writes, so the engine runs independent branches at
@@ -406,14 +406,15 @@ class Executor:
         size = max(self._bulk_size, 1)
         self._forward_segments = group_segments(forward, graph, ancestors, size)
         # what forward() pushes: the same segments, large products split by rows where a core is idle
-        self._forward_pushes, self.num_split_products = self._forward_segments, 0
+        self._forward_pushes, self.shared_products = self._forward_segments, []
         split = split_forward.setting()
         if split == "auto":
             split = split_backward.cores_to_spare(self._ctx.device_type, self._engine)
         if split:
-            self._forward_pushes, self.num_split_products = split_forward.split_products(
+            self._forward_pushes, self.shared_products = split_forward.split_products(
                 self._forward_segments, self._engine.new_variable
             )
+        self.num_split_products = len(self.shared_products)
         self._backward_segments = group_segments(backward, graph, ancestors, size)
         # Gradient arrays with req write that no backward node writes (the output does not depend on them).
         self._zero_grads = [

@@ -1,8 +1,10 @@
-"""A large FullyConnected forward product run as two halves: the same numbers, the halves ordered right."""
+"""A large FullyConnected forward product shared with a helper operation: the same numbers, ordered right."""
 
 from __future__ import annotations
 
 import copy
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -40,7 +42,7 @@ def _run(executor, is_train: bool = True):
 
 
 def _close(got: dict, expected: dict) -> None:
-    # each output element is the same dot product, but BLAS may block a half-size product differently
+    # each output element is the same dot product, but BLAS may block a smaller product differently
     assert got.keys() == expected.keys()
     for name, value in expected.items():
         np.testing.assert_allclose(got[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
@@ -56,51 +58,112 @@ def test_the_split_gives_the_same_outputs_and_gradients(monkeypatch):
 @pytest.mark.parametrize(
     ("hidden", "data_shape", "flatten", "no_bias", "names"),
     [
-        (512, (128, 784), True, False, ["fc1[:, 0:256]", "fc1[:, 256:512]"]),  # data smaller than weight
-        (256, (512, 256), True, True, ["fc1[0:256]", "fc1[256:512]"]),  # a large batch: rows
-        (512, (64, 2, 784), False, False, ["fc1[0:32]", "fc1[32:64]"]),  # a 3-D output: rows
+        # data smaller than weight: column blocks
+        (512, (128, 784), True, False, ["fc1[:, 0:128]", "fc1[:, 128:256]", "fc1[:, 256:384]", "fc1[:, 384:512]"]),
+        (256, (512, 256), True, True, ["fc1[0:128]", "fc1[128:256]", "fc1[256:384]", "fc1[384:512]"]),  # rows
+        (512, (66, 2, 784), False, False, ["fc1[0:16]", "fc1[16:33]", "fc1[33:49]", "fc1[49:66]"]),  # 3-D: rows
     ],
 )
-def test_halves_by_columns_or_rows(monkeypatch, hidden, data_shape, flatten, no_bias, names):
+def test_pieces_by_columns_or_rows(monkeypatch, hidden, data_shape, flatten, no_bias, names):
     whole = _bind(_mlp(hidden, flatten, no_bias), "0", monkeypatch, data_shape)
     split = _bind(_mlp(hidden, flatten, no_bias), "1", monkeypatch, data_shape)
-    pushed = [segment.name for segment in split._forward_pushes]
-    assert pushed[:3] == ["fc1 fence", *names]
+    assert [piece.name for piece in split.shared_products[0].pieces] == names
     _close(_run(split), _run(whole))
 
 
-def test_the_halves_are_ordered_through_the_block_and_two_variables(monkeypatch):
+def test_the_fence_helper_and_chain_are_ordered_through_the_block(monkeypatch):
     executor = _bind(_mlp(), "1", monkeypatch)
-    fence, first, second, after = executor._forward_pushes[:4]
-    block = first.steps[0].writes[0]  # fc1's output block
-    fence_var = next(v for v in fence.writes if v is not block)
-    assert fence.steps == [] and set(fence.writes) == {block, fence_var}  # waits for the block's earlier users
-    assert first.writes == [block] and fence_var not in first.reads
-    assert fence_var in second.reads and block not in second.writes and block not in second.reads
-    done = second.writes[0]
-    # the chain goes on after both halves, and writing the block makes every later reader wait for it
-    assert done in after.reads and block in after.writes and after.steps[0].name.startswith("relu")
-    # fc2's fence rides on the segment after fc1's halves
-    assert any(v.name == "fc2_fence" for v in after.writes)
+    fence, helper, chain = executor._forward_pushes[:3]
+    fc1 = chain.steps[0]
+    assert fc1.name == "fc1" and fence.name == "fc1 fence" and helper.name == "fc1 helper"
+    block = fc1.writes[0]  # fc1's output block
+    fence_var = fence.writes[1]
+    # the fence waits for every earlier user of the block; the block comes first so that the chain,
+    # which waits for it, is the fence's continuation and the helper goes to the other worker
+    assert fence.writes == [block, fence_var] and fence.reads == []
+    assert fence_var in helper.reads and helper.writes == [] and block not in helper.reads
+    assert set(fc1.reads) <= set(helper.reads)  # the helper reads what the product reads
+    # the chain writes the block: every later reader of fc1's output waits for the whole product
+    assert block in chain.writes and fence_var not in chain.reads
+    # fc2's fence ends the chain's segment after fc1, its helper and the rest follow
+    assert [s.name for s in executor._forward_pushes[3:]] == ["fc2 helper", "fc2..fc3 [3 nodes]"]  # _mlp ends in fc3
+    assert chain.steps[-1].name == "fc2 fence"
 
 
-def test_a_split_product_at_the_end_is_followed_by_a_join(monkeypatch):
+def test_a_product_that_is_the_output_is_whole_when_read(monkeypatch):
     x = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=512, name="head")
     whole, split = _bind(x, "0", monkeypatch, grads=False), _bind(x, "1", monkeypatch, grads=False)
-    assert [s.name for s in split._forward_pushes] == ["head fence", "head[:, 0:256]", "head[:, 256:512]", "head join"]
-    # the output is read outside the executor: asnumpy must wait for both halves
-    for _ in range(3):
+    assert [s.name for s in split._forward_pushes] == ["head fence", "head helper", "head"]
+    for _ in range(3):  # asnumpy waits for the chain's operation, which waits for the helper's pieces
         _close(_run(split, is_train=False), _run(whole, is_train=False))
 
 
-def test_both_halves_run_as_engine_operations(monkeypatch):
+def test_both_operations_reach_the_engine(monkeypatch):
     executor = _bind(_mlp(), "1", monkeypatch)
     _run(executor)
     with events.record(["engine.push"]) as recorder:
         executor.forward(is_train=True)
         mx.nd.waitall()
     names = [e["name"] for e in recorder.events]
-    assert {"fc1 fence", "fc1[:, 0:256]", "fc1[:, 256:512]", "fc2[:, 0:256]", "fc2[:, 256:512]"} <= set(names)
+    assert {"fc1 fence", "fc1 helper", "fc2 helper"} <= set(names)
+    taken = [product.taken_by_helper for product in executor.shared_products]
+    assert all(0 <= t <= split_forward.PIECES for t in taken)
+
+
+class _Piece:
+    """A stand-in piece: records who ran it, optionally waits for a signal or fails."""
+
+    def __init__(self, log: list, name: str, gate: threading.Event | None = None, fail: bool = False) -> None:
+        self.log, self.name, self.gate, self.fail = log, name, gate, fail
+
+    def run(self, run_ctx, is_train) -> None:
+        if self.gate is not None:
+            assert self.gate.wait(10)
+        if self.fail:
+            raise ValueError(f"{self.name} failed")
+        self.log.append((self.name, threading.current_thread().name))
+
+
+def test_the_chain_computes_what_the_helper_has_not_taken():
+    log: list = []
+    product = split_forward.SharedProduct([_Piece(log, f"p{i}") for i in range(4)])
+    product.reset(None, True)
+    product.finish(None, True)  # no helper came: the chain computes every piece
+    assert [name for name, _ in log] == ["p0", "p1", "p2", "p3"]
+    product.help(None, True)  # a helper that starts late finds nothing left
+    assert product.taken_by_helper == 0 and len(log) == 4
+
+
+def test_the_chain_waits_for_a_piece_the_helper_is_computing():
+    log: list = []
+    gate = threading.Event()
+    product = split_forward.SharedProduct([_Piece(log, "slow", gate), _Piece(log, "p1"), _Piece(log, "p2")])
+    product.reset(None, True)
+    helper = threading.Thread(target=product.help, args=(None, True), name="helper")
+    helper.start()
+    while product._next == 0:  # until the helper has taken the first piece
+        time.sleep(0.001)
+    finisher = threading.Thread(target=product.finish, args=(None, True), name="chain")
+    finisher.start()
+    finisher.join(0.2)
+    assert finisher.is_alive()  # the chain has taken the rest and waits for the slow piece
+    gate.set()
+    finisher.join(10)
+    helper.join(10)
+    assert not finisher.is_alive() and sorted(name for name, _ in log) == ["p1", "p2", "slow"]
+    assert ("slow", "helper") in log
+
+
+def test_a_failing_piece_fails_the_chains_operation():
+    product = split_forward.SharedProduct([_Piece([], "p0"), _Piece([], "bad", fail=True)])
+    product.reset(None, True)
+    with pytest.raises(ValueError, match="bad failed"):
+        product.finish(None, True)
+    log: list = []
+    product.pieces = [_Piece(log, "p0")]
+    product.reset(None, True)  # the next pass starts clean
+    product.finish(None, True)
+    assert [name for name, _ in log] == ["p0"]
 
 
 def test_small_products_and_other_requests_stay_whole(monkeypatch):
@@ -115,6 +178,7 @@ def test_small_products_and_other_requests_stay_whole(monkeypatch):
 
 
 def test_monitoring_and_inline_runs_use_the_whole_nodes(monkeypatch):
+    # (run_inline, a loop body's run, iterates the same whole segments as monitoring)
     executor = _bind(_mlp(), "1", monkeypatch)
     seen = []
     executor.set_monitor_callback(lambda name, array: seen.append(name))
