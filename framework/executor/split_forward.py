@@ -65,8 +65,12 @@ def setting() -> bool | Literal["auto"]:
 
 
 def splittable(step: Step) -> bool:
-    """Whether ``step`` is a FullyConnected forward product worth sharing with a helper."""
-    if step.op_name != "FullyConnected" or step.is_async or step.req != [Req.WRITE]:
+    """Whether ``step`` is a FullyConnected forward product worth sharing with a helper.
+
+    Only on a CPU: a GPU worker's kernels run asynchronously on its own stream, so the chain's
+    operation would go on before the helper's blocks are written.
+    """
+    if step.op_name != "FullyConnected" or step.is_async or step.req != [Req.WRITE] or step.ctx.device_type != "cpu":
         return False
     data, weight, out = step.inputs[0], step.inputs[1], step.outputs[0]
     rows = data.shape[0] if data.ndim else 0
@@ -127,15 +131,17 @@ class SharedProduct:
         self.pieces = pieces
         self._lock = threading.Lock()
         self._all_done = threading.Event()
-        self._next = len(pieces)  # nothing to take before the first reset
-        self._unfinished = 0
         self._error: BaseException | None = None
         self.taken_by_helper = 0  # pieces the helper computed in the last pass (for tests and curiosity)
+        self.reset(None, False)
 
     def reset(self, run_ctx: Any, is_train: bool) -> None:
         """Make every piece available again (the fence's work; nobody else touches the state then)."""
         self._next, self._unfinished, self._error, self.taken_by_helper = 0, len(self.pieces), None, 0
-        self._all_done.clear()
+        if self.pieces:
+            self._all_done.clear()
+        else:
+            self._all_done.set()
 
     def _take(self) -> Step | None:
         with self._lock:

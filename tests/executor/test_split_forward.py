@@ -126,8 +126,7 @@ class _Piece:
 
 def test_the_chain_computes_what_the_helper_has_not_taken():
     log: list = []
-    product = split_forward.SharedProduct([_Piece(log, f"p{i}") for i in range(4)])
-    product.reset(None, True)
+    product = split_forward.SharedProduct([_Piece(log, f"p{i}") for i in range(4)])  # ready as built
     product.finish(None, True)  # no helper came: the chain computes every piece
     assert [name for name, _ in log] == ["p0", "p1", "p2", "p3"]
     product.help(None, True)  # a helper that starts late finds nothing left
@@ -175,6 +174,9 @@ def test_small_products_and_other_requests_stay_whole(monkeypatch):
     added = copy.copy(steps["fc1"])
     added.req = [Req.ADD]  # only a plain write is split
     assert not split_forward.splittable(added)
+    on_gpu = copy.copy(steps["fc1"])
+    on_gpu.ctx = mx.gpu(0)  # a GPU worker's kernels are asynchronous on its own stream: never split
+    assert not split_forward.splittable(on_gpu)
 
 
 def test_monitoring_and_inline_runs_use_the_whole_nodes(monkeypatch):
