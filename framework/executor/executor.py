@@ -406,7 +406,8 @@ class Executor:
         size = max(self._bulk_size, 1)
         self._forward_segments = group_segments(forward, graph, ancestors, size)
         # what forward() pushes: the same segments, large products split by rows where a core is idle
-        self._forward_pushes, self.shared_products = self._forward_segments, []
+        self._forward_pushes = self._forward_segments
+        self.shared_products: list[split_forward.SharedProduct] = []
         split = split_forward.setting()
         if split == "auto":
             split = split_backward.cores_to_spare(self._ctx.device_type, self._engine)

@@ -177,12 +177,17 @@ class SharedProduct:
             raise self._error
 
 
-class Action:
-    """A step of a segment that calls ``fn(run_ctx, is_train)``: the fence's reset, the helper, the chain's part."""
+class Action(Step):
+    """A step of a segment that calls ``fn(run_ctx, is_train)``: the fence's reset, the helper, the chain's part.
 
-    __slots__ = ("name", "reads", "writes", "is_async", "fn")
+    It has no node of its own: a segment needs only its name, variables and ``run``.
+    """
 
-    def __init__(self, name: str, fn: Callable[[Any, bool], None], reads: list[Var], writes: list[Var]) -> None:
+    __slots__ = ("fn",)
+
+    def __init__(  # Step.__init__ is not called: there is no node to give it
+        self, name: str, fn: Callable[[Any, bool], None], reads: list[Var], writes: list[Var]
+    ) -> None:
         self.name, self.fn, self.reads, self.writes, self.is_async = name, fn, reads, writes, False
 
     def run(self, run_ctx: Any, is_train: bool) -> None:
@@ -200,7 +205,7 @@ def split_products(
     result: list[Segment] = []
     shared: list[SharedProduct] = []
     for segment in segments:
-        before: list[Any] = []
+        before: list[Step] = []
         for step in segment.steps:
             if not splittable(step):
                 before.append(step)
