@@ -98,31 +98,21 @@ class Step:
 
 
 class Segment:
-    """Consecutive steps pushed as one engine operation (a bulk segment).
-
-    ``reads`` and ``writes`` add engine variables to those of the steps: the row split of a
-    forward product (:mod:`.split_forward`) orders its halves with them, and a segment with no
-    steps is then an operation that only orders (named ``name``).
-    """
+    """Consecutive steps pushed as one engine operation (a bulk segment)."""
 
     __slots__ = ("steps", "reads", "writes", "name")
 
-    def __init__(
-        self, steps: list[Step], reads: tuple[Var, ...] = (), writes: tuple[Var, ...] = (), name: str = ""
-    ) -> None:
+    def __init__(self, steps: list[Step]) -> None:
         self.steps = steps
-        all_writes = list(dict.fromkeys([*(v for s in steps for v in s.writes), *writes]))
-        written = set(all_writes)
-        all_reads = dict.fromkeys([*(v for s in steps for v in s.reads), *reads])
-        self.reads = [v for v in all_reads if v not in written]
-        self.writes = all_writes
-        if not name:
-            name = steps[0].name if len(steps) == 1 else f"{steps[0].name}..{steps[-1].name} [{len(steps)} nodes]"
-        self.name = name
+        writes = list(dict.fromkeys(v for s in steps for v in s.writes))
+        written = set(writes)
+        self.reads = [v for v in dict.fromkeys(v for s in steps for v in s.reads) if v not in written]
+        self.writes = writes
+        self.name = steps[0].name if len(steps) == 1 else f"{steps[0].name}..{steps[-1].name} [{len(steps)} nodes]"
 
     def push(self, engine: Engine, ctx: Context, is_train: bool) -> None:
         steps = self.steps
-        if steps and steps[0].is_async:  # an asynchronous operator is always a segment of its own
+        if steps[0].is_async:  # an asynchronous operator is always a segment of its own
 
             def run_async(run_ctx: RunContext, on_complete: Callable[..., None]) -> None:
                 steps[0].run_async(run_ctx, is_train, on_complete)

@@ -215,7 +215,7 @@ def split_products(
             block, fence = step.writes[0], new_variable(f"{step.name}_fence")
             # the block first: its waiter (the chain) becomes the fence's continuation, the helper goes elsewhere
             before.append(Action(f"{step.name} fence", product.reset, [], [block, fence]))
-            result.append(Segment(before, name="" if len(before) > 1 else before[0].name))
+            result.append(Segment(before))
             result.append(Segment([Action(f"{step.name} helper", product.help, [*step.reads, fence], [])]))
             before = [Action(step.name, product.finish, list(step.reads), list(step.writes))]
         if before:

@@ -104,9 +104,9 @@ def _dot_into(xp: Any, a: Any, b: Any, out: Any, req: Req) -> None:
 def _column_block(out: Any, req: Req, dtype: Any) -> bool:
     """True for a 2-D output whose rows are strided but whose elements are not: a block of columns.
 
-    The executor's forward split (``executor/split_forward.py``) hands each half of a product such
-    a view of the whole output; ``matmul`` writes it in place (BLAS takes the row stride), where
-    ``dot`` accepts only a C-contiguous ``out``.
+    The executor's forward split (``executor/split_forward.py``) hands each block of a product
+    such a view of the whole output; ``matmul`` writes it in place (BLAS takes the row stride),
+    where ``dot`` accepts only a C-contiguous ``out``.
     """
     return req is WRITE and out.ndim == 2 and out.strides[1] == out.itemsize and out.dtype == dtype
 
