@@ -6,6 +6,7 @@ Usage::
     python benchmarks/split_weight_gradients.py --model mlp --blas-threads 1
     python benchmarks/split_weight_gradients.py --model lenet --reps 7
     python benchmarks/split_weight_gradients.py --model gluon-mlp --blas-threads 1
+    python benchmarks/split_weight_gradients.py --model mlp --blas-threads 1 --which forward
 
 ``MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS`` decides, when a Module binds, whether the backward node
 of a large FullyConnected or Convolution layer is split in two (framework/executor/
@@ -18,7 +19,10 @@ process, engine and BLAS threads included) and, per rep, each Module variant ove
 The Module loop and the NumPy loop are ``train_throughput.py``'s own (``module_runner``,
 ``numpy_runner``), so the figures compare with that script's. ``gluon-mlp`` and ``gluon-lenet``
 time ``benchmarks/gluon.py``'s hybridized ``Training`` instead (its CachedOp binds the executor on
-the first call, so the split is forced around that call).
+the first call, so the split is forced around that call). ``--which forward`` compares the forward
+split (``MXLAB_EXEC_SPLIT_FORWARD_PRODUCTS``, framework/executor/split_forward.py) on and off with
+the weight-gradient split on in both; ``--which both`` both splits against neither; the default,
+``backward``, the weight-gradient split with the forward split off in both.
 """
 
 from __future__ import annotations
@@ -44,17 +48,27 @@ SHAPE = {"mlp": (784,), "lenet": (1, 28, 28)}
 STEPS = {"mlp": (30, 50), "lenet": (5, 15)}  # (warm-up, timed) steps per rep
 
 
-def with_split(split: bool, make: Callable[[], Callable[[int, int], float]]) -> Callable[[int, int], float]:
-    """``make()`` with the split forced on or off: the setting is read when an executor binds."""
-    saved = os.environ.get("MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS")
-    os.environ["MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS"] = "1" if split else "0"
+#: The settings of the two variants per ``--which``: (whole, split), each ``(weight gradients, forward products)``.
+VARIANTS = {
+    "backward": (("0", "0"), ("1", "0")),  # the weight-gradient split alone
+    "forward": (("1", "0"), ("1", "1")),  # the forward split on top of the weight-gradient split
+    "both": (("0", "0"), ("1", "1")),
+}
+SETTINGS = ("MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS", "MXLAB_EXEC_SPLIT_FORWARD_PRODUCTS")
+
+
+def with_split(values: tuple[str, str], make: Callable[[], Callable[[int, int], float]]) -> Callable[[int, int], float]:
+    """``make()`` with both splits forced on or off: the settings are read when an executor binds."""
+    saved = {name: os.environ.get(name) for name in SETTINGS}
+    os.environ.update(zip(SETTINGS, values, strict=True))
     try:
         return make()
     finally:
-        if saved is None:
-            del os.environ["MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS"]
-        else:
-            os.environ["MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS"] = saved
+        for name, value in saved.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
 
 
 def gluon_runner(net: str, timed: int) -> Callable[[int, int], float]:
@@ -69,16 +83,16 @@ def gluon_runner(net: str, timed: int) -> Callable[[int, int], float]:
     return run
 
 
-def bench(model: str, reps: int, blas_threads: int | None) -> dict:
+def bench(model: str, reps: int, blas_threads: int | None, which: str = "backward") -> dict:
     net = model.removeprefix("gluon-")
     warm, timed = STEPS[net]
     x, y = make_data(BATCH[net] * max(timed, 50), SHAPE[net])
+    settings = dict(zip(("whole", "split"), VARIANTS[which], strict=True))
     if model.startswith("gluon-"):
-        runners = {name: with_split(name == "split", lambda: gluon_runner(net, timed)) for name in ("whole", "split")}
+        runners = {name: with_split(settings[name], lambda: gluon_runner(net, timed)) for name in settings}
     else:
         runners = {
-            name: with_split(name == "split", lambda: module_runner(mx, net, BATCH[net], x, y))
-            for name in ("whole", "split")
+            name: with_split(settings[name], lambda: module_runner(mx, net, BATCH[net], x, y)) for name in settings
         }
     if model == "mlp":
         runners["numpy"] = numpy_runner(BATCH[net], x.reshape(len(x), -1), y)
@@ -95,6 +109,8 @@ def bench(model: str, reps: int, blas_threads: int | None) -> dict:
     record = {
         "workload": "split_weight_gradients",
         "model": model,
+        "which": which,
+        "settings": {name: dict(zip(SETTINGS, values, strict=True)) for name, values in settings.items()},
         "batch": BATCH[net],
         "blas_threads": blas_threads if blas_threads is not None else "as found",
         "reps": reps,
@@ -117,6 +133,9 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=None, help="alternating reps per variant (default 5, quick 3)")
     parser.add_argument("--quick", action="store_true", help="3 reps, the Module models only")
     parser.add_argument("--blas-threads", type=int, default=None, help="limit BLAS threads (default: as found)")
+    parser.add_argument(
+        "--which", default="backward", choices=sorted(VARIANTS), help="which split the two variants differ by"
+    )
     args = parser.parse_args()
     limit = None
     if args.blas_threads is not None:
@@ -126,7 +145,8 @@ def main() -> None:
     try:
         everything = MODELS[:2] if args.quick else MODELS
         for model in everything if args.model == "all" else [args.model]:
-            print(json.dumps(bench(model, args.reps or (3 if args.quick else 5), args.blas_threads)), flush=True)
+            record = bench(model, args.reps or (3 if args.quick else 5), args.blas_threads, args.which)
+            print(json.dumps(record), flush=True)
     finally:
         if limit is not None:
             limit.restore_original_limits()

@@ -329,6 +329,14 @@ SETTINGS: dict[str, Setting] = {
             "CPU with 2 engine workers and BLAS on at most half the cores, when it plans no more memory",
         ),
         Setting(
+            "MXLAB_EXEC_SPLIT_FORWARD_PRODUCTS",
+            Choice(("0", "auto", "1")),
+            "0",
+            "an executor shares a large FullyConnected forward product, cut into blocks of its output, with a "
+            "helper operation on the second CPU worker (`1`); `auto`: on a CPU with 2 engine workers and BLAS on at "
+            "most half the cores; off by default (on the shared 2-core machine it cost more than it saved)",
+        ),
+        Setting(
             "MXLAB_EXEC_MATCH_RANGE",
             Integer(minimum=1),
             16,

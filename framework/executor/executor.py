@@ -20,7 +20,8 @@ in five steps, each a pass over an explicit graph:
    per output (``write``, ``inplace``, ``add`` for ``grad_req='add'``, ``null`` for
    outputs nobody reads). Chains of nodes are grouped into bulk segments; an asynchronous
    operator (``OpDef.is_async``, e.g. ``Custom``) is always a segment of its own, pushed
-   with ``push_async``.
+   with ``push_async``. When asked to, :mod:`~framework.executor.split_forward` pushes a
+   large FullyConnected forward product with a helper operation on the second worker.
 
 ``forward`` and ``backward`` then only push: each segment goes to the engine with the
 variables of the blocks it reads and writes, so the engine runs independent branches at
@@ -36,7 +37,8 @@ Settings: ``MXLAB_BACKWARD_DO_MIRROR`` (0; 1 = MXNet's per-node rule, ``segment`
 checkpointing), ``MXLAB_EXEC_BULK_EXEC_MAX_NODE_TRAIN`` (15 nodes per bulk segment; 0 or 1
 turns bulking off), ``MXLAB_EXEC_ENABLE_INPLACE`` (1), ``MXLAB_EXEC_MATCH_RANGE`` (16),
 ``MXLAB_MEMORY_PLANNER`` (``mxnet``; ``greedy_by_size``) and ``MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS``
-(``auto``: split where a core is idle and the plan does not grow; ``1``; ``0``).
+(``auto``: split where a core is idle and the plan does not grow; ``1``; ``0``), and
+``MXLAB_EXEC_SPLIT_FORWARD_PRODUCTS`` (``0``; ``auto``: where a core is idle; ``1``).
 
 Where MXLab differs from MXNet 1.x: outputs nobody reads get no memory at all (MXNet
 allocates and frees them at once); sharing never makes independent branches wait for
@@ -67,7 +69,7 @@ from ..operator.node import Entry, Node, NodeAttrs, topo_sort, variable
 from ..resource import ResourceManager
 from . import mirror as mirror_pass
 from . import plan_memory as planner
-from . import planners, split_backward
+from . import planners, split_backward, split_forward
 from .arguments import (
     ExecutorError,
     Shape,
@@ -403,6 +405,17 @@ class Executor:
         ancestors = graph.ancestors()
         size = max(self._bulk_size, 1)
         self._forward_segments = group_segments(forward, graph, ancestors, size)
+        # what forward() pushes: the same segments, large products split by rows where a core is idle
+        self._forward_pushes = self._forward_segments
+        self.shared_products: list[split_forward.SharedProduct] = []
+        split = split_forward.setting()
+        if split == "auto":
+            split = split_backward.cores_to_spare(self._ctx.device_type, self._engine)
+        if split:
+            self._forward_pushes, self.shared_products = split_forward.split_products(
+                self._forward_segments, self._engine.new_variable
+            )
+        self.num_split_products = len(self.shared_products)
         self._backward_segments = group_segments(backward, graph, ancestors, size)
         # Gradient arrays with req write that no backward node writes (the output does not depend on them).
         self._zero_grads = [
@@ -463,7 +476,7 @@ class Executor:
         if self._monitor_callback is not None:
             self._forward_monitored(bool(is_train))
             return self.outputs
-        for segment in self._forward_segments:
+        for segment in self._forward_pushes:
             segment.push(self._engine, self._ctx, bool(is_train))
         return self.outputs
 

@@ -40,6 +40,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+import numpy as np
 from threadpoolctl import threadpool_info
 
 from .. import config
@@ -60,9 +61,25 @@ def setting() -> bool | Literal["auto"]:
 
 
 def blas_threads() -> int:
-    """The threads one matrix product of NumPy's BLAS uses (threadpoolctl's view; 1 if none found)."""
-    counts = [info["num_threads"] for info in threadpool_info() if info.get("user_api") == "blas"]
-    return max(counts, default=1)
+    """The threads one matrix product of NumPy's BLAS uses (threadpoolctl's view; 1 if none found).
+
+    A process often holds more than one BLAS: SciPy's wheels bring an OpenBLAS of their own,
+    loaded when ``framework.backend`` imports SciPy, and a limit set before that import (as
+    ``threadpool_limits(1)`` at the top of a script does) leaves it at one thread per core.
+    The layers' products are NumPy's, so the library shipped inside NumPy's package (the
+    wheels' ``numpy.libs``) is the one that counts; without one there (NumPy built against a
+    system BLAS, which SciPy then shares), every BLAS found is counted.
+    """
+    found = [info for info in threadpool_info() if info.get("user_api") == "blas"]
+    numpy_dir = os.path.dirname(os.path.abspath(np.__file__))
+    numpys = [info for info in found if _inside(info.get("filepath", ""), numpy_dir)]
+    return max((info["num_threads"] for info in numpys or found), default=1)
+
+
+def _inside(path: str, numpy_dir: str) -> bool:
+    """Whether a shared library belongs to the NumPy package (its folder, or ``numpy.libs`` beside it)."""
+    path = os.path.abspath(path)
+    return any(path.startswith(folder + os.sep) for folder in (numpy_dir, numpy_dir + ".libs"))
 
 
 def available_cores() -> int:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
+from threadpoolctl import ThreadpoolController
 
 import framework as mx
 from framework.executor import split_backward
@@ -181,6 +184,42 @@ def test_auto_splits_where_a_second_product_finds_idle_cores(
 
 def test_blas_threads_and_cores_are_read_from_the_process():
     assert split_backward.blas_threads() >= 1 and split_backward.available_cores() >= 1
+
+
+def _blas(path: str, threads: int) -> dict:
+    return {"user_api": "blas", "internal_api": "openblas", "filepath": path, "num_threads": threads}
+
+
+def test_blas_threads_counts_numpys_blas_not_another_librarys(monkeypatch):
+    # SciPy's wheel brings its own OpenBLAS; a limit set before SciPy was imported leaves it at 2
+    numpy_dir = os.path.dirname(os.path.abspath(np.__file__))
+    numpys = _blas(os.path.join(numpy_dir + ".libs", "libscipy_openblas64_.so"), 1)
+    scipys = _blas(os.path.join(os.path.dirname(numpy_dir), "scipy.libs", "libscipy_openblas.so"), 2)
+    openmp = {"user_api": "openmp", "internal_api": "openmp", "filepath": "/lib/libgomp.so", "num_threads": 8}
+    monkeypatch.setattr(split_backward, "threadpool_info", lambda: [numpys, scipys, openmp])
+    assert split_backward.blas_threads() == 1
+    # a BLAS inside NumPy's own folder counts too, and the larger of NumPy's wins
+    inside = _blas(os.path.join(numpy_dir, "core", "libblas.so"), 3)
+    monkeypatch.setattr(split_backward, "threadpool_info", lambda: [numpys, scipys, inside])
+    assert split_backward.blas_threads() == 3
+    # NumPy linked to a system BLAS (nothing inside its package): every BLAS found counts
+    system = _blas("/usr/lib/libopenblas.so", 1)
+    monkeypatch.setattr(split_backward, "threadpool_info", lambda: [system, scipys, openmp])
+    assert split_backward.blas_threads() == 2
+    monkeypatch.setattr(split_backward, "threadpool_info", lambda: [openmp])
+    assert split_backward.blas_threads() == 1  # no BLAS at all: one thread
+
+
+def test_blas_threads_follows_a_limit_on_numpys_blas_alone():
+    # the benchmarks' --blas-threads 1 limits BLAS before framework (and with it SciPy) is imported
+    controller = ThreadpoolController()
+    numpy_dir = os.path.dirname(os.path.abspath(np.__file__))
+    numpys = [lib.filepath for lib in controller.lib_controllers if lib.user_api == "blas"]
+    numpys = [path for path in numpys if split_backward._inside(path, numpy_dir)]
+    if not numpys:
+        pytest.skip("NumPy here uses a BLAS outside its package (nothing to tell apart)")
+    with controller.select(filepath=numpys[0]).limit(limits=1):
+        assert split_backward.blas_threads() == 1
 
 
 def _bind_mlp(depth: int, hidden: int, split):

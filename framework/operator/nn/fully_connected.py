@@ -101,13 +101,28 @@ def _dot_into(xp: Any, a: Any, b: Any, out: Any, req: Req) -> None:
         assign(out, req, xp.dot(a, b).reshape(out.shape))
 
 
+def _column_block(out: Any, req: Req, dtype: Any) -> bool:
+    """True for a 2-D output whose rows are strided but whose elements are not: a block of columns.
+
+    The executor's forward split (``executor/split_forward.py``) hands each block of a product
+    such a view of the whole output; ``matmul`` writes it in place (BLAS takes the row stride),
+    where ``dot`` accepts only a C-contiguous ``out``.
+    """
+    return req is WRITE and out.ndim == 2 and out.strides[1] == out.itemsize and out.dtype == dtype
+
+
 def _fc_forward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None:
     p, xp = attrs.parsed, op_ctx.xp
     x, weight, out = _as_matrix(inputs[0], p.flatten), inputs[1], outputs[0]
     if req[0] is NULL:
         return
+    if weight.dtype == x.dtype and not out.flags.c_contiguous and _column_block(out, req[0], x.dtype):
+        xp.matmul(x, weight.T, out=out)
+        if not p.no_bias:
+            out += inputs[2].reshape(1, -1)
+        return
     if _writable(out, req[0], x.dtype) and weight.dtype == x.dtype:
-        target = out.reshape(x.shape[0], p.num_hidden)
+        target = out.reshape(x.shape[0], -1)
         xp.dot(x, weight.T, out=target)
         if not p.no_bias:
             target += inputs[2].reshape(1, -1)
