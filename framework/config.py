@@ -330,11 +330,11 @@ SETTINGS: dict[str, Setting] = {
         ),
         Setting(
             "MXLAB_EXEC_SPLIT_FORWARD_PRODUCTS",
-            Choice(("0", "auto", "1")),
-            "0",
+            Choice(("auto", "0", "1")),
+            "auto",
             "an executor shares a large FullyConnected forward product, cut into blocks of its output, with a "
             "helper operation on the second CPU worker (`1`); `auto`: on a CPU with 2 engine workers and BLAS on at "
-            "most half the cores; off by default (on the shared 2-core machine it cost more than it saved)",
+            "most half the cores",
         ),
         Setting(
             "MXLAB_EXEC_MATCH_RANGE",

@@ -38,7 +38,7 @@ checkpointing), ``MXLAB_EXEC_BULK_EXEC_MAX_NODE_TRAIN`` (15 nodes per bulk segme
 turns bulking off), ``MXLAB_EXEC_ENABLE_INPLACE`` (1), ``MXLAB_EXEC_MATCH_RANGE`` (16),
 ``MXLAB_MEMORY_PLANNER`` (``mxnet``; ``greedy_by_size``) and ``MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS``
 (``auto``: split where a core is idle and the plan does not grow; ``1``; ``0``), and
-``MXLAB_EXEC_SPLIT_FORWARD_PRODUCTS`` (``0``; ``auto``: where a core is idle; ``1``).
+``MXLAB_EXEC_SPLIT_FORWARD_PRODUCTS`` (``auto``: where a core is idle; ``1``; ``0``).
 
 Where MXLab differs from MXNet 1.x: outputs nobody reads get no memory at all (MXNet
 allocates and frees them at once); sharing never makes independent branches wait for

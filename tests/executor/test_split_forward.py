@@ -195,7 +195,7 @@ def test_auto_splits_where_a_core_is_idle(monkeypatch):
     monkeypatch.setattr(split_backward, "cores_to_spare", lambda device, engine: True)
     assert _bind(_mlp(), "auto", monkeypatch).num_split_products == 2
     monkeypatch.delenv("MXLAB_EXEC_SPLIT_FORWARD_PRODUCTS")
-    assert split_forward.setting() is False  # off unless asked for
+    assert split_forward.setting() == "auto"  # the default: where a core is idle
 
 
 def test_a_bad_setting_is_refused(monkeypatch):
