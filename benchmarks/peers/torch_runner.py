@@ -75,11 +75,15 @@ class TorchRounds:
 
 
 def blas_threads() -> int:
-    """The threads NumPy's BLAS uses in this process: what ``torch.set_num_threads`` should match."""
-    from threadpoolctl import threadpool_info  # noqa: PLC0415 - only the MXLab side needs it
+    """The threads NumPy's BLAS uses in this process: what ``torch.set_num_threads`` should match.
 
-    counts = [info["num_threads"] for info in threadpool_info() if info.get("user_api") == "blas"]
-    return max(counts) if counts else (os.cpu_count() or 1)
+    MXLab's own count (NumPy's BLAS, not SciPy's: a limit set before SciPy was imported leaves
+    SciPy's OpenBLAS at one thread per core, and counting it gave PyTorch two threads in the
+    runs meant to give every system one).
+    """
+    from framework.executor.split_backward import blas_threads as numpys  # noqa: PLC0415 - the MXLab side only
+
+    return numpys()
 
 
 def train_args(
