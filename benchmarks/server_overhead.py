@@ -310,6 +310,10 @@ def attach_mode(n: int, reps: int, kernel: str) -> None:
                 return time_dispatch(engine, variables, n, kernel)
             finally:
                 handle.pause()
+                # as the worker-process set-up's served() does by waiting for its run's end: the next
+                # rep starts once the server process has taken in this rep's events, not while it and
+                # the client still work through them on the cores the next rep is timed on
+                settled_event_count(f"{base}/api/runs/live", quiet_s=0.2)
 
         configs = {
             "no_subscriber": lambda: time_dispatch(engine, variables, n, kernel),
