@@ -32,7 +32,7 @@ from .bulk import BulkCollector, fuse_segment
 from .checks import ArgumentChecks
 from .exceptions import ExceptionPropagation
 from .op_events import OperationEvents, clock, error_message
-from .operation import FnProperty, Operation, OperatorHandle, RunContext
+from .operation import PROP_NORMAL, FnProperty, Operation, OperatorHandle, RunContext
 from .var import ExceptionRecord, Var
 
 _engine_ids = itertools.count(1)
@@ -260,9 +260,9 @@ class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
         # _push_sync_checked's inline case, one call shorter (the count first: see threads_bulking)
         if inline_if_ready and (not self.threads_bulking or self._bulk_local.size <= 1):
             if not self._run_now_if_free(fn, ctx, reads, writes, name):
-                self._submit_sync(fn, ctx, reads, writes, FnProperty.NORMAL, 0, name, True)
+                self._submit_sync(fn, ctx, reads, writes, PROP_NORMAL, 0, name, True)
             return
-        self._push_sync_checked(fn, ctx, reads, writes, FnProperty.NORMAL, 0, name, inline_if_ready)
+        self._push_sync_checked(fn, ctx, reads, writes, PROP_NORMAL, 0, name, inline_if_ready)
 
     def _push_sync_checked(
         self,
@@ -278,7 +278,7 @@ class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
         """Bulk or submit a validated synchronous push."""
         size = self._bulk_local.size
         if size > 1:
-            if self.supports_bulk and prop is FnProperty.NORMAL and priority == 0:
+            if self.supports_bulk and prop is PROP_NORMAL and priority == 0:
                 segment = self._bulk.add(fn, ctx, reads, writes, name, size)
                 if segment is not None:
                     self._push_segments([segment])

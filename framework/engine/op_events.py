@@ -35,16 +35,13 @@ from typing import Any
 
 from .. import events
 from ..context import Context
-from .operation import FnProperty, Operation
+from .operation import PROP_NORMAL, FnProperty, Operation
 from .var import Var
 
 #: The events' clock (their ``t_ns``).
 clock = time.perf_counter_ns
 _CPU0 = Context("cpu", 0)
 _var_id = operator.attrgetter("id")
-# FnProperty.NORMAL read once: an enum member looked up on its class costs about 0.12 us on
-# Python 3.11 (more than building a whole event), and the events test it once per operation.
-_NORMAL = FnProperty.NORMAL
 
 
 def var_ids(variables: tuple[Var, ...]) -> list[int]:
@@ -75,7 +72,7 @@ def error_message(cause: BaseException) -> str:
 
 def prop_name(prop: FnProperty) -> str:
     """``prop.value`` without the enum's property lookup in the common case."""
-    return "normal" if prop is _NORMAL else prop.value
+    return "normal" if prop is PROP_NORMAL else prop.value
 
 
 class OperationEvents:
@@ -163,7 +160,7 @@ class OperationEvents:
                         () if not reads else (reads[0].id,) if len(reads) == 1 else var_id_tuple(reads),
                         () if not writes else (writes[0].id,) if len(writes) == 1 else var_id_tuple(writes),
                         op.priority,
-                        "normal" if prop is _NORMAL else prop.value,
+                        "normal" if prop is PROP_NORMAL else prop.value,
                         worker,
                         stream,
                         message,
@@ -249,7 +246,7 @@ class OperationEvents:
                         () if not reads else (reads[0].id,) if len(reads) == 1 else var_id_tuple(reads),
                         () if not writes else (writes[0].id,) if len(writes) == 1 else var_id_tuple(writes),
                         priority,
-                        "normal" if prop is _NORMAL else prop.value,
+                        "normal" if prop is PROP_NORMAL else prop.value,
                         worker,
                         stream,
                         message,

@@ -24,7 +24,7 @@ from ..base import EngineError
 from ..context import Context
 from .base import Engine, SyncFn
 from .op_events import clock, error_message
-from .operation import FnProperty, Operation, RunContext, new_operation_id
+from .operation import PROP_NORMAL, FnProperty, Operation, RunContext, new_operation_id
 from .var import Var
 from .workers import WorkerPool
 
@@ -210,7 +210,7 @@ class ThreadedEngineBase(Engine):
                 (read,),
                 (new_write,),
                 0,
-                FnProperty.NORMAL,
+                PROP_NORMAL,
                 t_push,
                 None,
                 INLINE_WORKER,
@@ -265,7 +265,7 @@ class ThreadedEngineBase(Engine):
             self._keep_interrupt(interrupt)
         if watched:
             self._publish_whole(
-                op_id, name, ctx, (), (var,), 0, FnProperty.NORMAL, t_push, None, INLINE_WORKER, None, message
+                op_id, name, ctx, (), (var,), 0, PROP_NORMAL, t_push, None, INLINE_WORKER, None, message
             )
         for ready in var.complete_write():
             if ready.release(1):
