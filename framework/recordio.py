@@ -119,6 +119,22 @@ def _bytes_left(f: IO[bytes]) -> int | None:
 _HEAD = struct.Struct("<II")  # magic, length word
 
 
+def _whole_record_length(buf: memoryview, offset: int, size: int) -> int:
+    """The payload length of a whole, intact record at ``offset`` of ``buf``; -1 for anything else.
+
+    The readers of a mapped file take this one header read for the usual record and leave
+    every other case (parts of a long record, a bad magic, a short file) to the checking walk
+    of :func:`_record_parts`, which gives the precise errors.
+    """
+    if offset + 8 > size:
+        return -1
+    magic, word = _HEAD.unpack_from(buf, offset)
+    length = word & MAX_RECORD_BYTES
+    if magic != MAGIC or word >> LENGTH_BITS != WHOLE or offset + 8 + _aligned(length) > size:
+        return -1
+    return length
+
+
 def _short_header(path: str, offset: int, left: int, record_start: int | None) -> RecordIOError:
     """The error for a file that ends less than 8 bytes after ``offset``, where a header should start.
 
@@ -221,11 +237,9 @@ def read_record_at(buf: memoryview, offset: int, path: str) -> memoryview | None
     size = len(buf)
     if offset >= size:
         return None
-    if offset + 8 <= size:  # the usual record, whole and intact: one header read, no closure, no list
-        magic, word = _HEAD.unpack_from(buf, offset)
-        start, length = offset + 8, word & MAX_RECORD_BYTES
-        if magic == MAGIC and word >> LENGTH_BITS == WHOLE and start + _aligned(length) <= size:
-            return buf[start : start + length]
+    length = _whole_record_length(buf, offset, size)
+    if length >= 0:  # the usual record: one header read, no closure, no list
+        return buf[offset + 8 : offset + 8 + length]
     parts, _ = _record_parts(lambda pos: buf[pos : pos + 8], size, offset, path)  # the checks, the errors, parts
     if len(parts) == 1:
         start, length = parts[0]
@@ -262,12 +276,10 @@ def scan_buffer_offsets(buf: memoryview, path: str) -> list[int]:
     size, pos = len(buf), 0
     while pos < size:
         offsets.append(pos)
-        if pos + 8 <= size:
-            magic, word = _HEAD.unpack_from(buf, pos)
-            end = pos + 8 + _aligned(word & MAX_RECORD_BYTES)
-            if magic == MAGIC and word >> LENGTH_BITS == WHOLE and end <= size:
-                pos = end
-                continue
+        length = _whole_record_length(buf, pos, size)
+        if length >= 0:
+            pos += 8 + _aligned(length)
+            continue
         pos = _record_parts(lambda at: buf[at : at + 8], size, pos, path)[1]
     return offsets
 
