@@ -33,7 +33,10 @@ The target (issues 5 and 19): ``served`` at most 20% slower than ``no_subscriber
 (``ratios["served/no_subscriber"] <= 1.2``). The client reports how many events it
 received: at several hundred thousand events a second a Python client (like a browser)
 may not keep up, and then the server thins frames for it (``client_events_dropped``)
-rather than slow the run.
+rather than slow the run. The served records also carry what competes with the watched
+program for the cores: the CPU per operation of the server (``server_cpu_us_per_op``: the
+attach server process, or for the worker-process set-up this process, which serves) and of
+the client (``client_cpu_us_per_op``), from ``/proc`` (``None`` elsewhere).
 """
 
 from __future__ import annotations
@@ -187,6 +190,51 @@ def start_server(app: Any) -> tuple[Any, threading.Thread, int]:
     return server, thread, sock.getsockname()[1]
 
 
+def process_cpu_s(pid: int) -> float | None:
+    """CPU seconds (user + system) that process ``pid`` has used so far, from ``/proc`` (Linux);
+    ``None`` where there is no ``/proc``. Clock ticks: 10 ms on most kernels, so only sums over a
+    whole rep (20 000 operations) say anything."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class CpuOfOthers:
+    """The CPU that the server and the client use per operation during the served reps: what
+    competes with the watched program for the machine's cores (``--cpu-split`` counts the
+    program's own). ``server`` is a process id, or ``None`` for this process (the worker-process
+    set-up serves from here while the main thread only waits)."""
+
+    def __init__(self, server: int | None, client: int) -> None:
+        self.server, self.client = server, client
+        self.samples: dict[str, list[float]] = {"server_cpu_us_per_op": [], "client_cpu_us_per_op": []}
+
+    def _now(self) -> tuple[float | None, float | None]:
+        server = time.process_time() if self.server is None else process_cpu_s(self.server)
+        return server, process_cpu_s(self.client)
+
+    def measure(self, served: Any, n: int) -> float:
+        """``served()``, adding the two processes' CPU per operation over it to the samples."""
+        before = self._now()
+        result = served()
+        after = self._now()
+        for name, start, end in zip(self.samples, before, after, strict=True):
+            if start is not None and end is not None:
+                self.samples[name].append((end - start) / n * 1e6)
+        return result
+
+    def reset(self) -> None:
+        """Forget the samples so far (the warm-up's)."""
+        for samples in self.samples.values():
+            samples.clear()
+
+    def medians(self) -> dict[str, float | None]:
+        return {name: statistics.median(v) if v else None for name, v in self.samples.items()}
+
+
 def client_counts(streamed: int, received: int) -> dict[str, Any]:
     """What the client got of the served reps: all of it unless it could not keep up (then the
     server dropped events for it, as designed, instead of slowing the run)."""
@@ -234,6 +282,7 @@ def server_mode(n: int, reps: int, kernel: str) -> None:
     server, thread, port = start_server(create_app(manager))
     client = subprocess.Popen([sys.executable, "-c", CLIENT], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     streamed, received = 0, 0
+    others = CpuOfOthers(None, client.pid)
 
     def in_process(subscribe: bool) -> float:
         if subscribe:
@@ -259,12 +308,13 @@ def server_mode(n: int, reps: int, kernel: str) -> None:
         "no_subscriber": lambda: in_process(False),
         "recorder": lambda: in_process(True),
         "buffer": lambda: with_discarding_buffer(lambda: in_process(False)),
-        "served": served,
+        "served": lambda: others.measure(served, n),
     }
     try:
         for measure in configs.values():  # warm-up (and the fork server's start)
             measure()
         streamed = received = 0
+        others.reset()
         times: dict[str, list[float]] = {name: [] for name in configs}
         for _ in range(reps):
             for name, measure in configs.items():
@@ -275,13 +325,7 @@ def server_mode(n: int, reps: int, kernel: str) -> None:
         manager.shutdown()
         server.should_exit = True
         thread.join(10)
-    report(
-        "worker_process",
-        kernel,
-        times,
-        n,
-        client_counts(streamed, received),
-    )
+    report("worker_process", kernel, times, n, {**client_counts(streamed, received), **others.medians()})
 
 
 def attach_mode(n: int, reps: int, kernel: str) -> None:
@@ -296,6 +340,7 @@ def attach_mode(n: int, reps: int, kernel: str) -> None:
     client = subprocess.Popen(
         [sys.executable, "-c", CLIENT, ws_url], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
+    others = CpuOfOthers(handle.process.pid, client.pid)
     try:
         if client.stdout.readline().strip() != "connected":
             raise RuntimeError("the benchmark client could not connect")
@@ -319,10 +364,11 @@ def attach_mode(n: int, reps: int, kernel: str) -> None:
             "no_subscriber": lambda: time_dispatch(engine, variables, n, kernel),
             "recorder": recorder,
             "buffer": lambda: with_discarding_buffer(lambda: time_dispatch(engine, variables, n, kernel)),
-            "served": served,
+            "served": lambda: others.measure(served, n),
         }
         for measure in configs.values():  # warm-up
             measure()
+        others.reset()
         times: dict[str, list[float]] = {name: [] for name in configs}
         for _ in range(reps):
             for name, measure in configs.items():
@@ -336,13 +382,7 @@ def attach_mode(n: int, reps: int, kernel: str) -> None:
         handle.stop()
         engine.stop()
     received = int(received_lines[-1]) if received_lines else -1
-    report(
-        "attach",
-        kernel,
-        times,
-        n,
-        client_counts(streamed, received),
-    )
+    report("attach", kernel, times, n, {**client_counts(streamed, received), **others.medians()})
 
 
 def settled_event_count(run_url: str, quiet_s: float = 0.3, timeout_s: float = 60.0) -> int:

@@ -39,3 +39,8 @@ def test_server_overhead_benchmark_quick_prints_json_lines():
         assert served["client_events_dropped"] == served["events_streamed"] - served["client_events_received"]
         assert {"served/no_subscriber", "served/recorder", "served/buffer"} <= served["ratios"].keys()
         assert served["meets_target"] == (served["ratios"]["served/no_subscriber"] <= served["target"])
+        # the server's and the client's CPU per operation (Linux /proc, in 10 ms ticks: a quick rep may round
+        # to none; the worker-process set-up's server is this process, timed exactly, and always works)
+        assert served["server_cpu_us_per_op"] >= 0 and served["client_cpu_us_per_op"] >= 0
+        if served["case"].startswith("worker_process/"):
+            assert served["server_cpu_us_per_op"] > 0
