@@ -18,22 +18,8 @@ MXNet's module of this name also holds ``FusedRNNCell`` and the convolutional ce
 
 from __future__ import annotations
 
-from .base_cell import BaseRNNCell, RNNCellError, RNNParams
-from .cell_groups import BidirectionalCell, SequentialRNNCell
-from .modifier_cells import DropoutCell, ModifierCell, ResidualCell, ZoneoutCell
-from .step_cells import GRUCell, LSTMCell, RNNCell
-
-__all__ = [
-    "BaseRNNCell",
-    "BidirectionalCell",
-    "DropoutCell",
-    "GRUCell",
-    "LSTMCell",
-    "ModifierCell",
-    "RNNCell",
-    "RNNCellError",
-    "RNNParams",
-    "ResidualCell",
-    "SequentialRNNCell",
-    "ZoneoutCell",
-]
+# MXNet's module of these names: each import is here to be re-exported.
+from .base_cell import BaseRNNCell, RNNCellError, RNNParams  # noqa: F401
+from .cell_groups import BidirectionalCell, SequentialRNNCell  # noqa: F401
+from .modifier_cells import DropoutCell, ModifierCell, ResidualCell, ZoneoutCell  # noqa: F401
+from .step_cells import GRUCell, LSTMCell, RNNCell  # noqa: F401
