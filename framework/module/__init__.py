@@ -1,6 +1,9 @@
 """``mx.mod``: the Module API, MXNet 1.x's way to train a symbol.
 
-* :mod:`.base_module`: ``BaseModule``, the training loop (``fit``, ``score``, ``predict``);
+* :mod:`.interface`: ``ModuleInterface``, the life cycle and the steps every module provides;
+* :mod:`.base_module`: ``BaseModule``, the training loop (``fit``, ``score``, ``predict``) on those steps;
+* :mod:`.progress`: the per-epoch progress bar of ``fit``;
+* :mod:`.input_checks`: ``bind``'s checks of input names and shapes;
 * :mod:`.module`: ``Module``, a symbol bound on one or more devices;
 * :mod:`.bucketing_module`: ``BucketingModule``, one Module per input length sharing parameters;
 * :mod:`.sequential_module`: ``SequentialModule``, modules chained output to input;

@@ -1,41 +1,33 @@
 """``BaseModule``: the training loop, written once against a small set of steps.
 
-A module is a computation machine with a life cycle: *bound* (shapes known, memory
-allocated), *parameters initialized*, *optimizer installed*. Once a subclass implements the
-intermediate steps
-
-* ``bind``, ``init_params``, ``init_optimizer``: get ready;
-* ``forward(batch)``, ``backward()``, ``update()``: one training step;
-* ``get_outputs()``, ``update_metric(metric, labels)``: look at the result;
-
-this class turns them into the high-level API every MXNet user knows:
+A concrete module implements the steps that :class:`~.interface.ModuleInterface` names
+(``bind``, ``init_params``, ``init_optimizer``, ``forward``, ``backward``, ``update``,
+``get_outputs``, ``update_metric``, ...). This class turns them into the high-level API every
+MXNet user knows:
 
 * :meth:`BaseModule.fit`: epochs of ``forward_backward`` + ``update`` + ``update_metric``
   over a data iterator, with callbacks, logging (``Epoch[0] Train-accuracy=0.93``), a
-  progress bar, ``train.metric`` events for live curves, validation after each epoch, and
-  a clear stop when the loss turns NaN;
+  progress bar (:mod:`.progress`), ``train.metric`` events for live curves, validation
+  after each epoch, and a clear stop when the loss turns NaN;
 * :meth:`BaseModule.score`: run a data set forward and evaluate a metric;
-* :meth:`BaseModule.predict` / :meth:`BaseModule.iter_predict`: collect outputs.
+* :meth:`BaseModule.predict` / :meth:`BaseModule.iter_predict`: collect outputs;
+* :meth:`BaseModule.save_params` / :meth:`BaseModule.load_params` / :meth:`BaseModule.set_params`:
+  parameters to and from ``.params`` files and dicts.
 
-The progress bar (tqdm, one per epoch: batches, samples/second and the running metric)
-shows only on an interactive terminal by default; ``MXLAB_PROGRESS=0`` hides it and
-``MXLAB_PROGRESS=1`` forces it, and ``fit(progress_bar=...)`` overrides both.
+The checks ``bind`` makes on input names and shapes are in :mod:`.input_checks`.
 """
 
 from __future__ import annotations
 
-import logging
 import math
-import sys
 import time
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
-from .. import config, events, metric
+from .. import events, metric
 from .. import initializer as init
 from .. import ndarray as nd
 from ..base import MXLabError
@@ -43,143 +35,24 @@ from ..callback import BatchEndParam
 from ..io import DataBatch
 from ..model import params_dict, split_params
 from ..ndarray import NDArray
-from .executor_group import ModuleError, as_desc
+from .executor_group import ModuleError
+from .interface import ModuleInterface
+from .progress import _EpochProgress, _num_batches, progress_enabled
 
 
 class TrainingDivergedError(MXLabError, FloatingPointError):
     """``fit`` stopped because the loss (an output or the training metric) became NaN."""
 
 
-# ----------------------------------------------------------------------------- input checks
-def _check_input_names(symbol: Any, names: Sequence[str], typename: str, throw: bool) -> None:
-    """Every name must be an argument of ``symbol``; say which arguments could be meant."""
-    args = symbol.list_arguments()
-    for name in names:
-        if name in args:
-            continue
-        candidates = [a for a in args if not a.endswith(("_weight", "_bias", "_gamma", "_beta"))]
-        msg = (
-            f"You created Module with Module(..., {typename}_names={list(names)}) but input with name {name!r} "
-            f"is not found in symbol.list_arguments(). Did you mean one of:\n\t" + "\n\t".join(candidates)
-        )
-        if throw:
-            raise ModuleError(msg)
-        warnings.warn(msg, stacklevel=3)
-
-
-def _check_names_match(names: Sequence[str], shapes: Sequence[Any], what: str, throw: bool) -> None:
-    actual = [d.name for d in shapes]
-    if sorted(names) != sorted(actual):
-        msg = (
-            f"Data provided by {what}_shapes don't match names specified by {what}_names "
-            f"({[(d.name, tuple(d.shape)) for d in shapes]} vs. {list(names)})"
-        )
-        if throw:
-            raise ModuleError(msg)
-        warnings.warn(msg, stacklevel=3)
-
-
-def _parse_data_desc(
-    data_names: Sequence[str], label_names: Sequence[str], data_shapes: Any, label_shapes: Any
-) -> tuple[list[Any], list[Any] | None]:
-    """Descriptors from ``(name, shape)`` pairs or DataDescs, checked against the module's names."""
-    looks_like_one_pair = isinstance(data_shapes, tuple) and bool(data_shapes) and isinstance(data_shapes[0], str)
-    if data_shapes is None or isinstance(data_shapes, str) or looks_like_one_pair:
-        raise ModuleError(
-            f"bind: data_shapes must be a list of (name, shape) pairs or DataDescs such as "
-            f"[('data', (32, 784))], got {data_shapes!r}"
-        )
-    data = [as_desc(x, "data_shapes") for x in data_shapes]
-    _check_names_match(data_names, data, "data", True)
-    if label_shapes is not None:
-        labels = [as_desc(x, "label_shapes") for x in label_shapes]
-        _check_names_match(label_names, labels, "label", False)
-        return data, labels
-    _check_names_match(label_names, [], "label", False)
-    return data, None
-
-
 def _as_list(obj: Any) -> list[Any]:
     return list(obj) if isinstance(obj, list | tuple) else [obj]
 
 
-# ----------------------------------------------------------------------------- progress bar
-def progress_enabled(progress_bar: bool | None) -> bool | None:
-    """True (show), False (hide) or None (show on a terminal only), from the argument or ``MXLAB_PROGRESS``."""
-    if progress_bar is not None:
-        return bool(progress_bar)
-    return config.get("MXLAB_PROGRESS")
+class BaseModule(ModuleInterface):
+    """The high-level API (fit, score, predict) built on the steps of :class:`ModuleInterface`.
 
-
-def _num_batches(data_iter: Any) -> int | None:
-    """How many batches an epoch of ``data_iter`` has, when it can tell."""
-    try:
-        return len(data_iter)
-    except TypeError:
-        pass
-    num_data, batch_size = getattr(data_iter, "num_data", None), getattr(data_iter, "batch_size", None)
-    if isinstance(num_data, int) and isinstance(batch_size, int) and batch_size > 0:
-        handle = getattr(data_iter, "last_batch_handle", "pad")
-        if handle == "discard":
-            return num_data // batch_size
-        if handle == "pad":
-            return -(-num_data // batch_size)
-    return None
-
-
-class _EpochProgress:
-    """One epoch's tqdm bar; every method is a no-op when the bar is hidden."""
-
-    def __init__(self, enabled: bool | None, total: int | None, epoch: int) -> None:
-        self._bar = None
-        if enabled is False:
-            return
-        if enabled is None and "ipykernel" in sys.modules:
-            enabled = True  # a notebook: stderr is not a terminal, but the bar renders
-        # disable=None lets tqdm hide itself when stderr is not a terminal (tests, CI logs).
-        self._bar = tqdm(
-            total=total,
-            desc=f"Epoch[{epoch}]",
-            unit="batch",
-            leave=True,
-            file=sys.stderr,
-            dynamic_ncols=True,
-            mininterval=0.25,
-            disable=None if enabled is None else False,
-        )
-        if self._bar.disable:
-            self._bar = None
-
-    def step(self, samples_per_sec: float, name_values: Callable[[], list[tuple[str, float]]]) -> None:
-        bar = self._bar
-        if bar is None:
-            return
-        shown = [f"{samples_per_sec:.0f} samples/s"] + [f"{n}={v:.4f}" for n, v in name_values()]
-        bar.set_postfix_str(", ".join(shown), refresh=False)
-        bar.update(1)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
-            self._bar = None
-
-
-# ----------------------------------------------------------------------------- the base class
-class BaseModule:
-    """The module life cycle and the high-level API (fit, score, predict) built on it.
-
-    Subclasses (``Module``) implement the intermediate steps; see the module docstring.
+    Subclasses (``Module``) implement the intermediate steps; see :mod:`.interface`.
     """
-
-    def __init__(self, logger: Any = logging) -> None:
-        self.logger = logger
-        self.binded = False
-        self.for_training = False
-        self.inputs_need_grad = False
-        self.params_initialized = False
-        self.optimizer_initialized = False
-        self._symbol: Any = None
-        self._total_exec_bytes = 0
 
     # ------------------------------------------------------------------ high-level API
     def forward_backward(self, data_batch: Any) -> None:
@@ -532,115 +405,3 @@ class BaseModule:
             force_init=True,
             allow_extra=allow_extra,
         )
-
-    # ------------------------------------------------------------------ states and hooks
-    def get_states(self, merge_multi_context: bool = True) -> list[Any]:
-        self._require("get_states", bound=True, params=True)
-        if merge_multi_context:
-            raise ModuleError("get_states: merge_multi_context=True is not supported")
-        return []
-
-    def set_states(self, states: Any = None, value: Any = None) -> None:
-        self._require("set_states", bound=True, params=True)
-        if states or value:
-            raise ModuleError("set_states: this module has no states")
-
-    def prepare(self, data_batch: Any, sparse_row_id_fn: Any = None) -> None:
-        """Get ready for ``data_batch`` (bucketing, sparse pulls); nothing to do here."""
-        if sparse_row_id_fn is not None:
-            warnings.warn("sparse_row_id_fn is not invoked for BaseModule.", UserWarning, stacklevel=2)
-
-    def _require(self, what: str, bound: bool = False, params: bool = False, optimizer: bool = False) -> None:
-        """A clear error when a step is called before the module is ready for it."""
-        if bound and not self.binded:
-            raise ModuleError(f"{what}: call bind(...) first (the module is not bound)")
-        if params and not self.params_initialized:
-            raise ModuleError(f"{what}: call init_params(...) first (the parameters are not initialized)")
-        if optimizer and not self.optimizer_initialized:
-            raise ModuleError(f"{what}: call init_optimizer(...) first (no optimizer is installed)")
-
-    # ------------------------------------------------------------------ the steps subclasses provide
-    def _unimplemented(self, name: str) -> NotImplementedError:
-        """The error for a step of the BaseModule interface this subclass did not provide."""
-        return NotImplementedError(f"{type(self).__name__} does not implement {name} (a BaseModule subclass must)")
-
-    @property
-    def symbol(self) -> Any:
-        """The network this module runs."""
-        return self._symbol
-
-    @property
-    def data_names(self) -> list[str]:
-        raise self._unimplemented("data_names")
-
-    @property
-    def output_names(self) -> list[str]:
-        raise self._unimplemented("output_names")
-
-    @property
-    def data_shapes(self) -> list[Any]:
-        raise self._unimplemented("data_shapes")
-
-    @property
-    def label_shapes(self) -> list[Any] | None:
-        raise self._unimplemented("label_shapes")
-
-    @property
-    def output_shapes(self) -> list[Any]:
-        raise self._unimplemented("output_shapes")
-
-    def get_params(self) -> tuple[dict[str, NDArray], dict[str, NDArray]]:
-        raise self._unimplemented("get_params")
-
-    def init_params(
-        self,
-        initializer: Any = None,
-        arg_params: dict[str, NDArray] | None = None,
-        aux_params: dict[str, NDArray] | None = None,
-        allow_missing: bool = False,
-        force_init: bool = False,
-        allow_extra: bool = False,
-    ) -> None:
-        raise self._unimplemented("init_params")
-
-    def install_monitor(self, mon: Any) -> None:
-        raise self._unimplemented("install_monitor")
-
-    def forward(self, data_batch: Any, is_train: bool | None = None) -> None:
-        raise self._unimplemented("forward")
-
-    def backward(self, out_grads: Any = None) -> None:
-        raise self._unimplemented("backward")
-
-    def get_outputs(self, merge_multi_context: bool = True) -> list[Any]:
-        raise self._unimplemented("get_outputs")
-
-    def get_input_grads(self, merge_multi_context: bool = True) -> list[Any]:
-        raise self._unimplemented("get_input_grads")
-
-    def update(self) -> None:
-        raise self._unimplemented("update")
-
-    def update_metric(self, eval_metric: Any, labels: Any, pre_sliced: bool = False) -> None:
-        raise self._unimplemented("update_metric")
-
-    def bind(
-        self,
-        data_shapes: Any,
-        label_shapes: Any = None,
-        for_training: bool = True,
-        inputs_need_grad: bool = False,
-        force_rebind: bool = False,
-        shared_module: Any = None,
-        grad_req: Any = "write",
-    ) -> None:
-        raise self._unimplemented("bind")
-
-    def init_optimizer(
-        self,
-        kvstore: Any = "local",
-        optimizer: Any = "sgd",
-        optimizer_params: Any = (("learning_rate", 0.01),),
-        force_init: bool = False,
-    ) -> None:
-        raise self._unimplemented("init_optimizer")

@@ -31,8 +31,9 @@ from ..initializer import Uniform
 from ..model import load_params, params_file
 from ..ndarray import NDArray
 from ..symbol.naming import NameManager
-from .base_module import BaseModule, _check_input_names
+from .base_module import BaseModule
 from .executor_group import ModuleError
+from .input_checks import _check_input_names
 from .module import Module
 
 SymGen = Callable[[Any], tuple[Any, Sequence[str] | None, Sequence[str] | None]]

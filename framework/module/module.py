@@ -44,8 +44,9 @@ from ..io import DataDesc
 from ..model import load_checkpoint, params_file, symbol_file
 from ..ndarray import NDArray, zeros
 from . import aggregation
-from .base_module import BaseModule, _check_input_names, _parse_data_desc
+from .base_module import BaseModule
 from .executor_group import DataParallelExecutorGroup, ModuleError, get_batch_axis
+from .input_checks import _check_input_names, _parse_data_desc
 
 
 class Module(BaseModule):

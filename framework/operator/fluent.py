@@ -2,7 +2,7 @@
 
 MXNet 1.x writes one method per operator on both NDArray and Symbol, each passing ``self``
 as the operator's first input. MXLab keeps the list once, here, and each class generates
-its methods from it (:func:`framework.ndarray.methods.install`, ``framework.symbol.symbol``):
+its methods from it (:func:`framework.ndarray.methods.install`, :func:`framework.symbol.methods.install`):
 one source of truth, so the two classes cannot drift apart.
 
 A class writes some of them by hand where MXNet's signature is not ``(self, *args, **kwargs)``

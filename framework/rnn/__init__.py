@@ -1,7 +1,8 @@
 """``mx.rnn``: MXNet 1.x's symbolic recurrent cells, the bucketing sentence iterator and RNN checkpoints.
 
 * :mod:`.rnn_cell`: the cells (``RNNCell``, ``LSTMCell``, ``GRUCell``, stacking, bidirectional, modifiers)
-  and ``unroll``, which repeats a cell's step into an ordinary symbol graph;
+  and ``unroll``, which repeats a cell's step into an ordinary symbol graph, gathered from
+  :mod:`.base_cell`, :mod:`.step_cells`, :mod:`.cell_groups` and :mod:`.modifier_cells`;
 * :mod:`.conv_rnn_cell`: the convolutional cells (``ConvRNNCell``, ``ConvLSTMCell``, ``ConvGRUCell``);
 * :mod:`.fused_rnn_cell`: ``FusedRNNCell`` (the fused ``RNN`` operator, its packed weight layout;
   the ``FusedRNN`` initializer that fills it is ``mx.init.FusedRNN``);

@@ -16,8 +16,8 @@ from typing import Any
 
 from .. import symbol
 from ..symbol import Symbol
+from .base_cell import BaseRNNCell, RNNCellError, RNNParams
 from .conv_gates import GRU_GATES, LSTM_GATES, RNN_GATES, GateKind
-from .rnn_cell import BaseRNNCell, RNNCellError, RNNParams
 
 # MXNet's default activation for the convolutional cells
 _LEAKY = functools.partial(symbol.LeakyReLU, act_type="leaky", slope=0.2)

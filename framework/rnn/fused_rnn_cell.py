@@ -30,18 +30,10 @@ from .. import ndarray as nd
 from .. import symbol
 from ..operator.rnn.layout import GATE_LETTERS, RNNShape, gate_slices, param_size
 from ..symbol import Symbol
-from .rnn_cell import (
-    BaseRNNCell,
-    BidirectionalCell,
-    DropoutCell,
-    GRUCell,
-    LSTMCell,
-    RNNCell,
-    RNNCellError,
-    RNNParams,
-    SequentialRNNCell,
-    _normalize_sequence,
-)
+from .base_cell import BaseRNNCell, RNNCellError, RNNParams, _normalize_sequence
+from .cell_groups import BidirectionalCell, SequentialRNNCell
+from .modifier_cells import DropoutCell
+from .step_cells import GRUCell, LSTMCell, RNNCell
 
 #: Each mode's gates as they appear in parameter names (``_i`` in ``l0_i2h_i_weight``).
 GATE_NAMES = {mode: tuple(f"_{g}" if g else "" for g in letters) for mode, letters in GATE_LETTERS.items()}

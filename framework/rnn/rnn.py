@@ -12,7 +12,7 @@ from typing import Any
 
 from ..model import load_checkpoint, save_checkpoint
 from ..ndarray import NDArray
-from .rnn_cell import BaseRNNCell
+from .base_cell import BaseRNNCell
 
 
 def _cell_list(cells: BaseRNNCell | Sequence[BaseRNNCell]) -> list[BaseRNNCell]:

@@ -1,6 +1,7 @@
 """``mx.sym``: symbolic graphs, built before they run.
 
-* ``Symbol`` and ``Group``: :mod:`.symbol` (structure, composition, operators), built on node
+* ``Symbol`` and ``Group``: :mod:`.symbol` (structure, composition), its operator methods
+  (``a + b``, ``x.reshape``): :mod:`.methods`, built on node
   creation (:mod:`.creation`) and the output list every symbol is (:mod:`.outputs`), with
   inference in :mod:`.inference`; ``Variable`` / ``var``: :mod:`.variable`; ``load``, ``load_json``:
   :mod:`.loading` (the JSON layouts: :mod:`.json_format`); ``optimize_for``'s backends: :mod:`.backends`;
@@ -22,11 +23,12 @@ from typing import Any
 from .. import operator as _operators  # noqa: F401 - registers the built-in operators
 from ..absent import absent_attribute
 from ..operator import registry as _registry
-from . import (  # noqa: F401 - from_autograd: mx.autograd.get_symbol
+from . import (  # noqa: F401 - from_autograd: mx.autograd.get_symbol; methods: a + b, x.reshape, ... on Symbol
     attribute,
     contrib_functions,
     control_flow,
     from_autograd,
+    methods,
     naming,
     random,
 )

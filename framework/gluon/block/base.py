@@ -22,7 +22,8 @@ from ...context import Context
 from ...ndarray import io as nd_io
 from ...ndarray.ndarray import NDArray
 from ...symbol import naming
-from ..parameter import Parameter, ParameterDict, _brief_print_list
+from ..parameter import Parameter, ParameterDict
+from ..parameter.parameter_dict import _brief_print_list
 from ..utils import HookHandle
 
 

@@ -10,6 +10,8 @@ from . import (  # noqa: F401
     diag,
     dot,
     elemwise_binary,
+    elemwise_scalar,
+    elemwise_sum,
     elemwise_unary,
     finite,
     float_checks,

@@ -28,7 +28,7 @@ from ..infer import InferenceError, ShapeT, elemwise_shape, elemwise_type, shape
 from ..params import REQUIRED, Param, ParamSet, Shape
 from ..registry import alias, register
 from .common import put
-from .elemwise_binary import ScalarParam
+from .elemwise_scalar import ScalarParam
 from .slicing import SliceParam, _slice_key, _sliced_shape
 
 

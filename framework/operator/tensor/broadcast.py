@@ -44,7 +44,8 @@ from ..kernel import NULL, assign
 from ..node import Entry, Node, NodeAttrs
 from ..params import REQUIRED, Param, ParamSet, Shape
 from ..registry import alias, get, register
-from .elemwise_binary import BINARY_MATHS, BinaryFamily, register_binary
+from .binary_family import BinaryFamily, register_binary
+from .binary_maths import BINARY_MATHS
 from .elemwise_unary import compute_into, put
 
 # ---------------------------------------------------------------------------- helpers
