@@ -22,9 +22,9 @@ from typing import Any
 from .. import config, events
 from ..base import EngineError
 from ..context import Context
-from .base import Engine, SyncFn
+from .base import Engine
 from .op_events import clock, error_message
-from .operation import PROP_NORMAL, FnProperty, Operation, RunContext, new_operation_id
+from .operation import PROP_NORMAL, FnProperty, Operation, RunContext, SyncFn, new_operation_id
 from .var import Var
 from .workers import WorkerPool
 
