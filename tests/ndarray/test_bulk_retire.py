@@ -15,8 +15,7 @@ import numpy as np
 import pytest
 
 import framework as mx
-from framework.engine import Engine
-from framework.engine import bulk_control
+from framework.engine import Engine, bulk_control
 from framework.ndarray.chunk import bury_the_dead
 
 
