@@ -17,9 +17,10 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .base import MXLabError
+from .errors import check_stype
 from .ndarray import imperative, op
 from .ndarray.creation import ones, zeros
-from .ndarray.ndarray import NDArray, _push_copy
+from .ndarray.ndarray import NDArray, _push_copy, empty
 from .operator.gradient_pass import build_gradient
 from .operator.kernel import Req
 from .operator.node import Entry, Node, NodeAttrs, topo_sort, variable
@@ -256,6 +257,31 @@ def backward(heads: Any, head_grads: Any = None, retain_graph: bool = False, tra
         _fresh_grads[id(array._grad)] = array._grad
     if not retain_graph:
         _free_graph(heads)
+
+
+class ArrayMethods:
+    """``NDArray.attach_grad`` and ``NDArray.backward``, copied onto ``NDArray`` below (``self`` is an NDArray).
+
+    They are this module's calls on one array. The array class lives in framework/ndarray/,
+    under this module (autograd records NDArrays and runs operators on them), so it cannot
+    import them; like the operator methods of ndarray/methods.py they are installed from
+    above, when this module is imported (framework/__init__.py imports it with the rest).
+    """
+
+    def attach_grad(self, grad_req: str = "write", stype: str | None = None) -> None:
+        """Allocate ``.grad`` and mark this array as a variable to differentiate against."""
+        check_stype(stype, "attach_grad")
+        grad = empty(self.shape, self.context, self.dtype)  # not zeros(): zero-size arrays have gradients too
+        grad[...] = 0
+        mark_variables([self], [grad], grad_reqs=grad_req)
+
+    def backward(self, out_grad: NDArray | None = None, retain_graph: bool = False, train_mode: bool = True) -> None:
+        # ``backward`` below is the module's function (a method body does not see the class's names)
+        backward([self], [out_grad] if out_grad is not None else None, retain_graph, train_mode)
+
+
+NDArray.attach_grad = ArrayMethods.attach_grad
+NDArray.backward = ArrayMethods.backward
 
 
 def take_fresh_grad(gradient: NDArray) -> bool:

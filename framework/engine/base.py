@@ -1,11 +1,17 @@
-"""The engine interface and the machinery every engine type shares.
+"""The engine interface: its state, the push calls, and the hooks each engine type fills in.
 
 An engine receives functions with the variables they read and write and promises one
 rule: two functions that share a variable, at least one of them writing it, run in push
 order; everything else may overlap. Subclasses decide *how* operations wait and where they
-run (``_schedule``, ``_release_dependencies``); this class owns the rest: waiting, operator
-handles, deletion, bulking and events, with the argument checks (:mod:`.checks`) and the
-exception propagation (:mod:`.exceptions`) as its bases.
+run (``_schedule``, ``_release_dependencies``); this class owns the state every engine type
+shares (set up in ``Engine.__init__``, one place for all of it) and the way in: the push
+calls, which check their arguments, bulk or run at once what may be, and hand the rest to
+``_submit``. The rest of an engine's shared work lives in bases of their own, one idea each:
+the argument checks (:mod:`.checks`), exception propagation (:mod:`.exceptions`), events
+(:mod:`.op_events`), variables and operator handles (:mod:`.handles`), per-thread bulking
+(:mod:`.bulk_control`), waiting (:mod:`.waiting`), and running and completing an operation
+(:mod:`.execution`). They are mixins rather than objects the engine calls so that a push
+costs no extra Python frame: each method is found on the engine's class, as if written here.
 
 Exceptions (MXNet 1.x semantics): a function that raises poisons every variable it writes;
 later operations touching a poisoned variable are skipped and inherit the same error;
@@ -20,75 +26,31 @@ import atexit
 import itertools
 import logging
 import threading
-import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
-from .. import backend, config, events
-from ..base import EngineError, EngineTimeoutError
+from .. import config, events
+from ..base import EngineError
 from ..context import Context
-from .bulk import BulkCollector, fuse_segment
+from .bulk import BulkCollector
+from .bulk_control import BulkControl, _BulkSetting
 from .checks import ArgumentChecks
 from .exceptions import ExceptionPropagation
-from .op_events import OperationEvents, clock, error_message
-from .operation import PROP_NORMAL, FnProperty, Operation, OperatorHandle, RunContext
+from .execution import Completion, Execution
+from .handles import Handles
+from .op_events import OperationEvents
+from .operation import PROP_NORMAL, AsyncFn, FnProperty, Operation, SyncFn, operation_name
 from .var import ExceptionRecord, Var
+from .waiting import Waiting
 
 _engine_ids = itertools.count(1)
 _log = logging.getLogger("framework.engine")
-_CPU0 = Context("cpu", 0)
 
-SyncFn = Callable[[RunContext], Any]
-AsyncFn = Callable[[RunContext, Callable[..., None]], Any]
-
-
-def _operation_name(fn: Callable[..., Any], name: str | None) -> str:
-    """The name events and errors show for an operation: the given one, else the function's."""
-    return name or str(getattr(fn, "__name__", "fn"))
+# Re-exported: these names were defined here before the engine's bases got modules of their own.
+__all__ = ["AsyncFn", "Completion", "Engine", "SyncFn"]
 
 
-class Completion:
-    """The ``on_complete`` callback handed to async functions; call it exactly once.
-
-    ``on_complete()`` reports success, ``on_complete(error)`` reports failure with an
-    exception that is then propagated like one raised by a synchronous function.
-    """
-
-    __slots__ = ("_engine", "_op", "_worker", "_stream", "_once")
-
-    def __init__(self, engine: Engine, op: Operation, worker: str, stream: Any) -> None:
-        self._engine = engine
-        self._op = op
-        self._worker = worker
-        self._stream = stream
-        # Taken by the first call: an atomic "called" flag, so that two threads racing to
-        # complete the same operation cannot both get through.
-        self._once = threading.Lock()
-
-    def __call__(self, error: BaseException | None = None) -> None:
-        if error is not None and not isinstance(error, BaseException):
-            raise EngineError(f"on_complete of {self._op.name!r} takes an exception or nothing, got {error!r}")
-        if not self._once.acquire(blocking=False):
-            raise EngineError(f"on_complete of operation {self._op.name!r} was called twice")
-        self._engine._complete(self._op, error, self._worker, self._stream)
-
-    @property
-    def called(self) -> bool:
-        return self._once.locked()
-
-
-class _BulkSetting(threading.local):
-    """One thread's bulk size; the class attribute is every new thread's default (1: off).
-
-    A class default makes reading the size a plain attribute lookup on every push, where
-    ``getattr(local, "size", 1)`` would raise and swallow an AttributeError each time.
-    """
-
-    size = 1
-
-
-class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
+class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, Handles, BulkControl, Waiting, Execution, abc.ABC):
     """Base class of NaiveEngine, ThreadedEngine and ThreadedEnginePerDevice."""
 
     #: The engine type name, as accepted by ``MXLAB_ENGINE_TYPE``.
@@ -168,40 +130,6 @@ class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
             previous, Engine._default = Engine._default, engine
         return previous
 
-    # ----------------------------------------------------------------- variables
-    def new_variable(self, name: str | None = None) -> Var:
-        """A fresh dependency token; ``name`` appears in events, traces and error messages."""
-        if name is not None and not isinstance(name, str):
-            raise EngineError(f"new_variable: name must be a str, got {type(name).__name__}")
-        var = self.var_class(self.id, name)
-        if events.enabled:  # emit: the fields as a tuple, what a sole buffer keeps without a dict
-            events.emit("engine.var_new", var.id, var.name)
-        return var
-
-    def delete_variable(self, fn: SyncFn | None, ctx: Context, var: Var) -> None:
-        """Run ``fn`` (may be None) after every operation pushed on ``var``, then retire it.
-
-        The variable is unusable from this call on: pushing it again raises.
-        """
-        if fn is not None:
-            self._check_fn(fn, "delete_variable")
-        self._check_vars((), (var,), "delete_variable", "delete_variable")
-        self._check_context(ctx, "delete_variable")
-        self._flush_all_bulk()
-        var.deleted = True
-
-        def retire(run_ctx: RunContext) -> None:
-            try:
-                if fn is not None:
-                    fn(run_ctx)
-            finally:
-                if events.enabled:
-                    events.publish("engine.var_delete", var=var.id, name=var.name)
-
-        self._submit(
-            Operation(retire, False, ctx, (), (var,), FnProperty.DELETE_VAR, 0, f"delete_variable({var.name})")
-        )
-
     # ----------------------------------------------------------------- pushing
     def push_sync(
         self,
@@ -225,7 +153,7 @@ class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
         if self._pending_interrupt is not None:
             self._raise_pending_interrupt()
         self._check_fn(fn, "push_sync")
-        name = _operation_name(fn, name)
+        name = operation_name(fn, name)
         reads, writes = self._check_vars(const_vars, mutable_vars, "push_sync", name)
         self._check_context(ctx, "push_sync")
         self._check_prop(prop, priority, "push_sync")
@@ -359,135 +287,12 @@ class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
         if self._pending_interrupt is not None:
             self._raise_pending_interrupt()
         self._check_fn(fn, "push_async")
-        name = _operation_name(fn, name)
+        name = operation_name(fn, name)
         reads, writes = self._check_vars(const_vars, mutable_vars, "push_async", name)
         self._check_context(ctx, "push_async")
         self._check_prop(prop, priority, "push_async")
         self._flush_own_bulk()
         self._submit(Operation(fn, True, ctx, reads, writes, prop, priority, name))
-
-    def new_operator(
-        self,
-        fn: SyncFn | AsyncFn,
-        const_vars: Iterable[Var] = (),
-        mutable_vars: Iterable[Var] = (),
-        prop: FnProperty = FnProperty.NORMAL,
-        name: str | None = None,
-        is_async: bool = False,
-    ) -> OperatorHandle:
-        """Declare an operation once and push it many times with :meth:`push`.
-
-        ``fn`` takes ``(run_ctx)``, or ``(run_ctx, on_complete)`` when ``is_async``.
-        """
-        self._check_fn(fn, "new_operator")
-        name = _operation_name(fn, name)
-        reads, writes = self._check_vars(const_vars, mutable_vars, "new_operator", name)
-        self._check_prop(prop, 0, "new_operator")
-        return OperatorHandle(fn, bool(is_async), reads, writes, prop, name, self.id)
-
-    def push(self, op: OperatorHandle, ctx: Context, priority: int = 0, profiling: bool = True) -> None:
-        """Push a handle from :meth:`new_operator`. ``profiling=False`` keeps it out of events."""
-        if self._pending_interrupt is not None:
-            self._raise_pending_interrupt()
-        if not isinstance(op, OperatorHandle):
-            raise EngineError(f"push: expected a handle from new_operator, got {type(op).__name__}")
-        if op.engine_id != self.id:
-            raise EngineError(f"push: operator {op.name!r} belongs to another engine instance")
-        if op.deleted or op.fn is None:
-            raise EngineError(f"push: operator {op.name!r} was deleted by delete_operator")
-        for var in op.reads + op.writes:
-            if var.deleted:
-                raise EngineError(f"push: operator {op.name!r} uses variable {var.name!r}, which was deleted")
-        self._check_context(ctx, "push")
-        self._check_prop(op.prop, priority, "push")
-        self._flush_own_bulk()
-        operation = Operation(op.fn, op.is_async, ctx, op.reads, op.writes, op.prop, priority, op.name)
-        operation.profiled = bool(profiling)
-        self._submit(operation)
-
-    def delete_operator(self, op: OperatorHandle) -> None:
-        """Retire a handle once the pushes already made with it have run."""
-        if not isinstance(op, OperatorHandle) or op.engine_id != self.id:
-            raise EngineError(f"delete_operator: expected a handle of this engine, got {op!r}")
-        if op.deleted:
-            raise EngineError(f"delete_operator: operator {op.name!r} was already deleted")
-        op.deleted = True
-        self._flush_all_bulk()
-        live = tuple(dict.fromkeys(v for v in op.reads + op.writes if not v.deleted))
-
-        def release_handle(run_ctx: RunContext) -> None:
-            op.fn = None  # drop the closure (and whatever it keeps alive)
-
-        self._submit(
-            Operation(release_handle, False, _CPU0, (), live, FnProperty.DELETE_VAR, 0, f"delete_operator({op.name})")
-        )
-
-    # ----------------------------------------------------------------- waiting
-    def wait_for_var(self, var: Var, timeout: float | None = None) -> None:
-        """Block until every operation pushed so far that writes ``var`` has finished.
-
-        Re-raises (once) the exception ``var`` carries. With ``timeout`` (seconds; default
-        the engine's ``wait_timeout``), raises EngineTimeoutError naming the operations still
-        pending on ``var``, which is how an async function that never calls ``on_complete``
-        is found.
-        """
-        self._check_vars((var,), (), "wait_for_var", "wait_for_var")
-        if timeout is None:
-            timeout = self.wait_timeout
-        self._flush_all_bulk()
-        reached = threading.Event()
-        waiter = Operation(
-            lambda run_ctx: reached.set(), False, _CPU0, (var,), (), FnProperty.NO_SKIP, 0, f"wait_for_var({var.name})"
-        )
-        waiter.inline = True
-        waiter.profiled = False
-        if events.enabled:
-            events.publish("engine.wait_begin", var=var.id)
-        try:
-            self._submit(waiter)
-            if not reached.wait(timeout):
-                raise EngineTimeoutError(
-                    f"wait_for_var({var.name!r}) timed out after {timeout}s; pending operations on it: "
-                    + self._describe_pending(lambda o: var in o.reads or var in o.writes, exclude=waiter)
-                )
-        finally:
-            if events.enabled:
-                events.publish("engine.wait_end", var=var.id)
-        if self._pending_interrupt is not None:
-            self._raise_pending_interrupt()
-        self.throw(var)
-
-    def wait_for_all(self, timeout: float | None = None) -> None:
-        """Block until every pushed operation has finished; re-raise the first unreported error."""
-        if timeout is None:
-            timeout = self.wait_timeout
-        self._flush_all_bulk()
-        if events.enabled:
-            events.publish("engine.wait_begin", var="all")
-        try:
-            if not self._wait_idle(timeout):
-                raise EngineTimeoutError(
-                    f"wait_for_all timed out after {timeout}s; pending operations: "
-                    + self._describe_pending(lambda o: True)
-                )
-        finally:
-            if events.enabled:
-                events.publish("engine.wait_end", var="all")
-        if self._pending_interrupt is not None:
-            self._raise_pending_interrupt()
-        with self._exceptions_lock:
-            records, self._exceptions = self._exceptions, []
-        first = None
-        for record in records:
-            if record.error is not None:
-                first = first or record.error
-                record.error = None
-        if first is not None:
-            raise first
-
-    def pending_operations(self) -> list[Operation]:
-        """The operations pushed and not yet finished (a snapshot, for diagnosis)."""
-        return list(self._inflight.values())
 
     # ----------------------------------------------------------------- lifecycle
     def stop(self) -> None:
@@ -509,70 +314,7 @@ class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
     def stopped(self) -> bool:
         return self._stopped
 
-    # ----------------------------------------------------------------- bulking
-    def bulk_size(self) -> int:
-        """How many consecutive small pushes of the calling thread are fused into one operation (1 = off)."""
-        return self._bulk_local.size
-
-    def set_bulk_size(self, size: int) -> int:
-        """Set the calling thread's bulk size (0 or 1 turns bulking off); returns its previous size.
-
-        Per thread, as MXNet's: other threads keep their own sizes and open segments.
-        """
-        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-            raise EngineError(f"set_bulk_size: size must be an int >= 0, got {size!r}")
-        segment = self._bulk.take_own()
-        if segment is not None:
-            self._push_segments([segment])
-        previous = self.bulk_size()
-        size = max(size, 1)
-        if (previous > 1) != (size > 1):
-            with self._bulking_lock:
-                self.threads_bulking += 1 if size > 1 else -1
-        self._bulk_local.size = size
-        return previous
-
-    @contextmanager
-    def bulk(self, size: int) -> Iterator[None]:
-        """``with engine.bulk(64):`` fuses this thread's pushes inside the block (``mx.engine.bulk``)."""
-        previous = self.set_bulk_size(size)
-        try:
-            yield
-        finally:
-            self.set_bulk_size(previous)
-
-    def set_wait_timeout(self, seconds: float | None) -> float | None:
-        """Set :attr:`wait_timeout` (None or 0: wait forever); returns the previous value."""
-        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0):
-            raise EngineError(f"set_wait_timeout: seconds must be a number >= 0 or None, got {seconds!r}")
-        previous, self.wait_timeout = self.wait_timeout, (seconds or None)
-        return previous
-
-    def _flush_own_bulk(self) -> None:
-        if self._bulk_local.size > 1:
-            segment = self._bulk.take_own()
-            if segment is not None:
-                self._push_segments([segment])
-
-    def _flush_all_bulk(self) -> None:
-        segments = self._bulk.take_all()
-        if segments:
-            self._push_segments(segments)
-
-    def _push_segments(self, segments: list[Any]) -> None:
-        """Submit segments taken from the bulk collector, then report them landed.
-
-        Only once a segment's operation is on its variables' queues may those variables look
-        idle again: until ``landed``, the collector is not ``quiet`` and dying arrays keep
-        their blocks (framework/ndarray/chunk.py).
-        """
-        try:
-            for segment in segments:
-                self._submit(fuse_segment(segment, self._record_exception))
-        finally:
-            self._bulk.landed(len(segments))
-
-    # ----------------------------------------------------------------- execution core
+    # ----------------------------------------------------------------- submitting
     def _submit(self, op: Operation) -> None:
         """Register a validated operation: count it pending, publish it, schedule it."""
         if self._stopped:
@@ -585,106 +327,6 @@ class Engine(ArgumentChecks, ExceptionPropagation, OperationEvents, abc.ABC):
                 # emit: positional fields in events.KINDS order, no dict on the hot path
                 events.emit("engine.push", *self._push_fields(op))
         self._schedule(op)
-
-    def _execute(self, op: Operation, worker: str, stream: Any) -> None:
-        """Run one ready operation on the calling thread (a worker, or inline)."""
-        op.state = "running"
-        if events.enabled and op.profiled:
-            if op.deferred:  # one store: _publish_long_running reads it from another thread
-                op.started = (clock(), worker, None if stream is None else backend.stream_name(stream))
-            else:
-                events.emit("engine.start", op.id, worker, None if stream is None else backend.stream_name(stream))
-        if not (op.no_skip or op.handles_exceptions):
-            for var in op.reads + op.writes:
-                record = var.exception_record
-                if record is not None and record.error is not None:
-                    op.exception_record = record  # skipped: inherit the upstream error
-                    self._complete(op, None, worker, stream)
-                    return
-        run_ctx = RunContext(op.ctx, stream, worker)
-        if op.is_async:
-            on_complete = Completion(self, op, worker, stream)
-            try:
-                op.fn(run_ctx, on_complete)
-            except BaseException as err:
-                if not on_complete.called:
-                    on_complete(err)
-                elif isinstance(err, Exception):
-                    _log.error("async operation %r raised after calling on_complete: %r", op.name, err)
-                else:
-                    self._interrupt(op, err)
-            return
-        error = None
-        try:
-            if stream is None:
-                op.fn(run_ctx)
-            else:
-                with backend.use_stream(op.ctx, stream):
-                    op.fn(run_ctx)
-                backend.synchronize_stream(stream)
-        except BaseException as err:
-            error = err
-        self._complete(op, error, worker, stream)
-
-    def _complete(self, op: Operation, error: BaseException | None, worker: str, stream: Any) -> None:
-        """Bookkeeping after an operation ran (or was skipped): errors, dependants, counters.
-
-        A KeyboardInterrupt or SystemExit (any BaseException that is not an Exception) is the
-        program's, not the operation's failure: it is never stored on variables. The
-        operation counts as finished (its outputs may be partial) and :meth:`_interrupt`
-        hands the interrupt back to the program.
-        """
-        if error is not None and not isinstance(error, Exception):
-            self._interrupt(op, error)
-            error = None
-        if error is not None:
-            op.exception_record = self._record_exception(error, op.name, op.id, op.ctx, worker)
-        record = op.exception_record
-        if record is not None:
-            for var in op.writes:
-                var.exception_record = record
-        op.state = "done"
-        if op.profiled and (events.enabled or op.deferred):
-            message = None
-            if record is not None and record.error is not None:
-                message = error_message(record.error)
-                if error is None:
-                    message = f"skipped after error in {record.op_name!r}: {message}"
-            stream_name = None if stream is None else backend.stream_name(stream)
-            if op.deferred:
-                self._publish_deferred_end(op, worker, stream_name, message)
-            else:
-                events.emit("engine.end", op.id, worker, stream_name, message)
-        self._release_dependencies(op)
-        del self._inflight[op.id]
-        if op.done is not None:
-            op.done.set()
-        if not self._inflight and self._idle_waiters:
-            with self._idle:
-                self._idle.notify_all()
-
-    def _wait_idle(self, timeout: float | None) -> bool:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        with self._idle:
-            # Counted before looking at _inflight: a completion that empties it afterwards
-            # then sees the count and wakes us (one that emptied it before, we see empty).
-            self._idle_waiters += 1
-            try:
-                while self._inflight:
-                    remaining = None if deadline is None else deadline - time.monotonic()
-                    if remaining is not None and remaining <= 0:
-                        return False
-                    self._idle.wait(remaining if remaining is not None else 1.0)
-            finally:
-                self._idle_waiters -= 1
-        return True
-
-    def _describe_pending(self, match: Callable[[Operation], bool], exclude: Operation | None = None) -> str:
-        found = [o for o in list(self._inflight.values()) if o is not exclude and match(o)]
-        if not found:
-            return "none"
-        shown = ", ".join(f"{o.name!r} (op #{o.id}, {o.state})" for o in found[:10])
-        return shown + (f" and {len(found) - 10} more" if len(found) > 10 else "")
 
     # ----------------------------------------------------------------- subclass hooks
     @abc.abstractmethod

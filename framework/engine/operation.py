@@ -70,6 +70,15 @@ class RunContext:
         return f"RunContext(ctx={self.ctx}, worker={self.worker!r}, stream={self.stream!r})"
 
 
+SyncFn = Callable[[RunContext], Any]
+AsyncFn = Callable[[RunContext, Callable[..., None]], Any]
+
+
+def operation_name(fn: Callable[..., Any], name: str | None) -> str:
+    """The name events and errors show for an operation: the given one, else the function's."""
+    return name or str(getattr(fn, "__name__", "fn"))
+
+
 class Operation:
     """One pushed function with its dependencies (MXNet's ``OprBlock``).
 

@@ -28,10 +28,16 @@ variables of the blocks it reads and writes, so the engine runs independent bran
 the same time on its workers and orders everything that shares memory. Nothing waits
 until the user reads a result.
 
-The pieces live in modules of their own, each below this one: :mod:`.arguments` (the
-symbol's variables, argument checks, variable inference), :mod:`.segments` (steps and
-bulk segments) and the graph passes; ``bind`` and ``simple_bind``, which build an
-Executor from user arguments, are in :mod:`.binding`, above this one.
+This module holds what an executor *is*: ``__init__``, which walks the five steps, then
+running (``forward``, ``backward``, ``run_inline``, the monitor) and the bound arrays by name
+(``arg_dict``, ``copy_params_from``, ``reshape``). The steps themselves are bases of
+:class:`Executor` in modules of their own, mixed in so that their methods are the
+executor's: :mod:`.bound_graph` (steps 1 to 4), :mod:`.allocation` (step 5) and
+:mod:`.plan_report` (the ``executor.plan`` event, ``plan_with``, ``debug_str``). Below them:
+:mod:`.arguments` (the symbol's variables, argument checks, variable inference),
+:mod:`.segments` (steps and bulk segments) and the graph passes; ``bind`` and
+``simple_bind``, which build an Executor from user arguments, are in :mod:`.binding`, above
+this one.
 
 Settings: ``MXLAB_BACKWARD_DO_MIRROR`` (0; 1 = MXNet's per-node rule, ``segment`` =
 checkpointing), ``MXLAB_EXEC_BULK_EXEC_MAX_NODE_TRAIN`` (15 nodes per bulk segment; 0 or 1
@@ -56,34 +62,30 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend, config, events
+from .. import config
 from ..context import Context
-from ..engine import Engine, RunContext, Var
+from ..engine import Engine, RunContext
 from ..ndarray.creation import zeros
-from ..ndarray.ndarray import NDArray, empty
-from ..operator import registry
-from ..operator.gradient_pass import build_gradient
-from ..operator.infer import InferenceError, dtype_name
-from ..operator.kernel import Req
-from ..operator.node import Entry, Node, NodeAttrs, topo_sort, variable
-from ..resource import ResourceManager
+from ..ndarray.ndarray import NDArray
+from ..operator.infer import dtype_name
+from ..operator.node import Entry
 from . import mirror as mirror_pass
 from . import plan_memory as planner
-from . import planners, split_backward, split_forward
+from . import split_backward
+from .allocation import Allocation
 from .arguments import (
     ExecutorError,
     Shape,
     UnknownArgumentError,
     head_entries,
-    infer_entries,
     infer_variable_shapes,
-    is_known_shape,
     output_names,
-    value_shaped_reason,
     variable_nodes,
 )
+from .bound_graph import BoundGraph
 from .graph import IndexedGraph
-from .segments import Segment, Step, group_segments
+from .plan_report import PlanReport
+from .segments import Segment
 
 #: Output layers whose backward needs no head gradient: ``backward()`` may omit it.
 LOSS_OPS = frozenset(
@@ -99,7 +101,7 @@ LOSS_OPS = frozenset(
 
 
 # ----------------------------------------------------------------------------- the executor
-class Executor:
+class Executor(BoundGraph, Allocation, PlanReport):
     """A symbol bound to arrays on one context: ``forward``, ``backward``, the plan.
 
     Build it with :func:`bind` or :func:`simple_bind` (``Symbol.bind`` / ``simple_bind``).
@@ -174,290 +176,6 @@ class Executor:
         self._allocate(shared_exec)
         self._build_steps()
         self.outputs = [self._entry_array(eid) for eid in self._head_eids]
-
-    # ------------------------------------------------------------------ construction helpers
-    def _infer_bound(
-        self, graph: IndexedGraph, shapes: list[Shape | None], types: list[str | None]
-    ) -> tuple[list[Shape], list[str]]:
-        """Inference from the bound arrays, in place; returns the lists, now complete.
-
-        A conflict names the variables of the node involved; an entry left unknown is an error.
-        """
-        try:
-            infer_entries(graph, shapes, types)
-        except InferenceError as err:
-            message = str(err)
-            culprit = next(
-                (
-                    n
-                    for n in graph.nodes
-                    if not n.is_variable and (message.startswith(f"{n.name}:") or f"operator {n.name!r}" in message)
-                ),
-                None,
-            )
-            bound = dict(
-                zip([n.name for n in self._arg_nodes + self._aux_nodes], self.arg_arrays + self.aux_arrays, strict=True)
-            )
-            names = [e.node.name for e in culprit.inputs if e.node.is_variable] if culprit is not None else []
-            shown = ", ".join(f"{n} {tuple(bound[n].shape)} {bound[n].dtype}" for n in names if n in bound)
-            raise ExecutorError(f"bind: {message}" + (f" (bound arrays: {shown})" if shown else "")) from None
-        missing = [e for e in range(graph.num_entries) if not is_known_shape(shapes[e]) or types[e] is None]
-        if missing:
-            shown = ", ".join(f"{graph.entry_name(e)} (shape {shapes[e]}, dtype {types[e]})" for e in missing[:5])
-            raise ExecutorError(
-                f"bind: cannot infer the shape or dtype of {len(missing)} entries: {shown}" + value_shaped_reason(graph)
-            )
-        return [s for s in shapes if s is not None], [t for t in types if t is not None]  # none is None now
-
-    def _build_graph(self, forward_graph: IndexedGraph, wrt: list[tuple[int, Entry]], known: dict, split: bool) -> None:
-        """Steps 2 to 4 of the module docstring: gradient nodes, the full graph, its memory plan.
-
-        ``known`` maps forward entries to (shape, dtype). Called twice when
-        ``MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS`` is ``auto``, to compare the plans with and without
-        the split; each call replaces everything the previous one set.
-        """
-        # 2. gradient (+ mirroring, + split weight gradients)
-        self._head_grad_nodes: list[Node] = []
-        grad_entries: list[Entry | None] = []
-        self._grad_entry_of: dict[int, Entry] = {}  # argument index -> its gradient entry
-        self.num_mirror_nodes = 0
-        self.num_split_nodes = 0
-        if wrt:
-            head_grads = []
-            for i, head in enumerate(self._heads):
-                leaf = variable(f"_head_grad_{i}")
-                head_grads.append(Entry(leaf, 0))
-                self._head_grad_nodes.append(leaf)
-                known[(leaf.id, 0)] = known[(head.node.id, head.index)]
-            grad_entries = build_gradient(self._heads, head_grads, [e for _, e in wrt])
-            if self._mirror != "none":
-                grad_entries = self._apply_mirror(grad_entries, known)
-            if split:  # weight gradients beside the backward chain (see .split_backward)
-                grad_entries, self.num_split_nodes = split_backward.split_weight_gradients(
-                    self._heads, grad_entries, lambda e: known.get((e.node.id, e.index), (None, None))[0]
-                )
-            grad_entries = self._private_grad_entries(wrt, grad_entries)
-            for (i, _), g in zip(wrt, grad_entries, strict=True):
-                if g is not None:
-                    self._grad_entry_of[i] = g
-
-        # 3. the full graph: forward nodes first, then backward nodes
-        graph = self._graph = IndexedGraph(self._heads + [g for g in grad_entries if g is not None])
-        forward_ids = {n.id for n in forward_graph.nodes}
-        self._is_forward = [n.id in forward_ids for n in graph.nodes]
-        shapes: list[Shape | None] = [None] * graph.num_entries
-        types: list[str | None] = [None] * graph.num_entries
-        for eid in range(graph.num_entries):
-            e = graph.entry(eid)
-            shapes[eid], types[eid] = known.get((e.node.id, e.index), (None, None))
-        self._shapes, self._types = self._infer_bound(graph, shapes, types)
-
-        # 4. the memory plan
-        self._grad_eids = {i: graph.entry_id(g) for i, g in self._grad_entry_of.items()}
-        self._head_eids = [graph.entry_id(e) for e in self._heads]
-        self.plan = self.plan_with(self._plan_options)
-
-    def _apply_mirror(self, grad_entries: list[Entry | None], known: dict) -> list[Entry | None]:
-        """Rewire backward nodes to recompute mirrored forward nodes (see :mod:`.mirror`)."""
-
-        def node_bytes(node: Node) -> int:
-            total = 0
-            for i in range(node.num_outputs()):
-                shape, dtype = known[(node.id, i)]
-                total += math.prod(shape) * np.dtype(dtype).itemsize
-            return total
-
-        rule: Callable[[Node], bool]
-        if self._mirror == "node":
-            rule = mirror_pass.node_rule
-        else:
-            rule = mirror_pass.segment_rule(self._heads, grad_entries, node_bytes)
-        clones = mirror_pass.apply_mirror(self._heads, grad_entries, rule)
-        for original, clone in clones:  # a clone has the shapes of its original
-            for i in range(clone.num_outputs()):
-                known[(clone.id, i)] = known[(original.id, i)]
-        self.num_mirror_nodes = len(clones)
-        return grad_entries
-
-    def _private_grad_entries(self, wrt: list[tuple[int, Entry]], grads: list[Entry | None]) -> list[Entry | None]:
-        """Give every argument gradient its own node output, copying where it is shared.
-
-        A gradient lands directly in the user's array (``write`` or ``add``), so its entry
-        must be written by exactly one node and read by none: an entry that is a variable
-        (a head gradient passed straight through), a forward output, the gradient of
-        another argument too, or read by another backward node gets a ``_copy``.
-        """
-        readers: dict[tuple[int, int], int] = {}
-        nodes = topo_sort(self._heads + [g for g in grads if g is not None])
-        for node in nodes:
-            for e in node.inputs:
-                readers[(e.node.id, e.index)] = readers.get((e.node.id, e.index), 0) + 1
-        forward_ids = {n.id for n in topo_sort(self._heads)}
-        claimed: set[tuple[int, int]] = set()
-        result: list[Entry | None] = []
-        copy_op = registry.get("_copy")
-        for (i, _), grad in zip(wrt, grads, strict=True):
-            if grad is None:
-                result.append(None)
-                continue
-            entry, key = grad, (grad.node.id, grad.index)
-            if grad.node.is_variable or grad.node.id in forward_ids or key in claimed or readers.get(key, 0) > 0:
-                name = f"{self._arg_names[i]}_grad_copy"
-                entry = Entry(Node(copy_op, NodeAttrs(name, copy_op, copy_op.params.parse("_copy", {})), [grad]), 0)
-                key = (entry.node.id, 0)
-            claimed.add(key)
-            result.append(entry)
-        return result
-
-    def _allocate(self, shared_exec: Executor | None) -> None:
-        """One uint8 NDArray per storage block; per entry a NumPy/CuPy view and its variable."""
-        plan, graph = self.plan, self._graph
-        reusable = sorted(
-            (b for b in (shared_exec._blocks if shared_exec is not None else []) if b.context == self._ctx),
-            key=lambda b: b.size,
-        )
-        blocks: list[NDArray] = []
-        for nbytes in plan.block_bytes:
-            index = next((i for i, b in enumerate(reusable) if b.size >= nbytes), None)
-            if index is not None:
-                blocks.append(reusable.pop(index))  # the smallest of the other executor's blocks that fits
-            else:
-                blocks.append(empty((max(nbytes, 1),), self._ctx, "uint8"))
-        self._blocks: list[NDArray] = blocks
-
-        external: dict[int, NDArray] = {}
-        for node, array in zip(self._arg_nodes + self._aux_nodes, self.arg_arrays + self.aux_arrays, strict=True):
-            external[graph.entry_id(node, 0)] = array
-        for i, eid in self._grad_eids.items():
-            grad = self.grad_arrays[i]
-            assert grad is not None, "only arguments with a gradient array have a gradient entry"
-            external[eid] = grad
-        self._head_grad_arrays: list[NDArray | None] = []
-        for leaf in self._head_grad_nodes:
-            if graph.contains(leaf):
-                eid = graph.entry_id(leaf, 0)
-                array = empty(self._shapes[eid], self._ctx, self._types[eid])
-                external[eid] = array
-                self._head_grad_arrays.append(array)
-            else:
-                self._head_grad_arrays.append(None)
-        self._external = external
-        self._ones_in_head_grads = [False] * len(self._head_grad_arrays)
-
-    def _entry_data(self, eid: int) -> tuple[Any, Var | None]:
-        """The raw array an entry lives in (a view of its block) and the block's variable."""
-        sid = self.plan.storage[eid]
-        shape, dtype = self._shapes[eid], np.dtype(self._types[eid])
-        if sid == planner.EXTERNAL_STORAGE_ID:
-            array = self._external.get(eid)
-            if array is None:
-                return None, None
-            return array._data, array._chunk.var
-        if sid == planner.BAD_STORAGE_ID:
-            xp = backend.array_module(self._ctx)
-            return xp.broadcast_to(xp.zeros((), dtype=dtype), shape), None  # read-only, no memory
-        block = self._blocks[sid]
-        nbytes = math.prod(shape) * dtype.itemsize
-        return block._data[:nbytes].view(dtype).reshape(shape), block._chunk.var
-
-    def _entry_array(self, eid: int) -> NDArray:
-        sid = self.plan.storage[eid]
-        if sid == planner.EXTERNAL_STORAGE_ID:
-            return self._external[eid]
-        data, _ = self._entry_data(eid)
-        return NDArray(self._blocks[sid]._chunk, data)
-
-    def _build_steps(self) -> None:
-        graph, plan = self._graph, self.plan
-        data = [self._entry_data(eid) for eid in range(graph.num_entries)]
-        inplace_outputs = {out for _, out in plan.inplace}
-        add_outputs = {eid for i, eid in self._grad_eids.items() if self._grad_reqs[i] == "add"}
-        manager = ResourceManager.get()
-        forward: list[Step] = []
-        backward: list[Step] = []
-        for nid, node in enumerate(graph.nodes):
-            op = node.op
-            if op is None:  # a variable: a bound array, not a step
-                continue
-            step = Step(nid, node, self._ctx)
-            ins, outs = graph.input_entries[nid], list(graph.output_entries(nid))
-            step.inputs = [data[e][0] for e in ins]
-            step.outputs = [data[e][0] for e in outs]
-            for eid in outs:
-                if plan.storage[eid] == planner.BAD_STORAGE_ID:
-                    step.req.append(Req.NULL)
-                elif eid in inplace_outputs:
-                    step.req.append(Req.INPLACE)
-                elif eid in add_outputs:
-                    step.req.append(Req.ADD)
-                else:
-                    step.req.append(Req.WRITE)
-            writes: list[Var | None] = [data[e][1] for e in outs]
-            for k in op.mutate_inputs(node.attrs):
-                writes.append(data[ins[k]][1])
-            step.requested = [manager.request(self._ctx, r) for r in op.resource_request(node.attrs)]
-            writes.extend(r.var for r in step.requested)
-            step.writes = list(dict.fromkeys(w for w in writes if w is not None))
-            written = set(step.writes)
-            read_vars = (data[e][1] for e in ins)
-            step.reads = list(dict.fromkeys(v for v in read_vars if v is not None and v not in written))
-            (forward if self._is_forward[nid] else backward).append(step)
-        ancestors = graph.ancestors()
-        size = max(self._bulk_size, 1)
-        self._forward_segments = group_segments(forward, graph, ancestors, size)
-        # what forward() pushes: the same segments, large products split by rows where a core is idle
-        self._forward_pushes = self._forward_segments
-        self.shared_products: list[split_forward.SharedProduct] = []
-        split = split_forward.setting()
-        if split == "auto":
-            split = split_backward.cores_to_spare(self._ctx.device_type, self._engine)
-        if split:
-            self._forward_pushes, self.shared_products = split_forward.split_products(
-                self._forward_segments, self._engine.new_variable
-            )
-        self.num_split_products = len(self.shared_products)
-        self._backward_segments = group_segments(backward, graph, ancestors, size)
-        # Gradient arrays with req write that no backward node writes (the output does not depend on them).
-        self._zero_grads = [
-            g
-            for i, (g, r) in enumerate(zip(self.grad_arrays, self._grad_reqs, strict=True))
-            if g is not None and r == "write" and i not in self._grad_eids
-        ]
-
-    def _publish_plan(self) -> None:
-        if not events.enabled:
-            return
-        graph, plan = self._graph, self.plan
-        nodes = [
-            {
-                "id": nid,
-                "name": node.name,
-                "op": "null" if node.op is None else node.op.name,
-                "inputs": [
-                    [graph.entry_nodes[e], e - graph.node_row_ptr[graph.entry_nodes[e]]]
-                    for e in graph.input_entries[nid]
-                ],
-                "backward": not self._is_forward[nid],
-            }
-            for nid, node in enumerate(graph.nodes)
-        ]
-        entries = [
-            {"id": eid, "name": graph.entry_name(eid), "node": graph.entry_nodes[eid], "bytes": plan.entry_bytes[eid]}
-            for eid in range(graph.num_entries)
-        ]
-        events.publish(
-            "executor.plan",
-            graph=nodes,
-            storage=list(plan.storage),
-            inplace=[list(p) for p in plan.inplace],
-            bytes_planned=plan.bytes_planned,
-            bytes_naive=plan.bytes_naive,
-            bytes_lower_bound=plan.bytes_lower_bound,
-            strategy=plan.options.strategy,
-            entries=entries,
-            blocks=list(plan.block_bytes),
-            mirror=self._mirror,
-        )
 
     # ------------------------------------------------------------------ running
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
@@ -718,68 +436,6 @@ class Executor:
         if self._monitor_callback is not None:
             reshaped.set_monitor_callback(self._monitor_callback, self._monitor_all)
         return reshaped
-
-    # ------------------------------------------------------------------ reports
-    def plan_with(self, options: planner.PlanOptions) -> planner.MemoryPlan:
-        """The plan ``options`` (another strategy, other switches) give this executor's graph.
-
-        Nothing is allocated: this answers "how much would the other planner use here?".
-        """
-        return planners.plan(
-            self._graph,
-            self._shapes,
-            self._types,
-            external=self._grad_eids.values(),
-            keep=self._head_eids,
-            options=options,
-        )
-
-    def debug_str(self) -> str:
-        """The graph with each entry's storage and size, then planned versus naive memory."""
-        graph, plan = self._graph, self.plan
-        inplace_of = {out: src for src, out in plan.inplace}
-        lines = ["Symbol Outputs:"]
-        for i, e in enumerate(self._heads):
-            lines.append(f"\toutput[{i}]={e.node.name}({e.index})")
-        for nid, node in enumerate(graph.nodes):
-            if node.op is None:  # a variable
-                eid = graph.node_row_ptr[nid]
-                lines.append(f"Variable:{node.name}")
-                lines.append(f"\t{node.name}: external (bound array), {plan.entry_bytes[eid]} bytes")
-                continue
-            lines.append("--------------------")
-            lines.append(f"Op:{node.op.name}, Name={node.name}")
-            lines.append("Inputs:")
-            for k, e in enumerate(node.inputs):
-                lines.append(f"\targ[{k}]={e.node.name}({e.index})" + (" version=0" if e.node.is_variable else ""))
-            params = node.attrs.parsed.to_strings() if node.attrs.parsed is not None else {}
-            if params:
-                lines.append("Attrs:")
-                lines.extend(f"\t{k}={v}" for k, v in params.items())
-            if node.control_deps:
-                lines.append("Control deps:")
-                lines.extend(f"\tcdep[{k}]={d.name}" for k, d in enumerate(node.control_deps))
-            lines.append("Outputs:")
-            for eid in graph.output_entries(nid):
-                sid = plan.storage[eid]
-                size = f"{plan.entry_bytes[eid]} bytes"
-                if sid == planner.EXTERNAL_STORAGE_ID:
-                    where = "external (bound array)"
-                elif sid == planner.BAD_STORAGE_ID:
-                    where = "not stored (no reader, req=null)"
-                else:
-                    where = f"storage {sid}"
-                    if eid in inplace_of:
-                        where += f" (in place of {graph.entry_name(inplace_of[eid])})"
-                lines.append(f"\t{graph.entry_name(eid)}: {where}, {size}")
-        planned, naive, bound = plan.bytes_planned, plan.bytes_naive, plan.bytes_lower_bound
-        lines.append(
-            f"Total {planned >> 20} MB allocated ({planned} bytes in {plan.num_blocks} blocks, "
-            f"planner {plan.options.strategy})"
-        )
-        lines.append(f"Lower bound {bound >> 20} MB ({bound} bytes alive at once at the peak)")
-        lines.append(f"Naive {naive >> 20} MB ({naive} bytes)")
-        return "\n".join(lines) + "\n"
 
     def __repr__(self) -> str:
         return (

@@ -1,12 +1,14 @@
 """NDArray's methods that run operators, installed on the class when ``mx.nd`` is imported.
 
-``a + b``, ``a.reshape(...)``, ``a.T``, ``a[1:3]`` on a recorded array, ``a.sum(axis=1)`` and
-``a.backward()`` all go through the imperative path (:func:`~.imperative.invoke`), and that
+``a + b``, ``a.reshape(...)``, ``a.T``, ``a[1:3]`` on a recorded array and ``a.sum(axis=1)``
+all go through the imperative path (:func:`~.imperative.invoke`), and that
 path builds its outputs as NDArrays: each side needs the other. So :mod:`.ndarray` defines
 the array itself (storage, views, copies, waiting), and this module, which imports both,
 writes the operator-running methods as an ordinary class body and copies them onto
 ``NDArray`` once (:func:`install`, called below at import). ``framework/ndarray/__init__.py``
-imports this module, so every ``NDArray`` a user sees has them.
+imports this module, so every ``NDArray`` a user sees has them. ``attach_grad`` and
+``backward`` are autograd's, which sits above this package: framework/autograd.py installs
+them the same way.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import autograd
 from ..base import MXLabError
 from ..errors import check_stype
 from ..operator import registry
@@ -26,7 +27,7 @@ from ..operator.params import python_scalar
 from ..operator.tensor.shape import reshape_shape
 from ..operator.tensor.slicing import encode_index
 from . import functions, imperative, op
-from .ndarray import NDArray, _advanced_get, _is_basic_index, _view_key, empty, normalize_dtype
+from .ndarray import NDArray, _advanced_get, _is_basic_index, _view_key, normalize_dtype
 
 #: The scalar types of ``a + 1``, ``a * 0.5``: recognised by type before the slower ABC check.
 _PLAIN_NUMBERS = frozenset({int, float})
@@ -175,17 +176,6 @@ class OperatorMethods:
                 return op._basic_index(self, key=encode_index(key))  # recorded: an operator
             return NDArray(self._chunk, view)
         return _advanced_get(self, key)
-
-    # ------------------------------------------------------------------ autograd
-    def attach_grad(self, grad_req: str = "write", stype: str | None = None) -> None:
-        """Allocate ``.grad`` and mark this array as a variable to differentiate against."""
-        check_stype(stype, "attach_grad")
-        grad = empty(self.shape, self.context, self.dtype)  # not zeros(): zero-size arrays have gradients too
-        grad[...] = 0
-        autograd.mark_variables([self], [grad], grad_reqs=grad_req)
-
-    def backward(self, out_grad: NDArray | None = None, retain_graph: bool = False, train_mode: bool = True) -> None:
-        autograd.backward([self], [out_grad] if out_grad is not None else None, retain_graph, train_mode)
 
     # ------------------------------------------------------------------ arithmetic (MXNet 1.x rules)
     # ``__add__``, ``__iadd__``, ... are made by _arithmetic and _in_place below: each handles a

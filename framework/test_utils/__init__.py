@@ -8,10 +8,14 @@
 * :mod:`.environment` -- environment variables, stderr, retries, expected exceptions;
 * :mod:`.stats` -- chi-square and moment checks of random generators;
 * :mod:`.datasets` -- MNIST / CIFAR-10 from local files (MXLab never downloads), DummyIter;
-* the symbol checkers (``check_symbolic_forward``/``backward``, ``check_numeric_gradient``,
-  ``numeric_grad``, ``simple_forward``) from :mod:`framework.symbol_test_utils`;
-* the imperative checkers (``check_imperative_gradient``: finite differences against autograd
-  for a Python function of NDArrays, ``check_req``) from :mod:`framework.imperative_test_utils`.
+* :mod:`.symbolic` -- the symbol checkers (``check_symbolic_forward``/``backward``,
+  ``check_numeric_gradient``, ``numeric_grad``, ``simple_forward``);
+* :mod:`.imperative` -- the imperative checkers (``check_imperative_gradient``: finite
+  differences against autograd for a Python function of NDArrays, ``check_req``).
+
+The two checker modules build on the comparisons and tolerances; this package only gathers
+them. ``framework.symbol_test_utils`` and ``framework.imperative_test_utils``, where the
+checkers were first, re-export them from here.
 
 ``check_numeric_gradient`` takes a Symbol first, as in MXNet. MXLab's operator tests mostly
 check functions of NDArrays instead: that is ``check_imperative_gradient(fn, location)``.
@@ -21,17 +25,6 @@ and what finite differences said.
 
 from __future__ import annotations
 
-# The checkers build on the modules above (imported first, so that their imports of
-# framework.test_utils.compare find it loaded).
-from ..imperative_test_utils import check_imperative_gradient, check_req
-from ..symbol_test_utils import (
-    SymbolCheckError,
-    check_numeric_gradient,
-    check_symbolic_backward,
-    check_symbolic_forward,
-    numeric_grad,
-    simple_forward,
-)
 from .compare import (
     almost_equal,
     assert_allclose,
@@ -82,6 +75,7 @@ from .environment import (
     retry,
     set_env_var,
 )
+from .imperative import check_imperative_gradient, check_req
 from .random_data import (
     create_2d_tensor,
     create_vector,
@@ -102,6 +96,14 @@ from .random_data import (
     random_uniform_arrays,
 )
 from .stats import chi_square_check, gen_buckets_probs_with_ppf, mean_check, var_check, verify_generator
+from .symbolic import (
+    SymbolCheckError,
+    check_numeric_gradient,
+    check_symbolic_backward,
+    check_symbolic_forward,
+    numeric_grad,
+    simple_forward,
+)
 from .tolerances import (
     HelperArgumentError,
     default_atols,

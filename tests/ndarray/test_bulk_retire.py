@@ -15,8 +15,7 @@ import numpy as np
 import pytest
 
 import framework as mx
-from framework.engine import Engine
-from framework.engine import base as engine_base
+from framework.engine import Engine, bulk_control
 from framework.ndarray.chunk import bury_the_dead
 
 
@@ -36,7 +35,7 @@ def test_an_array_dying_while_its_segment_is_pushed_keeps_its_block_until_the_se
     x.wait_to_read()
     gate = threading.Event()
     held = []
-    real_fuse = engine_base.fuse_segment
+    real_fuse = bulk_control.fuse_segment
 
     def fuse_after_the_last_reference_died(segment, record_exception):
         held.clear()  # in the window: the segment left the collector and is not queued yet
@@ -47,7 +46,7 @@ def test_an_array_dying_while_its_segment_is_pushed_keeps_its_block_until_the_se
         engine.push_sync(lambda rc: gate.wait(5), ctx, [], [x._chunk.var], name="gate")
         held.append(x + 1)  # bulked: its block is written only when the segment runs
         handle, y_data = held[0]._chunk.handle, held[0]._data
-        monkeypatch.setattr(engine_base, "fuse_segment", fuse_after_the_last_reference_died)
+        monkeypatch.setattr(bulk_control, "fuse_segment", fuse_after_the_last_reference_died)
     # Leaving the block pushed the segment, and the array died inside that push.
     assert not held
     assert not handle.freed  # the finalizer left it to a safe point
@@ -65,7 +64,7 @@ def test_the_safe_point_leaves_a_dead_block_alone_while_another_threads_segment_
     x.wait_to_read()
     in_transit, buried = threading.Event(), threading.Event()
     held = []
-    real_fuse = engine_base.fuse_segment
+    real_fuse = bulk_control.fuse_segment
 
     def fuse_slowly_in_the_pusher(segment, record_exception):
         if threading.current_thread() is pusher:
@@ -77,7 +76,7 @@ def test_the_safe_point_leaves_a_dead_block_alone_while_another_threads_segment_
         with engine.bulk(8):
             held.append(x + 1)
 
-    monkeypatch.setattr(engine_base, "fuse_segment", fuse_slowly_in_the_pusher)
+    monkeypatch.setattr(bulk_control, "fuse_segment", fuse_slowly_in_the_pusher)
     pusher = threading.Thread(target=push_a_bulked_operation)
     pusher.start()
     try:
