@@ -264,6 +264,10 @@ def encode_blocks(events: list[RawEvent]) -> tuple[Block, ...]:
         return ()
     kinds = list(map(_kind_of, events))
     codes = {kind: code for code, kind in enumerate(dict.fromkeys(kinds))}
+    if len(codes) == 1:  # one kind (most often a batch of operations): nothing to sort or group
+        if kinds[0] == "engine.op":
+            return tuple(_operation_blocks(events, list(range(0, 3 * len(events), 3))))
+        return tuple(_blocks_of_kind(kinds[0], events, list(range(len(events)))))
     kind_codes = list(map(codes.__getitem__, kinds))
     order = sorted(range(len(events)), key=kind_codes.__getitem__)
     op_code = codes.get("engine.op")
