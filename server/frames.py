@@ -10,16 +10,25 @@ block is sent once. The grouping and the encoding of whole arrays run in C (``so
 
 The JSON of one frame (docs/server.md, "The WebSocket")::
 
-    {"seq": 120, "n": 5, "blocks": [
-      {"kind": "engine.push", "n": 2, "i": [0, 3], "t_ns": [10, 40],
-       "fields": {"op": [7, 8], "name": ["a", "b"], "ctx": {"all": "cpu(0)"}, ...}},
-      {"kind": "engine.start", "n": 3, "i": [1, 2, 4], ...}]}
+    {"seq": 120, "n": 6, "blocks": [
+      {"kind": "engine.push", "n": 3, "i": {"from": 0, "step": 2},
+       "t_ns": {"from": 81230000000000, "deltas": [4102, 3987]},
+       "fields": {"op": [7, 8, 12], "name": ["a", "b", "c"], "ctx": {"all": "cpu(0)"}, ...}},
+      {"kind": "engine.start", "n": 3, "i": {"from": 1, "step": 2}, ...}]}
 
 ``seq`` is the stream index of the frame's first event and ``n`` its number of events;
 ``i`` places each row of a block in the frame (0 .. n-1), so the events can be put back in
 publication order, and a block that is left out (:meth:`Frame.thinned`) leaves holes
-rather than shifting the rest. A field is either an array with one value per row or
-``{"all": value}``. Values JSON cannot say exactly are made JSON-safe (:func:`json_safe`).
+rather than shifting the rest. Each column (``i``, ``t_ns`` and every field) has one value
+per row, written in one of four forms: an array; ``{"all": v}`` when every row holds ``v``
+(fields only); and, for integers, ``{"from": a, "step": s}`` when row ``j`` holds
+``a + j*s`` (``i`` of a batch of operations: every third place) or ``{"from": a, "deltas":
+[d1, ...]}`` when row ``j`` holds ``a + d1 + ... + dj`` (times in ns, whose 14 digits
+differ by a few thousand from row to row; ids). The integer forms are used only when they
+are shorter and every value and difference stays below 2**53, which the browser's doubles
+hold exactly (:data:`EXACT_INTEGER_LIMIT`); the decoders accept every form, so frames
+kept from before the integer forms still decode. Values JSON cannot say exactly are made
+JSON-safe (:func:`json_safe`).
 """
 
 from __future__ import annotations
@@ -27,10 +36,10 @@ from __future__ import annotations
 import json
 import math
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, groupby
-from operator import itemgetter
+from itertools import accumulate, groupby, islice, repeat
+from operator import add, itemgetter, sub
 from typing import Any
 
 import numpy as np
@@ -81,13 +90,79 @@ class Block:
     json: str
 
 
-def _column_json(column: tuple[Any, ...]) -> str:
-    """One field's values: ``{"all": v}`` when every row holds the same value (same type), else an array."""
+#: Integers that a browser reads exactly from JSON: magnitudes below 2**53 (JavaScript numbers are
+#: doubles; ``Number.MAX_SAFE_INTEGER`` is 2**53 - 1). ``perf_counter_ns`` stays below it for the
+#: first 104 days after the clock's origin (usually the boot).
+EXACT_INTEGER_LIMIT = 2**53
+
+
+def _array_chars(n: int, first: int, last: int) -> int:
+    """About how long the JSON array of ``n`` integers from ``first`` to ``last`` is: ``n``
+    values as wide as the wider end, commas, brackets (what a compact form has to beat)."""
+    return n * (len(str(max(abs(first), abs(last)))) + 1) + 1
+
+
+def _progression_json(column: Sequence[int]) -> str | None:
+    """``{"from": a, "step": s}`` when row ``j`` of ``column`` holds ``a + j*s`` (``s != 0``) and
+    that is shorter than the array, else None.
+
+    The common case of a frame's ``i``: the engine blocks of a batch of ``engine.op`` sit at
+    every third place. Two subtractions reject most other columns before the whole column is
+    compared with a ``range`` (a C loop).
+    """
+    first, last = column[0], column[-1]
+    step = column[1] - first
+    if not step or (len(column) > 2 and column[2] - column[1] != step):
+        return None
+    if not -EXACT_INTEGER_LIMIT < min(first, last) <= max(first, last) < EXACT_INTEGER_LIMIT:
+        return None
+    text = f'{{"from":{first},"step":{step}}}'
+    if len(text) >= _array_chars(len(column), first, last) or list(column) != list(range(first, last + step, step)):
+        return None
+    return text
+
+
+def _deltas_json(column: Sequence[int]) -> str | None:
+    """``{"from": a, "deltas": [d1, ...]}`` (``n - 1`` differences) when that is shorter and exact, else None.
+
+    Exact: ``|a|`` plus the sum of the differences' magnitudes stays below
+    :data:`EXACT_INTEGER_LIMIT`; that sum bounds how far any value lies from ``a``, so every
+    value, every difference and every running sum of the decoder is exact. (For times, which
+    mostly increase, the sum is about the column's span: the bound is about the last value.)
+    Shorter: the differences, a digit wider than their mean (for a sign, or an outlier), and
+    the form's keys take fewer characters than the array (times in ns, ids; not sizes in
+    bytes). Three C loops: the differences, their magnitudes' sum, the JSON encoder.
+    """
+    deltas = list(map(sub, islice(column, 1, None), column))
+    first, last = column[0], column[-1]
+    spread = sum(map(abs, deltas))
+    if abs(first) + spread >= EXACT_INTEGER_LIMIT:
+        return None
+    estimate = len(str(first)) + len(deltas) * (len(str(spread // len(deltas))) + 2) + 20
+    if estimate >= _array_chars(len(column), first, last):
+        return None
+    return f'{{"from":{first},"deltas":{encode_strict(deltas)}}}'
+
+
+def _integers_json(column: Sequence[Any]) -> str | None:
+    """A column of at least two values, all ``int`` (not ``bool``), as a progression or as
+    differences when one of them applies; None otherwise (the caller sends the array)."""
+    if len(column) < 2 or type(column[0]) is not int or set(map(type, column)) != {int}:
+        return None
+    return _progression_json(column) or _deltas_json(column)
+
+
+def _column_json(column: Sequence[Any]) -> str:
+    """One field's values: ``{"all": v}`` when every row holds the same value (same type), a
+    compact form of integers (:func:`_integers_json`) when there is one, else an array."""
     first = column[0]
     try:
         same = column.count(first) == len(column) and len(set(map(type, column))) == 1
     except (ValueError, TypeError):  # an array's == is not a bool: compare no further
         same = False
+    compact = None if same else _integers_json(column)
+    if compact is not None:
+        return compact
     value: Any = first if same else column
     try:
         text = encode_strict(value)
@@ -96,14 +171,14 @@ def _column_json(column: tuple[Any, ...]) -> str:
     return f'{{"all":{text}}}' if same else text
 
 
-def _columns_block(
-    kind: str, names: tuple[str, ...], columns: list[Any], times: list[int], positions: list[int]
-) -> Block:
-    """The block of ``kind`` whose field ``names[j]`` holds ``columns[j]``, one value per row."""
-    fields = ",".join(f"{quote(str(name))}:{_column_json(column)}" for name, column in zip(names, columns, strict=True))
+def _block_json(kind: str, positions: list[int], times: list[Any], fields: Iterable[tuple[str, str]]) -> Block:
+    """The block of ``kind`` at ``positions`` of the frame, with its times and its fields' JSON (name, text)."""
+    # positions are ints the encoder made itself: no type check; a batch of engine.op gives a progression
+    places = (_progression_json(positions) or _deltas_json(positions)) if len(positions) > 1 else None
+    body = ",".join(f"{quote(str(name))}:{text}" for name, text in fields)
     text = (
-        f'{{"kind":{quote(kind)},"n":{len(positions)},"i":{encode_strict(positions)},'
-        f'"t_ns":{encode_strict(times)},"fields":{{{fields}}}}}'
+        f'{{"kind":{quote(kind)},"n":{len(positions)},"i":{places or encode_strict(positions)},'
+        f'"t_ns":{_integers_json(times) or encode_strict(times)},"fields":{{{body}}}}}'
     )
     return Block(kind, len(positions), text)
 
@@ -126,7 +201,8 @@ def _block(kind: str, rows: list[RawEvent], positions: list[int]) -> Block:
     else:
         names = KINDS.get(kind, ())
         columns = list(zip(*_checked_values(kind, values), strict=True)) if names else []
-    return _columns_block(kind, names, columns, list(map(_t_of, rows)), positions)
+    fields = zip(names, map(_column_json, columns), strict=True)
+    return _block_json(kind, positions, list(map(_t_of, rows)), fields)
 
 
 def _operation_blocks(rows: list[RawEvent], positions: list[int]) -> list[Block]:
@@ -139,13 +215,14 @@ def _operation_blocks(rows: list[RawEvent], positions: list[int]) -> list[Block]
         values = [tuple(v.get(n) for n in names) if isinstance(v, dict) else v for v in values]
     columns = list(zip(*_checked_values("engine.op", values), strict=True))
     end_times = list(map(_t_of, rows))
+    shared = {field for _, fields, _ in OPERATION_PARTS for field in fields}  # op, worker, ...: in several kinds
+    texts = {field: _column_json(columns[field]) for field in shared}  # each encoded once
     return [
-        _columns_block(
+        _block_json(
             kind,
-            KINDS[kind],
-            [columns[i] for i in fields],
+            list(map(add, positions, repeat(k))),
             end_times if time_at is None else columns[time_at],
-            [p + k for p in positions],
+            zip(KINDS[kind], map(texts.__getitem__, fields), strict=True),
         )
         for k, (kind, fields, time_at) in enumerate(OPERATION_PARTS)
     ]
@@ -187,12 +264,17 @@ def encode_blocks(events: list[RawEvent]) -> tuple[Block, ...]:
         return ()
     kinds = list(map(_kind_of, events))
     codes = {kind: code for code, kind in enumerate(dict.fromkeys(kinds))}
+    if len(codes) == 1:  # one kind (most often a batch of operations): nothing to sort or group
+        if kinds[0] == "engine.op":
+            return tuple(_operation_blocks(events, list(range(0, 3 * len(events), 3))))
+        return tuple(_blocks_of_kind(kinds[0], events, list(range(len(events)))))
     kind_codes = list(map(codes.__getitem__, kinds))
     order = sorted(range(len(events)), key=kind_codes.__getitem__)
     op_code = codes.get("engine.op")
     places: list[int] | None = None  # where each event goes in the frame, when an engine.op takes three
     if op_code is not None:
-        places = list(accumulate((3 if code == op_code else 1 for code in kind_codes), initial=0))
+        widths = map((1, 3).__getitem__, map(op_code.__eq__, kind_codes))  # an engine.op takes 3 places
+        places = list(accumulate(widths, initial=0))
     blocks: list[Block] = []
     for code, group in groupby(order, kind_codes.__getitem__):
         indices = list(group)
@@ -309,6 +391,25 @@ class PackedFrame:
 StoredFrame = Frame | PackedFrame  # what a run's history holds
 
 
+def column_values(column: list[Any] | dict[str, Any], n: int) -> Sequence[Any]:
+    """The ``n`` values of a parsed column in any of its forms: an array, ``{"all": v}``,
+    ``{"from": a, "step": s}`` or ``{"from": a, "deltas": [...]}`` (see the module docstring)."""
+    if isinstance(column, list):
+        values: Sequence[Any] = column
+    elif "all" in column:
+        values = (column["all"],) * n
+    elif "step" in column:
+        start, step = column["from"], column["step"]
+        values = range(start, start + step * n, step) if step else (start,) * n
+    elif "deltas" in column:
+        values = list(accumulate(column["deltas"], initial=column["from"]))
+    else:
+        raise ValueError(f"frame: a column is an array, 'all', 'step' or 'deltas', got the keys {sorted(column)}")
+    if len(values) != n:
+        raise ValueError(f"frame: a column of a block of {n} rows holds {len(values)} values")
+    return values
+
+
 def decode_frame(frame: dict[str, Any]) -> list[dict[str, Any]]:
     """The event dicts of a parsed frame, in publication order (left-out events are skipped).
 
@@ -317,12 +418,10 @@ def decode_frame(frame: dict[str, Any]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any] | None] = [None] * frame["n"]
     for block in frame["blocks"]:
         n, kind = block["n"], block["kind"]
-        columns = {
-            name: (column["all"],) * n if isinstance(column, dict) else column
-            for name, column in block["fields"].items()
-        }
+        columns = {name: column_values(column, n) for name, column in block["fields"].items()}
         names = list(columns)
-        for j, (position, t_ns) in enumerate(zip(block["i"], block["t_ns"], strict=True)):
+        places, times = column_values(block["i"], n), column_values(block["t_ns"], n)
+        for j, (position, t_ns) in enumerate(zip(places, times, strict=True)):
             event = {"kind": kind, "t_ns": t_ns}
             for name in names:
                 event[name] = columns[name][j]
