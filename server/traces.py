@@ -261,6 +261,8 @@ class _Replay:
                 elif event.get("name") == "thread_name":
                     self.thread_names[(event.get("pid", 0), event.get("tid", 0))] = name
         for event in self.trace_events:
+            if event["ph"] not in _PHASES_USED:  # other phases are ignored, and were not checked: any args
+                continue
             args = event.get("args") or {}
             if isinstance(args.get("op"), int) and not isinstance(args.get("op"), bool):
                 self.reserved_ops.add(args["op"])

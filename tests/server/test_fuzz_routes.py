@@ -107,4 +107,4 @@ def test_no_generated_request_gets_a_5xx_a_drop_or_a_hang(fuzz_server, body, nan
             assert hello["type"] == "hello" and hello["run"]["id"] == run["id"]
             if run["status"] == "done":
                 for message in ws:  # a finished run: the history, then the close
-                    assert json.loads(message)["type"] in ("events", "status")
+                    assert json.loads(message)["type"] in ("frames", "status")

@@ -167,6 +167,24 @@ def test_a_bare_list_from_another_tool_becomes_operations(client):
     assert [e["t_ns"] for e in got if e["kind"] == "engine.end"] == [14_500, 25_000]
 
 
+def test_events_of_phases_the_replay_ignores_may_carry_anything(client):
+    # found by the route fuzzer: an unused phase's args were read as a dict (500, AttributeError)
+    trace = [
+        {"ph": "B", "name": "work", "ts": 0, "args": {"op": 7}},
+        {"ph": "", "args": 1},
+        {"ph": "s", "args": [1, 2], "ts": "soon"},
+        {"ph": "E", "ts": 5},
+    ]
+    response = client.post("/api/traces", json=trace)
+    assert response.status_code == 201, response.text
+    got = stream_events(read_stream(client, response.json()["id"])[0])
+    assert [e["name"] for e in got if e["kind"] == "engine.push"] == ["work"]
+    assert [e["t_ns"] for e in got if e["kind"] == "engine.end"] == [5_000]
+    # a phase the replay uses is still checked
+    bad = client.post("/api/traces", json=[{"ph": "B", "ts": 0, "args": 1}])
+    assert bad.status_code == 400 and "'args' must be an object" in bad.json()["detail"]
+
+
 # ----------------------------------------------------------------------------- cost of a replay
 def _sawtooth_trace(events: int) -> dict:
     """``storage bytes in use`` counters going up and down: what made the replay quadratic."""
