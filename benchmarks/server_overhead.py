@@ -206,7 +206,9 @@ class CpuOfOthers:
     """The CPU that the server and the client use per operation during the served reps: what
     competes with the watched program for the machine's cores (``--cpu-split`` counts the
     program's own). ``server`` is a process id, or ``None`` for this process (the worker-process
-    set-up serves from here while the main thread only waits)."""
+    set-up serves from here while the main thread only waits; its figure also holds each run's
+    fixed costs, starting the worker and packing the finished history, which weigh most in
+    the short matmul reps)."""
 
     def __init__(self, server: int | None, client: int) -> None:
         self.server, self.client = server, client
