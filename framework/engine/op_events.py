@@ -22,8 +22,10 @@ after its own mark and reads the other's afterwards (every bytecode is atomic un
 GIL), so at least one of them sees the other: an end that finds no claim publishes the
 whole ``engine.op`` and the sampler, which must then find the state ``done``, leaves the
 operation alone; an end that finds a claim waits for the sampler's pass (its lock) and
-publishes what the sampler did not. An operation that ends young costs one truth test of
-an (almost always empty) dict, no dict insert or removal.
+publishes what the sampler did not, and marks the operation ended (``published`` 3) under
+the sampler's lock, since a later pass may still find it in its copy of the operations in
+flight. An operation that ends young costs one truth test of an (almost always empty) dict,
+no dict insert or removal.
 """
 
 from __future__ import annotations
@@ -42,6 +44,10 @@ from .var import Var
 clock = time.perf_counter_ns
 _CPU0 = Context("cpu", 0)
 _var_id = operator.attrgetter("id")
+
+
+#: ``Operation.published`` once a claimed operation's end is out: the sampler leaves it alone.
+ENDED = 3
 
 
 def var_ids(variables: tuple[Var, ...]) -> list[int]:
@@ -182,6 +188,9 @@ class OperationEvents:
             with self._sampling:
                 self._sampled.pop(op.id, None)  # gone if the sampler found it ending and let go
                 published = op.published
+                # Ended: a later pass may still hold it in its copy of the operations in flight
+                # (the engine removes it only after this end), and must not publish its start again.
+                op.published = ENDED
             if published:
                 if events.enabled and published == 1 and op.started is not None:
                     events.emit_at("engine.start", op.started[0], op.id, op.started[1], op.started[2])

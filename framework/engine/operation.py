@@ -159,8 +159,8 @@ class Operation:
         self.profiled = True
         #: True when its events wait for its end (``events.combine_operations`` at push): then
         #: ``t_push``, ``started`` (None, then ``(t_ns, worker, stream)``) and ``published``
-        #: (what the sampler published: 0 nothing, 1 the push, 2 push and start) are set, see
-        #: Engine._submit and engine/op_events.py.
+        #: (what the sampler published: 0 nothing, 1 the push, 2 push and start, 3 its end is
+        #: out) are set, see Engine._submit and engine/op_events.py.
         self.deferred = False
         #: Set on completion when somebody needs to block on this one operation.
         self.done: threading.Event | None = None

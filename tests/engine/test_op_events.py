@@ -123,6 +123,40 @@ def test_long_operations_are_published_while_they_wait_and_run(make_engine, monk
     assert everything[names["long"]][1][1] < everything[names["behind"]][1][1]  # real start times
 
 
+def test_a_sampler_pass_between_a_claimed_end_and_its_removal_publishes_nothing_more(make_engine, monkeypatch):
+    """The window the stress test below once hit: a claimed operation's end is out, but the engine
+    has not yet taken it out of its operations in flight, and a sampler pass copies them."""
+    monkeypatch.setattr(events, "SAMPLE_AFTER_NS", 0)
+    engine = make_engine("ThreadedEnginePerDevice", 1)
+    var = engine.new_variable("v")
+    release = threading.Event()
+    real_end = engine._publish_deferred_end
+
+    def end_then_sample(op, worker, stream, message):
+        real_end(op, worker, stream, message)
+        engine._last_sampled = 0  # no pause between passes
+        events.run_samplers()  # in the worker, before the engine removes op from _inflight
+
+    monkeypatch.setattr(engine, "_publish_deferred_end", end_then_sample)
+    buffer = events.EventBuffer(1000)
+    with events.subscribe_buffer(buffer):
+        engine.push_sync(lambda rc: release.wait(10), mx.cpu(0), mutable_vars=[var], name="long")
+        engine.push_sync(lambda rc: None, mx.cpu(0), mutable_vars=[var], name="behind")
+        time.sleep(0.05)
+        engine._last_sampled = 0
+        events.run_samplers()  # claims both: long pushed and started, behind pushed (published 1)
+        release.set()
+        engine.wait_for_all()
+    ops = per_op(buffer.take(1000))
+    assert sorted(fields["name"] for evs in ops.values() for kind, _, fields in evs if kind == "engine.push") == [
+        "behind",
+        "long",
+    ]
+    for evs in ops.values():
+        assert [kind for kind, _, _ in evs] == list(events.COMBINED_KINDS)  # each once, the end last
+    assert engine._sampled == {}
+
+
 def test_sampling_while_operations_end_gives_each_its_three_events_in_order(make_engine, monkeypatch):
     """The claim between the sampler and an ending operation, under a sampler that never rests."""
     monkeypatch.setattr(events, "SAMPLE_AFTER_NS", 0)
