@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -482,20 +483,25 @@ def parse(variable: str, kind: Kind, raw: str) -> Any:
         raise ConfigError(f"environment variable {variable} must be {kind.describe()}, got {raw!r}") from None
 
 
-def get(name: str) -> Any:
-    """The current value of setting ``name``: the MXLab variable, else MXNet's, else the default."""
+def get(name: str, environ: Mapping[str, str] | None = None) -> Any:
+    """The current value of setting ``name``: the MXLab variable, else MXNet's, else the default.
+
+    ``environ`` reads another environment than this process's (a child's, before it starts).
+    """
     row = setting(name)
+    environ = os.environ if environ is None else environ
     for variable, kind in row.sources():
-        raw = os.environ.get(variable)
+        raw = environ.get(variable)
         if raw is not None and raw.strip():
             label = variable if variable == row.name else f"{variable} (MXNet's name for {row.name})"
             return parse(label, kind, raw)
     return row.default
 
 
-def is_set(name: str) -> bool:
-    """Whether setting ``name`` has a non-blank value (under its own or MXNet's name)."""
-    return any((os.environ.get(variable) or "").strip() for variable, _ in setting(name).sources())
+def is_set(name: str, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether setting ``name`` has a non-blank value (under its own or MXNet's name) in ``environ``."""
+    environ = os.environ if environ is None else environ
+    return any((environ.get(variable) or "").strip() for variable, _ in setting(name).sources())
 
 
 def markdown_table() -> str:

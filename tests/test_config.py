@@ -126,6 +126,17 @@ def test_an_mxnet_name_is_read_when_the_mxlab_name_is_unset_and_loses_when_both_
         config.get("MXLAB_CPU_WORKER_NTHREADS")
 
 
+def test_another_environment_is_read_like_this_one(clean_env):
+    clean_env.setenv("MXLAB_CPU_WORKER_NTHREADS", "7")  # this process's value does not leak into the other
+    child = {"MXNET_CPU_WORKER_NTHREADS": "4", "MXLAB_BLAS_THREADS": " "}
+    assert config.get("MXLAB_CPU_WORKER_NTHREADS", child) == 4
+    assert config.is_set("MXLAB_CPU_WORKER_NTHREADS", child)
+    assert not config.is_set("MXLAB_BLAS_THREADS", child) and config.get("MXLAB_BLAS_THREADS", child) == 0
+    assert config.get("MXLAB_CPU_WORKER_NTHREADS", {}) == 2
+    with pytest.raises(ConfigError, match=r"MXNET_CPU_WORKER_NTHREADS \(MXNet's name for MXLAB_CPU_WORKER_NTHREADS\)"):
+        config.get("MXLAB_CPU_WORKER_NTHREADS", {"MXNET_CPU_WORKER_NTHREADS": "0"})
+
+
 def test_mxnet_engine_type_chooses_the_default_engine(clean_env):
     clean_env.setenv("MXNET_ENGINE_TYPE", "NaiveEngine")
     engine = mx.engine.create()

@@ -213,10 +213,47 @@ class DistKVStore(KVStore):
         saves a round trip and a message per server.
         """
         pairs = self._targets(key, value if out is None else out, "pushpull")
+        direct = self._one_to_one(key, value, pairs)
+        if direct is not None:  # no detour through the buffers (below)
+            grads, outs = direct
+            bufs = {k: self._bufs[k] for k in grads}
+            for server, shards in self._by_server(bufs).items():
+                self._send(server, shards, bufs, priority, pull_back=True, sources=grads, targets=outs)
+            return
         bufs = self._reduce(key, value, priority, "pushpull")
         for server, shards in self._by_server(bufs).items():
             self._send(server, shards, bufs, priority, pull_back=True)
         self._broadcast(pairs, priority)
+
+    def _one_to_one(
+        self, key: Key | Sequence[Key], value: Any, pairs: list[tuple[Key, list[NDArray]]]
+    ) -> tuple[dict[Key, NDArray], dict[Key, NDArray]] | None:
+        """Each key's one gradient and one output, when the buffers would only be a detour; else None.
+
+        With one CPU array per key on each side, ``KVStoreReduce`` copies the gradient into the
+        buffer, the message copies the buffer out, the answer is copied into the buffer and
+        ``KVStoreBroadcast`` copies it to the output: two of the four copies of the whole model
+        per step are the buffer's. Then the message reads the gradient itself and its answer
+        is written into the output. The buffers' variables still order the key's messages.
+        """
+        if self._on_device:  # dist_device_sync moves the buffers to the pushing device: keep them
+            return None
+        grads: dict[Key, NDArray] = {}
+        for k, values in _key_values(key, value, "pushpull"):
+            if k in grads or len(values) != 1 or values[0].context.device_type != "cpu":
+                return None
+            LocalKVStore._check_like(values[0], self._buffer(k, "pushpull"), k, "pushpull", "pushed")
+            grads[k] = values[0]
+        outs: dict[Key, NDArray] = {}
+        for k, targets in pairs:
+            if len(targets) != 1 or targets[0].context.device_type != "cpu":
+                return None
+            outs[k] = targets[0]
+        if events.enabled:  # what _reduce and _broadcast would have said
+            for k, grad in grads.items():
+                events.publish("kvstore.push", key=k, nbytes=_nbytes(grad), ctx=str(grad.context))
+                events.publish("kvstore.pull", key=k, nbytes=_nbytes(outs[k]), ctx=str(outs[k].context))
+        return grads, outs
 
     def _reduce(self, key: Key | Sequence[Key], value: Any, priority: int, what: str) -> dict[Key, NDArray]:
         """``KVStoreReduce``: sum each key's values on this worker into its buffer; the buffers by key."""
@@ -373,25 +410,38 @@ class DistKVStore(KVStore):
                 groups.setdefault(shard.server, []).append(shard)
         return groups
 
-    def _send(self, server: int, shards: list[Shard], bufs: dict[Key, NDArray], priority: int, pull_back: bool) -> None:
+    def _send(
+        self,
+        server: int,
+        shards: list[Shard],
+        bufs: dict[Key, NDArray],
+        priority: int,
+        pull_back: bool,
+        sources: dict[Key, NDArray] | None = None,
+        targets: dict[Key, NDArray] | None = None,
+    ) -> None:
         """``KVStoreDistPush``: one message with every shard this server holds; done when it answers.
 
         The operation writes the buffers' variables, so a later pull of any of these keys waits
         for the answer (which, in ``dist_sync``, comes once the round's update is applied). With
         ``pull_back`` (``KVStoreDistPushPull``) the answer also carries the updated values,
-        written into the buffers.
+        written into the buffers. ``sources`` and ``targets`` replace the buffers as what is
+        sent and what the answer is written into (:meth:`_one_to_one`): the operation then
+        reads the sources' variables and writes the targets' too.
         """
         actor, rank, calls = self._servers[server], self.rank, self._calls
         keys = list(dict.fromkeys(s.key for s in shards))
-        sources = {k: (bufs[k]._data, bufs[k].context) for k in keys}
+        sent_from = sources if sources is not None else bufs
+        written = targets if targets is not None else bufs
+        sources_data = {k: (sent_from[k]._data, sent_from[k].context) for k in keys}
         ctx = bufs[keys[0]].context
         verb = "pushpull" if pull_back else "push"
         blocks = self._shared(shards)
         channel = self._channels.get(server)
-        write = self._writer(shards, bufs, blocks) if pull_back else None
+        write = self._writer(shards, written, blocks) if pull_back else None
 
         def send(run_ctx: Any, on_complete: Callable[..., None]) -> None:
-            flats = {k: np.asarray(_fetch(data, c, cpu(0))).reshape(-1) for k, (data, c) in sources.items()}
+            flats = {k: np.asarray(_fetch(data, c, cpu(0))).reshape(-1) for k, (data, c) in sources_data.items()}
             nbytes = sum(s.size * flats[s.key].itemsize for s in shards) * (2 if pull_back else 1)
             sent = time.perf_counter()
             if blocks is not None:  # shared memory: write this worker's regions, send only the names
@@ -409,9 +459,10 @@ class DistKVStore(KVStore):
                 self._complete, verb, server, ref, sent, nbytes, keys, on_complete, write, blocks is not None
             )
 
-        vars_ = list(dict.fromkeys(bufs[k]._chunk.var for k in keys))
+        vars_ = list(dict.fromkeys([bufs[k]._chunk.var for k in keys] + [written[k]._chunk.var for k in keys]))
+        reads = [v for v in dict.fromkeys(sent_from[k]._chunk.var for k in keys) if v not in vars_]
         name = f"KVStoreDist{'PushPull' if pull_back else 'Push'}({_names(keys)})"
-        self._engine(bufs).push_async(send, ctx, [], vars_, priority=priority, name=name)
+        self._engine(bufs).push_async(send, ctx, reads, vars_, priority=priority, name=name)
 
     def _shared(self, shards: list[Shard]) -> list[SharedBlock] | None:
         """The shards' shared-memory blocks if this worker mapped all of them, else None (use Ray).

@@ -10,7 +10,8 @@ The launcher plays the part of MXNet's ``tools/launch.py`` plus ps-lite's schedu
    ``MXLAB_KV_RAY_ADDRESS``, ``MXLAB_KV_NAMESPACE``, ``MXLAB_KV_TIMEOUT``, ``MXLAB_KV_TRANSPORT`` (see
    :mod:`.cluster`) and ``PYTHONPATH`` pointing at this checkout, so that
    ``mx.kv.create('dist_sync')`` in the script joins the job; their output is prefixed
-   with ``[worker R]``;
+   with ``[worker R]``. The workers share this host's cores: unless the environment says
+   otherwise, each gets its share of engine workers and BLAS threads (:func:`share_cores`);
 4. it watches: when a worker exits with an error, or a server dies, it tells the servers to
    abort (every worker waiting on the store then fails at once with that reason), gives the
    other workers ``--timeout`` seconds to exit, stops the rest, and exits non-zero naming
@@ -29,9 +30,11 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import IO, Any
 
+from .. import config as settings
 from .cluster import (
     DEFAULT_TIMEOUT,
     ENV_TIMEOUT,
@@ -104,8 +107,48 @@ def _pump(stream: IO[bytes], prefix: str, sink: IO[str]) -> None:
     stream.close()
 
 
-def _worker_env(config: DistConfig) -> dict[str, str]:
+#: Variables that already fix how many threads a worker's BLAS starts: the launcher then leaves it alone.
+BLAS_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def host_cores() -> int:
+    """The cores this process may run on (its CPU affinity), which the workers it starts inherit."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity call on this platform
+        return os.cpu_count() or 1
+
+
+def share_cores(env: Mapping[str, str], num_workers: int, cores: int) -> dict[str, str]:
+    """The thread settings that give each of ``num_workers`` workers its share of ``cores``.
+
+    A worker on its own would use every core: two engine CPU workers, and a BLAS with one
+    thread per core, plus, when the engine has two workers, the executor's splits that run
+    one product on both (docs/executor.md). N such workers on one host put N times the busy
+    threads on its cores, and the operating system's time slices then decide who waits: the
+    synchronous job runs at the pace of the worker that was descheduled last. So each worker
+    gets ``cores // num_workers`` cores (at least one): that many engine CPU workers, at most
+    the default, and the BLAS threads that fill the rest. One core each means one engine
+    worker and one BLAS thread, which also turns the ``auto`` splits off. (PyTorch's
+    ``torchrun`` gives each of several processes one OpenMP thread for the same reason.)
+
+    A variable the user set, under MXLab's or MXNet's name, is left as it is. Returns only
+    the variables to add to ``env``.
+    """
+    share = max(1, cores // num_workers)
+    added: dict[str, str] = {}
+    if not settings.is_set("MXLAB_CPU_WORKER_NTHREADS", env):
+        added["MXLAB_CPU_WORKER_NTHREADS"] = str(min(share, settings.setting("MXLAB_CPU_WORKER_NTHREADS").default))
+    engine_workers = settings.get("MXLAB_CPU_WORKER_NTHREADS", {**env, **added})
+    blas_fixed = settings.is_set("MXLAB_BLAS_THREADS", env) or any((env.get(v) or "").strip() for v in BLAS_VARIABLES)
+    if not blas_fixed:
+        added["MXLAB_BLAS_THREADS"] = str(max(1, share // engine_workers))
+    return added
+
+
+def _worker_env(config: DistConfig, threads: Mapping[str, str]) -> dict[str, str]:
     env = dict(os.environ)
+    env.update(threads)
     env.update(config.to_env())
     paths = [REPO_ROOT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != REPO_ROOT]
     env["PYTHONPATH"] = os.pathsep.join(paths)
@@ -114,9 +157,11 @@ def _worker_env(config: DistConfig) -> dict[str, str]:
     return env
 
 
-def start_worker(rank: int, config: DistConfig, command: list[str]) -> Worker:
-    """Start worker ``rank`` running ``command`` with the job's environment variables."""
-    process = subprocess.Popen(command, env=_worker_env(config), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def start_worker(rank: int, config: DistConfig, command: list[str], threads: Mapping[str, str] | None = None) -> Worker:
+    """Start worker ``rank`` running ``command`` with the job's environment variables (and ``threads``')."""
+    process = subprocess.Popen(
+        command, env=_worker_env(config, threads or {}), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     pumps = [
         threading.Thread(target=_pump, args=(process.stdout, f"[worker {rank}] ", sys.stdout), daemon=True),
         threading.Thread(target=_pump, args=(process.stderr, f"[worker {rank}] ", sys.stderr), daemon=True),
@@ -205,14 +250,19 @@ def main(argv: list[str] | None = None) -> int:
             f"{args.num_servers} server(s) up in Ray namespace {namespace!r} at {address}; "
             f"starting {args.num_workers} worker(s): {' '.join(args.command)}"
         )
+        cores = host_cores()
+        threads = share_cores(os.environ, args.num_workers, cores)
+        if threads:
+            chosen = ", ".join(f"{name}={value}" for name, value in threads.items())
+            _log(f"{args.num_workers} worker(s) share {cores} core(s): each gets {chosen} (set them to choose)")
         for rank in range(args.num_workers):
             config = DistConfig(rank, args.num_workers, args.num_servers, namespace, address, timeout, bound, transport)
             try:
-                workers.append(start_worker(rank, config, args.command))
+                workers.append(start_worker(rank, config, args.command, threads))
             except OSError as err:
                 raise LaunchError(f"cannot start worker {rank} with {args.command!r}: {err}") from err
         code = supervise(ray, workers, servers, timeout)
-    except LaunchError as err:
+    except (LaunchError, settings.ConfigError) as err:  # a worker command or a thread variable that cannot work
         _log(str(err))
         code = 2
     except KeyboardInterrupt:

@@ -134,6 +134,8 @@ class KVServer:
         self._mapped: dict[ShardName, set[int]] = {}  # which workers have mapped each block
         self._block_prefix = f"mxlab-kv-{os.getpid()}-{uuid.uuid4().hex[:8]}-{index}"
         self._channel_path: str | None = None  # the Unix socket of the shared-memory verbs (.channel)
+        # the listening server: asyncio closes a server's socket when nothing references it any more
+        self._channel_server: asyncio.AbstractServer | None = None
         self._channel_users: set[int] = set()  # workers that have connected (and mapped) at least once
 
     # ------------------------------------------------------------------ job set-up
@@ -268,7 +270,7 @@ class KVServer:
         if self._channel_path is None:
             path = os.path.join(tempfile.gettempdir(), f"{self._block_prefix}.sock")
             verbs = {"push_shared": self.push_shared, "pushpull_shared": self.pushpull_shared}
-            await serve(path, {**verbs, "pull_shared": self.pull_shared})
+            self._channel_server = await serve(path, {**verbs, "pull_shared": self.pull_shared})
             self._channel_path = path
         specs = []
         for shard in shards:

@@ -24,6 +24,7 @@ import framework as mx
 from framework import events
 from framework.kvstore.cluster import DistConfig, local_ray_options, start_servers, stop_servers
 from framework.kvstore.dist import DistKVStore
+from framework.kvstore.launch import host_cores, share_cores
 from framework.kvstore.sharding import server_of
 from framework.module import Module
 
@@ -312,6 +313,38 @@ def batches_and_priorities():
     return found
 
 
+def one_to_one_pushpull():
+    """Runs on each worker: pushpull with one gradient and one output per key, then with two devices."""
+    kv = mx.kv.create("dist_sync")
+    rank = kv.rank
+    kv.init(["w", "big"], [mx.nd.ones((2, 3)), mx.nd.zeros((4, 5))])  # 'big' is split over both servers
+    kv.set_updater(lambda key, merged, stored: stored.__iadd__(merged))
+    grads = [mx.nd.full((2, 3), rank + 1.0), mx.nd.full((4, 5), 10.0 * (rank + 1))]
+    outs = [mx.nd.zeros((2, 3)), mx.nd.zeros((4, 5))]
+    with events.record(["engine.push", "kvstore.push", "kvstore.pull"]) as rec:
+        kv.pushpull(["w", "big"], grads, out=outs)
+        mx.nd.waitall()
+    found = {
+        "outs": [o.asnumpy() for o in outs],
+        "grads": [g.asnumpy() for g in grads],
+        "ops": sorted(e["name"] for e in rec.events if e["kind"] == "engine.push"),
+        "traffic": sorted((e["kind"], e["key"]) for e in rec.events if e["kind"] != "engine.push"),
+    }
+    # the next step reads the outputs and rewrites the gradients: the engine orders both after the answer
+    grads[0][:] = 100.0
+    kv.pushpull("w", grads[0], out=outs[0])
+    found["second"] = outs[0].asnumpy()
+    # two devices per key: the buffer sums them and copies the answer to both outputs
+    two = [mx.nd.full((2, 3), 1.0, ctx=mx.cpu(0)), mx.nd.full((2, 3), 2.0, ctx=mx.cpu(1))]
+    outs2 = [mx.nd.zeros((2, 3), ctx=mx.cpu(0)), mx.nd.zeros((2, 3), ctx=mx.cpu(1))]
+    with events.record(["engine.push"]) as rec:
+        kv.pushpull("w", two, out=outs2)
+        mx.nd.waitall()
+    found["two_devices"] = [o.asnumpy() for o in outs2]
+    found["two_devices_ops"] = sorted(e["name"] for e in rec.events)
+    return found
+
+
 def mlp():
     data = mx.sym.Variable("data")
     h = mx.sym.Activation(mx.sym.FullyConnected(data, num_hidden=8, name="fc1"), act_type="relu")
@@ -506,6 +539,32 @@ def test_one_message_per_server_per_batch_and_sums_with_priorities(job):
     assert (r0["events"][0]["rank"], r1["events"][0]["rank"]) == (0, 1)
 
 
+def test_pushpull_with_one_array_per_key_skips_the_buffers(job):
+    r0, r1 = job(bigarray_bound=10).run(one_to_one_pushpull)
+    for rank, r in enumerate((r0, r1)):
+        # the updater adds the round's sum: 1 + (1 + 2), and 0 + (10 + 20)
+        np.testing.assert_allclose(r["outs"][0], np.full((2, 3), 4.0))
+        np.testing.assert_allclose(r["outs"][1], np.full((4, 5), 30.0))
+        # the gradients were only read
+        np.testing.assert_allclose(r["grads"][0], np.full((2, 3), rank + 1.0))
+        np.testing.assert_allclose(r["grads"][1], np.full((4, 5), 10.0 * (rank + 1)))
+        # one message per server ('big' is split over both) and no reduce or broadcast operation
+        assert r["ops"] == ["KVStoreDistPushPull('big')", "KVStoreDistPushPull('w', 'big')"]
+        # the events still tell the UI what went out and came back
+        assert r["traffic"] == [
+            ("kvstore.pull", "big"),
+            ("kvstore.pull", "w"),
+            ("kvstore.push", "big"),
+            ("kvstore.push", "w"),
+        ]
+        np.testing.assert_allclose(r["second"], np.full((2, 3), 4.0 + 200.0))
+        # two devices: 204 + (1 + 2) * 2 workers, on both outputs, through the buffer
+        for out in r["two_devices"]:
+            np.testing.assert_allclose(out, np.full((2, 3), 210.0))
+        assert "KVStoreReduce('w')" in r["two_devices_ops"]
+        assert r["two_devices_ops"].count("KVStoreBroadcast('w')") == 2
+
+
 # ----------------------------------------------------------------------------- the launcher
 LAUNCHED = textwrap.dedent(
     """
@@ -524,6 +583,8 @@ LAUNCHED = textwrap.dedent(
         ray.kill(ray.get_actor("mxlab-kv-server-1", namespace=os.environ["MXLAB_KV_NAMESPACE"]))
     if os.environ.get("KILL_SERVER"):
         time.sleep(4)  # the launcher checks its servers every second: it notices first
+    threads = [os.environ.get(name) for name in ("MXLAB_CPU_WORKER_NTHREADS", "MXLAB_BLAS_THREADS")]
+    print(f"rank {kv.rank} threads {threads} engine workers {mx.config.get('MXLAB_CPU_WORKER_NTHREADS')}")
     out = mx.nd.zeros((3,))
     for step in range(3):
         kv.push("w", mx.nd.full((3,), kv.rank + 1.0))
@@ -546,11 +607,28 @@ def launch(cluster, tmp_path, extra_env: dict[str, str]) -> tuple[subprocess.Com
 
 
 def test_launcher_runs_two_workers(cluster, tmp_path):
-    done, _ = launch(cluster, tmp_path, {})
+    done, _ = launch(cluster, tmp_path, {"MXLAB_CPU_WORKER_NTHREADS": "", "MXLAB_BLAS_THREADS": ""})
     assert done.returncode == 0, done.stderr
     for rank in (0, 1):
         for step in range(3):
             assert f"[worker {rank}] rank {rank}/2 step {step} [3.0, 3.0, 3.0]" in done.stdout
+    # the two workers share this machine's cores: each gets its share of engine workers and BLAS threads
+    blank = {k: v for k, v in os.environ.items() if k not in ("MXLAB_CPU_WORKER_NTHREADS", "MXLAB_BLAS_THREADS")}
+    share = share_cores(blank, 2, host_cores())
+    engine_workers = share.get("MXLAB_CPU_WORKER_NTHREADS", "")  # "": the blank value the test gave
+    blas = share.get("MXLAB_BLAS_THREADS", "")
+    for rank in (0, 1):
+        assert f"[worker {rank}] rank {rank} threads [{engine_workers!r}, {blas!r}]" in done.stdout, done.stdout
+    if share:
+        assert f"launch: 2 worker(s) share {host_cores()} core(s): each gets" in done.stderr
+
+
+def test_launcher_keeps_the_thread_counts_it_is_given(cluster, tmp_path):
+    done, _ = launch(cluster, tmp_path, {"MXLAB_CPU_WORKER_NTHREADS": "3", "OMP_NUM_THREADS": "2"})
+    assert done.returncode == 0, done.stderr
+    for rank in (0, 1):
+        assert f"[worker {rank}] rank {rank} threads ['3', None] engine workers 3" in done.stdout, done.stdout
+    assert "share" not in done.stderr
 
 
 def test_launcher_fails_naming_the_dead_worker(cluster, tmp_path):

@@ -9,7 +9,7 @@ import pytest
 from framework.config import ConfigError
 from framework.kvstore import KVStoreError, create
 from framework.kvstore.cluster import ENV_NAMESPACE, ENV_NUM_SERVERS, ENV_NUM_WORKERS, ENV_RANK, DistConfig
-from framework.kvstore.launch import parse_args
+from framework.kvstore.launch import parse_args, share_cores
 from framework.kvstore.sharding import DEFAULT_BIGARRAY_BOUND, bigarray_bound_from_env, layout, server_of
 
 JOB_VARS = (ENV_RANK, ENV_NUM_WORKERS, ENV_NUM_SERVERS, ENV_NAMESPACE, "MXLAB_KV_TIMEOUT", "MXLAB_KV_RAY_ADDRESS")
@@ -113,3 +113,24 @@ def test_launcher_arguments_are_checked(capsys):
         with pytest.raises(SystemExit):
             parse_args(argv)
         assert message in capsys.readouterr().err
+
+
+def test_the_launcher_shares_the_cores_among_its_workers():
+    # one core each: one engine worker and one BLAS thread (the executor's auto splits then stay off)
+    assert share_cores({}, 2, 2) == {"MXLAB_CPU_WORKER_NTHREADS": "1", "MXLAB_BLAS_THREADS": "1"}
+    assert share_cores({}, 3, 2) == {"MXLAB_CPU_WORKER_NTHREADS": "1", "MXLAB_BLAS_THREADS": "1"}
+    # more cores than workers: the default engine workers, and BLAS threads for the rest of the share
+    assert share_cores({}, 2, 8) == {"MXLAB_CPU_WORKER_NTHREADS": "2", "MXLAB_BLAS_THREADS": "2"}
+    assert share_cores({}, 1, 16) == {"MXLAB_CPU_WORKER_NTHREADS": "2", "MXLAB_BLAS_THREADS": "8"}
+    assert share_cores({}, 4, 12) == {"MXLAB_CPU_WORKER_NTHREADS": "2", "MXLAB_BLAS_THREADS": "1"}
+    # what the user set stays: MXLab's or MXNet's name for the engine workers, any BLAS thread variable
+    assert share_cores({"MXNET_CPU_WORKER_NTHREADS": "4"}, 2, 8) == {"MXLAB_BLAS_THREADS": "1"}
+    assert share_cores({"MXLAB_CPU_WORKER_NTHREADS": "1"}, 2, 8) == {"MXLAB_BLAS_THREADS": "4"}
+    for blas in ("MXLAB_BLAS_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        assert share_cores({blas: "3"}, 2, 2) == {"MXLAB_CPU_WORKER_NTHREADS": "1"}
+    assert share_cores({"MXLAB_CPU_WORKER_NTHREADS": "1", "OMP_NUM_THREADS": "1"}, 2, 2) == {}
+    # a blank value is no value
+    assert share_cores({"OMP_NUM_THREADS": " "}, 2, 2) == {"MXLAB_CPU_WORKER_NTHREADS": "1", "MXLAB_BLAS_THREADS": "1"}
+    # a value that cannot be read is refused with the variable's name
+    with pytest.raises(ConfigError, match="MXLAB_CPU_WORKER_NTHREADS must be"):
+        share_cores({"MXLAB_CPU_WORKER_NTHREADS": "many"}, 2, 2)
