@@ -246,7 +246,8 @@ class DistKVStore(KVStore):
             grads[k] = values[0]
         outs: dict[Key, NDArray] = {}
         for k, targets in pairs:
-            if len(targets) != 1 or targets[0].context.device_type != "cpu":
+            # the answer is written through a flat view: a strided output (a column view) takes the buffer
+            if len(targets) != 1 or targets[0].context.device_type != "cpu" or not _flat(targets[0]):
                 return None
             outs[k] = targets[0]
         if events.enabled:  # what _reduce and _broadcast would have said
@@ -627,6 +628,11 @@ class DistKVStore(KVStore):
         if home != buf.context:
             buf = self._bufs[key] = nd.empty(buf.shape, home, buf.dtype)
         return buf
+
+
+def _flat(array: NDArray) -> bool:
+    """Whether ``array``'s memory is one C-ordered run, so that a flat view of it writes into it."""
+    return bool(array._data.flags.c_contiguous)
 
 
 def _names(keys: list[Key]) -> str:

@@ -334,6 +334,11 @@ def one_to_one_pushpull():
     grads[0][:] = 100.0
     kv.pushpull("w", grads[0], out=outs[0])
     found["second"] = outs[0].asnumpy()
+    # a strided output (part of a column of a bigger array) cannot take the answer through a flat view
+    grid = mx.nd.zeros((2, 4, 2))
+    column = grid[:, 0:3, 1]
+    kv.pushpull("w", mx.nd.ones((2, 3)), out=column)
+    found["column"] = grid.asnumpy()
     # two devices per key: the buffer sums them and copies the answer to both outputs
     two = [mx.nd.full((2, 3), 1.0, ctx=mx.cpu(0)), mx.nd.full((2, 3), 2.0, ctx=mx.cpu(1))]
     outs2 = [mx.nd.zeros((2, 3), ctx=mx.cpu(0)), mx.nd.zeros((2, 3), ctx=mx.cpu(1))]
@@ -558,9 +563,13 @@ def test_pushpull_with_one_array_per_key_skips_the_buffers(job):
             ("kvstore.push", "w"),
         ]
         np.testing.assert_allclose(r["second"], np.full((2, 3), 4.0 + 200.0))
-        # two devices: 204 + (1 + 2) * 2 workers, on both outputs, through the buffer
+        # through the buffer: 204 + 1 + 1 into the column of the grid, the rest of the grid untouched
+        np.testing.assert_allclose(r["column"][:, 0:3, 1], np.full((2, 3), 206.0))
+        np.testing.assert_allclose(r["column"][:, 3, 1], np.zeros(2))
+        np.testing.assert_allclose(r["column"][:, :, 0], np.zeros((2, 4)))
+        # two devices: 206 + (1 + 2) * 2 workers, on both outputs, through the buffer
         for out in r["two_devices"]:
-            np.testing.assert_allclose(out, np.full((2, 3), 210.0))
+            np.testing.assert_allclose(out, np.full((2, 3), 212.0))
         assert "KVStoreReduce('w')" in r["two_devices_ops"]
         assert r["two_devices_ops"].count("KVStoreBroadcast('w')") == 2
 
