@@ -132,9 +132,12 @@ def share_cores(env: Mapping[str, str], num_workers: int, cores: int) -> dict[st
     worker and one BLAS thread, which also turns the ``auto`` splits off. (PyTorch's
     ``torchrun`` gives each of several processes one OpenMP thread for the same reason.)
 
-    A variable the user set, under MXLab's or MXNet's name, is left as it is. Returns only
-    the variables to add to ``env``.
+    A variable the user set, under MXLab's or MXNet's name, is left as it is, and a single
+    worker has the host to itself: it keeps what a plain process would have. Returns only the
+    variables to add to ``env``.
     """
+    if num_workers < 2:
+        return {}
     share = max(1, cores // num_workers)
     added: dict[str, str] = {}
     if not settings.is_set("MXLAB_CPU_WORKER_NTHREADS", env):

@@ -121,7 +121,9 @@ def test_the_launcher_shares_the_cores_among_its_workers():
     assert share_cores({}, 3, 2) == {"MXLAB_CPU_WORKER_NTHREADS": "1", "MXLAB_BLAS_THREADS": "1"}
     # more cores than workers: the default engine workers, and BLAS threads for the rest of the share
     assert share_cores({}, 2, 8) == {"MXLAB_CPU_WORKER_NTHREADS": "2", "MXLAB_BLAS_THREADS": "2"}
-    assert share_cores({}, 1, 16) == {"MXLAB_CPU_WORKER_NTHREADS": "2", "MXLAB_BLAS_THREADS": "8"}
+    # one worker has the host to itself: nothing changes from a plain process
+    assert share_cores({}, 1, 16) == {}
+    assert share_cores({}, 1, 1) == {}
     assert share_cores({}, 4, 12) == {"MXLAB_CPU_WORKER_NTHREADS": "2", "MXLAB_BLAS_THREADS": "1"}
     # what the user set stays: MXLab's or MXNet's name for the engine workers, any BLAS thread variable
     assert share_cores({"MXNET_CPU_WORKER_NTHREADS": "4"}, 2, 8) == {"MXLAB_BLAS_THREADS": "1"}
