@@ -22,7 +22,7 @@ update. And because they are engine operations, ``push`` and ``pull`` return at 
 gradient of the last layer travels while the backward pass is still computing the earlier ones.
 An engine operation must not block a worker thread for a whole network round trip, so the
 operations are *asynchronous*: they hand Ray's answers to a small thread pool, which writes
-the received data and calls ``on_complete``.
+the received data and calls ``on_complete`` (:mod:`.messages`: how the messages travel).
 
 On the servers' own host, a ``dist_sync`` worker moves the arrays through shared memory
 instead of Ray's object store (:mod:`.shared_blocks`): before sending, it copies each shard into
@@ -40,26 +40,24 @@ from __future__ import annotations
 
 import pickle
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import numpy as np
-
-from .. import backend, events
+from .. import events
 from .. import ndarray as nd
 from .. import optimizer as opt
 from ..atomic_file import write_bytes_atomic
 from ..context import cpu
 from ..ndarray import NDArray
 from .base import Key, KVStore, KVStoreError, Updater
-from .channel import Channel, ChannelClosed
+from .channel import Channel
 from .cluster import DistConfig, find_servers, import_ray, server_name
-from .local import LocalKVStore, _fetch, _key_values, _nbytes
+from .local import LocalKVStore, _key_values, _nbytes
+from .messages import ANSWER_THREADS, RefList, ServerMessages
 from .sharding import Shard, layout
 from .shared_blocks import SharedBlock
-from .timing import CallLog, CallRecord, StepSplit, split_step
+from .timing import CallLog, StepSplit, split_step
 
 #: Distributed type -> (synchronous?, sum a worker's devices on a device?). MXNet treats any
 #: ``dist*`` name without ``_async`` as synchronous; ``dist`` alone is ``dist_sync``.
@@ -72,13 +70,9 @@ DIST_MODES: dict[str, tuple[bool, bool]] = {
 }
 #: The tag of the optimizer-state files written by :meth:`DistKVStore.save_optimizer_states`.
 STATES_FORMAT = "mxlab-dist-optimizer-states-1"
-#: Threads that wait for the servers' answers (an engine worker never blocks on the network).
-ANSWER_THREADS = 4
-
-RefList = list[tuple[int, Any]]  # (server index, Ray ObjectRef)
 
 
-class DistKVStore(KVStore):
+class DistKVStore(ServerMessages, KVStore):
     """A store whose keys live on Ray server actors, shared by ``num_workers`` worker processes.
 
     Args:
@@ -402,215 +396,6 @@ class DistKVStore(KVStore):
         """Each server's summary (mode, shards held, pushes served): for tests and curious readers."""
         return self._wait(self._to_all(lambda s: s.ping.remote()), "server_info")
 
-    # ------------------------------------------------------------------ engine operations
-    def _by_server(self, bufs: dict[Key, NDArray]) -> dict[int, list[Shard]]:
-        """The shards of ``bufs``' keys, grouped by the server that holds them (in key order)."""
-        groups: dict[int, list[Shard]] = {}
-        for k in bufs:
-            for shard in self._layouts[k]:
-                groups.setdefault(shard.server, []).append(shard)
-        return groups
-
-    def _send(
-        self,
-        server: int,
-        shards: list[Shard],
-        bufs: dict[Key, NDArray],
-        priority: int,
-        pull_back: bool,
-        sources: dict[Key, NDArray] | None = None,
-        targets: dict[Key, NDArray] | None = None,
-    ) -> None:
-        """``KVStoreDistPush``: one message with every shard this server holds; done when it answers.
-
-        The operation writes the buffers' variables, so a later pull of any of these keys waits
-        for the answer (which, in ``dist_sync``, comes once the round's update is applied). With
-        ``pull_back`` (``KVStoreDistPushPull``) the answer also carries the updated values,
-        written into the buffers. ``sources`` and ``targets`` replace the buffers as what is
-        sent and what the answer is written into (:meth:`_one_to_one`): the operation then
-        reads the sources' variables and writes the targets' too.
-        """
-        actor, rank, calls = self._servers[server], self.rank, self._calls
-        keys = list(dict.fromkeys(s.key for s in shards))
-        sent_from = sources if sources is not None else bufs
-        written = targets if targets is not None else bufs
-        sources_data = {k: (sent_from[k]._data, sent_from[k].context) for k in keys}
-        ctx = bufs[keys[0]].context
-        verb = "pushpull" if pull_back else "push"
-        blocks = self._shared(shards)
-        channel = self._channels.get(server)
-        write = self._writer(shards, written, blocks) if pull_back else None
-
-        def send(run_ctx: Any, on_complete: Callable[..., None]) -> None:
-            flats = {k: np.asarray(_fetch(data, c, cpu(0))).reshape(-1) for k, (data, c) in sources_data.items()}
-            nbytes = sum(s.size * flats[s.key].itemsize for s in shards) * (2 if pull_back else 1)
-            sent = time.perf_counter()
-            if blocks is not None:  # shared memory: write this worker's regions, send only the names
-                for shard, block in zip(shards, blocks, strict=True):
-                    np.copyto(block.pushes[rank], flats[shard.key][shard.start : shard.stop])
-                names = [s.name for s in shards]
-                ref = channel.call("pushpull_shared" if pull_back else "push_shared", rank, names)
-            else:
-                # views of the buffers: Ray serialises them into its object store during .remote(),
-                # so the buffers may change as soon as it returns
-                items = [(s.name, flats[s.key][s.start : s.stop]) for s in shards]
-                ref = (actor.pushpull if pull_back else actor.push).remote(rank, items)
-            calls.sent()
-            self._answers.submit(
-                self._complete, verb, server, ref, sent, nbytes, keys, on_complete, write, blocks is not None
-            )
-
-        vars_ = list(dict.fromkeys([bufs[k]._chunk.var for k in keys] + [written[k]._chunk.var for k in keys]))
-        reads = [v for v in dict.fromkeys(sent_from[k]._chunk.var for k in keys) if v not in vars_]
-        name = f"KVStoreDist{'PushPull' if pull_back else 'Push'}({_names(keys)})"
-        self._engine(bufs).push_async(send, ctx, reads, vars_, priority=priority, name=name)
-
-    def _shared(self, shards: list[Shard]) -> list[SharedBlock] | None:
-        """The shards' shared-memory blocks if this worker mapped all of them, else None (use Ray).
-
-        A worker maps a server's blocks and connects to its channel together (:meth:`_share`).
-        """
-        blocks = [self._blocks.get(s.name) for s in shards]
-        return None if any(b is None for b in blocks) else blocks
-
-    @staticmethod
-    def _writer(
-        shards: list[Shard], bufs: dict[Key, NDArray], blocks: list[SharedBlock] | None
-    ) -> Callable[[list[np.ndarray] | None], None]:
-        """A function writing a server's answer (one array per shard, or the blocks' values) into the buffers."""
-        targets = {s.key: (bufs[s.key]._data, bufs[s.key].context) for s in shards}
-
-        def write(answer: list[np.ndarray] | None) -> None:
-            # the parts are read-only views of Ray's object store, or the blocks' value regions
-            # (which no round overwrites before this worker's next push): copy each once, into its buffer
-            parts = answer if blocks is None else [b.value for b in blocks]
-            for shard, part in zip(shards, parts, strict=True):
-                data, c = targets[shard.key]
-                with backend.device(c):
-                    data.reshape(-1)[shard.start : shard.stop] = backend.array_module(c).asarray(part)
-
-        return write
-
-    def _receive(self, server: int, shards: list[Shard], bufs: dict[Key, NDArray], priority: int) -> None:
-        """``KVStoreDistPull``: one message fetching every shard this server holds into the buffers."""
-        actor, calls = self._servers[server], self._calls
-        keys = list(dict.fromkeys(s.key for s in shards))
-        ctx = bufs[keys[0]].context
-        blocks = self._shared(shards)
-        channel = self._channels.get(server)
-        write = self._writer(shards, bufs, blocks)
-
-        def receive(run_ctx: Any, on_complete: Callable[..., None]) -> None:
-            sent = time.perf_counter()
-            names = [s.name for s in shards]
-            ref = actor.pull.remote(names) if blocks is None else channel.call("pull_shared", names)
-            calls.sent()
-            nbytes = sum(s.size * bufs[s.key].dtype.itemsize for s in shards)
-            self._answers.submit(
-                self._complete, "pull", server, ref, sent, nbytes, keys, on_complete, write, blocks is not None
-            )
-
-        vars_ = list(dict.fromkeys(bufs[k]._chunk.var for k in keys))
-        self._engine(bufs).push_async(
-            receive, ctx, [], vars_, priority=priority, name=f"KVStoreDistPull({_names(keys)})"
-        )
-
-    @staticmethod
-    def _engine(bufs: dict[Key, NDArray]) -> Any:
-        return next(iter(bufs.values()))._chunk.engine
-
-    def _complete(
-        self,
-        verb: str,
-        server: int,
-        ref: Any,
-        sent: float,
-        nbytes: int,
-        keys: list[Key],
-        on_complete: Callable[..., None],
-        deliver: Callable[[list | None], None] | None,
-        shared: bool,
-    ) -> None:
-        """On an answer thread: wait for the server, deliver the data, log the call, report to the engine."""
-        try:
-            what = f"{verb}({_names(keys)})"
-            answer = self._answer(server, ref, what) if shared else self._wait([(server, ref)], what)[0]
-            answered = time.perf_counter()
-            # a push answers the seconds it was held, a pull the values, a pushpull both; through
-            # shared memory the values are in the blocks, and a pull answers nothing
-            if shared:
-                waited, values = (0.0 if verb == "pull" else answer), None
-            else:
-                waited, values = {"push": (answer, None), "pull": (0.0, answer), "pushpull": answer}[verb]
-            if deliver is not None:
-                deliver(values)
-            waited = float(waited)
-            self._calls.answered(CallRecord(verb, server, sent, answered, waited, nbytes))
-        except BaseException as err:
-            on_complete(err)
-            return
-        on_complete()
-
-    # ------------------------------------------------------------------ waiting for servers
-    def _to_all(self, call: Callable[[Any], Any]) -> RefList:
-        return [(i, call(s)) for i, s in enumerate(self._servers)]
-
-    def _wait(self, refs: RefList, what: str) -> list[Any]:
-        """The servers' answers, or a :class:`KVStoreError` saying which server failed and why.
-
-        A server bounds its own waits by the timeout and then names the missing workers; the
-        worker waits a little longer so that this clearer message is the one that arrives.
-        """
-        ray = self._ray
-        limit = self._config.timeout + max(2.0, 0.25 * self._config.timeout)
-        deadline = time.monotonic() + limit
-        results = []
-        for index, ref in refs:
-            try:
-                results.append(ray.get(ref, timeout=max(0.0, deadline - time.monotonic())))
-            except ray.exceptions.GetTimeoutError:
-                raise KVStoreError(
-                    f"{what}: KVStore server {index} did not answer within {limit:g} s ({self._liveness()})"
-                ) from None
-            except ray.exceptions.RayActorError:
-                raise KVStoreError(
-                    f"{what}: KVStore server {index} ({server_name(index)}) has died; the job cannot continue "
-                    f"({self._liveness()})"
-                ) from None
-            except ray.exceptions.RayTaskError as err:
-                cause = err.cause
-                if isinstance(cause, KVStoreError):
-                    raise KVStoreError(f"{cause}") from None
-                raise KVStoreError(f"{what}: server {index} failed: {type(cause).__name__}: {cause}") from None
-        return results
-
-    def _answer(self, index: int, future: Future, what: str) -> Any:
-        """A channel call's answer, bounded like :meth:`_wait` and with the same errors."""
-        limit = self._config.timeout + max(2.0, 0.25 * self._config.timeout)
-        try:
-            return future.result(timeout=limit)
-        except FutureTimeout:
-            raise KVStoreError(
-                f"{what}: KVStore server {index} did not answer within {limit:g} s ({self._liveness()})"
-            ) from None
-        except ChannelClosed as err:
-            raise KVStoreError(
-                f"{what}: KVStore server {index} ({server_name(index)}) has died; the job cannot continue "
-                f"({err}; {self._liveness()})"
-            ) from None
-
-    def _liveness(self) -> str:
-        """Which servers still answer a ping (asked when something went wrong)."""
-        ray = self._ray
-        alive, dead = [], []
-        for index, server in enumerate(self._servers):
-            try:
-                ray.get(server.ping.remote(), timeout=2.0)
-                alive.append(index)
-            except Exception:
-                dead.append(index)
-        return f"servers answering: {alive}, not answering: {dead}"
-
     # ------------------------------------------------------------------ buffers
     def _buffer(self, key: Key, what: str) -> NDArray:
         buf = self._bufs.get(key)
@@ -633,11 +418,6 @@ class DistKVStore(KVStore):
 def _flat(array: NDArray) -> bool:
     """Whether ``array``'s memory is one C-ordered run, so that a flat view of it writes into it."""
     return bool(array._data.flags.c_contiguous)
-
-
-def _names(keys: list[Key]) -> str:
-    """The keys of one message as an operation name shows them: ``'fc1_weight', 'fc1_bias'``."""
-    return ", ".join(repr(k) for k in keys)
 
 
 __all__ = ["DIST_MODES", "DistKVStore", "STATES_FORMAT"]
