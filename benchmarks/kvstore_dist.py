@@ -45,6 +45,7 @@ import numpy as np
 
 import framework as mx
 from framework.kvstore.cluster import import_ray, local_ray_options
+from framework.kvstore.launch import BLAS_VARIABLES
 from framework.module import Module
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -52,8 +53,6 @@ BATCH = 64
 FEATURES = 784
 CLASSES = 10
 RESULT_TAG = "KVSTORE_DIST_RESULT "
-#: The variables that set how many threads NumPy's BLAS (OpenBLAS, MKL, OpenMP builds) starts.
-BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 # ----------------------------------------------------------------------------- the worker
@@ -186,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # every process (workers, servers, the local baseline) gets the same BLAS thread count; it must be
     # set before Ray starts, whose worker processes (the servers) inherit this environment
-    for name in BLAS_THREAD_VARIABLES:
+    for name in BLAS_VARIABLES:
         os.environ[name] = str(args.blas_threads)
     ray = import_ray()
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)

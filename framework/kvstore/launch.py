@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from .. import config as settings
+from ..executor.split_backward import available_cores
 from .cluster import (
     DEFAULT_TIMEOUT,
     ENV_TIMEOUT,
@@ -107,16 +108,9 @@ def _pump(stream: IO[bytes], prefix: str, sink: IO[str]) -> None:
     stream.close()
 
 
-#: Variables that already fix how many threads a worker's BLAS starts: the launcher then leaves it alone.
+#: The variables that set how many threads a BLAS starts (OpenMP builds, OpenBLAS, MKL): when one is
+#: set, the launcher leaves a worker's BLAS alone.
 BLAS_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-def host_cores() -> int:
-    """The cores this process may run on (its CPU affinity), which the workers it starts inherit."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # no affinity call on this platform
-        return os.cpu_count() or 1
 
 
 def share_cores(env: Mapping[str, str], num_workers: int, cores: int) -> dict[str, str]:
@@ -253,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{args.num_servers} server(s) up in Ray namespace {namespace!r} at {address}; "
             f"starting {args.num_workers} worker(s): {' '.join(args.command)}"
         )
-        cores = host_cores()
+        cores = available_cores()  # the workers inherit this process's CPU affinity
         threads = share_cores(os.environ, args.num_workers, cores)
         if threads:
             chosen = ", ".join(f"{name}={value}" for name, value in threads.items())

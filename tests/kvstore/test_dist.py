@@ -22,9 +22,10 @@ from needs import needs_module
 
 import framework as mx
 from framework import events
+from framework.executor.split_backward import available_cores
 from framework.kvstore.cluster import DistConfig, local_ray_options, start_servers, stop_servers
 from framework.kvstore.dist import DistKVStore
-from framework.kvstore.launch import host_cores, share_cores
+from framework.kvstore.launch import share_cores
 from framework.kvstore.sharding import server_of
 from framework.module import Module
 
@@ -623,13 +624,13 @@ def test_launcher_runs_two_workers(cluster, tmp_path):
             assert f"[worker {rank}] rank {rank}/2 step {step} [3.0, 3.0, 3.0]" in done.stdout
     # the two workers share this machine's cores: each gets its share of engine workers and BLAS threads
     blank = {k: v for k, v in os.environ.items() if k not in ("MXLAB_CPU_WORKER_NTHREADS", "MXLAB_BLAS_THREADS")}
-    share = share_cores(blank, 2, host_cores())
+    share = share_cores(blank, 2, available_cores())
     engine_workers = share.get("MXLAB_CPU_WORKER_NTHREADS", "")  # "": the blank value the test gave
     blas = share.get("MXLAB_BLAS_THREADS", "")
     for rank in (0, 1):
         assert f"[worker {rank}] rank {rank} threads [{engine_workers!r}, {blas!r}]" in done.stdout, done.stdout
     if share:
-        assert f"launch: 2 worker(s) share {host_cores()} core(s): each gets" in done.stderr
+        assert f"launch: 2 worker(s) share {available_cores()} core(s): each gets" in done.stderr
 
 
 def test_launcher_keeps_the_thread_counts_it_is_given(cluster, tmp_path):
