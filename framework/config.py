@@ -382,6 +382,14 @@ SETTINGS: dict[str, Setting] = {
             "(0: on each device)",
             mxnet="MXNET_UPDATE_ON_KVSTORE",
         ),
+        Setting(
+            "MXLAB_OPTIMIZER_AGGREGATION_SIZE",
+            Integer(minimum=0),
+            64,
+            "at most this many weights per fused SGD update (`multi_sgd[_mom]_update`), read when an "
+            "`SGD` is made (its `aggregate_num`); 0: one `sgd[_mom]_update` per weight",
+            mxnet="MXNET_OPTIMIZER_AGGREGATION_SIZE",
+        ),
         # ------------------------------------------------------------------ KVStore
         Setting(
             "MXLAB_KVSTORE_BIGARRAY_BOUND",

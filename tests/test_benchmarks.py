@@ -407,3 +407,7 @@ def test_train_throughput_reports_cpu_time_per_step_beside_the_rates():
     cpu = record["cpu_ms_per_step"]
     assert set(cpu) == {"module", "numpy"} and all(v > 0 for v in cpu.values())
     assert record["ratios"]["numpy_over_module_cpu"] > 0 and record["ratios"]["numpy_over_module"] > 0
+    ratio = record["ratios"]["module_over_numpy"]  # issue 19's figure, the same pairs the other way up
+    assert ratio == pytest.approx(1 / record["ratios"]["numpy_over_module"])
+    assert record["targets"] == {"module_over_numpy_at_least": 0.95}
+    assert record["meets_module_over_numpy_target"] == (ratio >= 0.95)

@@ -8,15 +8,11 @@ from typing import Any
 
 import numpy as np
 
+from .. import config
 from ..ndarray import NDArray, array, zeros
 from ..ndarray import op as _op
 from ..ndarray import random as _random
 from .base import Optimizer, _check_arrays, _number, _split_lists, register
-
-#: At most this many weights per fused SGD operation (``SGD.aggregate_num``; 0 turns fusion off).
-#: MXNet's default (``MXNET_OPTIMIZER_AGGREGATION_SIZE``) is 4 because its kernel takes the arrays
-#: in a fixed-size struct; a NumPy loop has no such limit, and fewer operations cost less.
-FUSED_SGD_MAX_WEIGHTS = 64
 
 
 def _fused_update(items: list, lrs: list[float], wds: list[float], kwargs: dict[str, float]) -> None:
@@ -53,7 +49,10 @@ class SGD(Optimizer):
         super().__init__(**kwargs)
         self.momentum = _number(momentum, "SGD: momentum", low=0.0)
         self.lazy_update = bool(lazy_update)
-        self.aggregate_num = FUSED_SGD_MAX_WEIGHTS
+        # At most this many weights per fused operation. MXNet's default is 4 because its kernel
+        # takes the arrays in a fixed-size struct; a NumPy loop has no such limit, and fewer
+        # operations cost less, so MXLab's default is 64 (docs/differences.md).
+        self.aggregate_num = config.get("MXLAB_OPTIMIZER_AGGREGATION_SIZE")
 
     def create_state(self, index: Any, weight: NDArray) -> NDArray | None:
         if self.momentum == 0.0:

@@ -374,6 +374,48 @@ def test_sgd_does_not_fuse_weights_on_different_contexts_even_of_equal_dtype():
     assert_almost_equal(weights[0].asnumpy(), weights[1].asnumpy(), rtol=0, atol=0)
 
 
+def _update_pushes(sgd: opt.SGD, count: int) -> tuple[list[str], list[np.ndarray]]:
+    """The update operations one list call of ``count`` weights pushes, and the weights after it."""
+    rng = np.random.default_rng(3)
+    weights = [nd.array(rng.standard_normal((3, 2)).astype(np.float32)) for _ in range(count)]
+    grads = [nd.array(rng.standard_normal((3, 2)).astype(np.float32)) for _ in range(count)]
+    with mx.events.record(["engine.push"]) as rec:
+        opt.get_updater(sgd)(list(range(count)), grads, weights)
+        nd.waitall()
+    return [e["name"] for e in rec.events if "update" in e["name"]], [w.asnumpy() for w in weights]
+
+
+@pytest.mark.parametrize("name", ["MXLAB_OPTIMIZER_AGGREGATION_SIZE", "MXNET_OPTIMIZER_AGGREGATION_SIZE"])
+def test_sgd_fuses_as_many_weights_per_operation_as_the_aggregation_size_says(monkeypatch, name):
+    monkeypatch.delenv("MXLAB_OPTIMIZER_AGGREGATION_SIZE", raising=False)
+    monkeypatch.delenv("MXNET_OPTIMIZER_AGGREGATION_SIZE", raising=False)
+    default_names, default_weights = _update_pushes(opt.SGD(learning_rate=0.1, momentum=0.9), 5)
+    assert default_names == ["multi_sgd_mom_update"]  # MXLab's default, 64, takes all five at once
+    monkeypatch.setenv(name, "2")
+    sgd = opt.SGD(learning_rate=0.1, momentum=0.9)
+    assert sgd.aggregate_num == 2
+    names, weights = _update_pushes(sgd, 5)
+    assert names == ["multi_sgd_mom_update"] * 3  # 2 + 2 + 1
+    monkeypatch.setenv(name, "0")
+    per_weight, per_weight_values = _update_pushes(opt.SGD(learning_rate=0.1, momentum=0.9), 5)
+    assert per_weight == ["sgd_mom_update"] * 5
+    for a, b, c in zip(default_weights, weights, per_weight_values, strict=True):
+        np.testing.assert_array_equal(a, b)  # the grouping changes the operations, never the numbers
+        np.testing.assert_array_equal(a, c)
+
+
+def test_aggregation_size_mxlab_name_wins_and_a_bad_value_is_an_error(monkeypatch):
+    monkeypatch.setenv("MXNET_OPTIMIZER_AGGREGATION_SIZE", "54")
+    monkeypatch.setenv("MXLAB_OPTIMIZER_AGGREGATION_SIZE", "3")
+    assert opt.SGD().aggregate_num == 3
+    monkeypatch.delenv("MXLAB_OPTIMIZER_AGGREGATION_SIZE")
+    assert opt.SGD().aggregate_num == 54  # a script written for MXNet sets MXNet's name
+    for bad in ("-1", "four", "2.5"):
+        monkeypatch.setenv("MXNET_OPTIMIZER_AGGREGATION_SIZE", bad)
+        with pytest.raises(mx.config.ConfigError, match="MXNET_OPTIMIZER_AGGREGATION_SIZE"):
+            opt.SGD()
+
+
 def test_updater_makes_a_state_again_when_its_states_were_emptied():
     updater = opt.get_updater(opt.SGD(learning_rate=0.1, momentum=0.9))
     weight = nd.array(W0)
