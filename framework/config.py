@@ -308,11 +308,43 @@ SETTINGS: dict[str, Setting] = {
             mxnet_kind=Choice(("0", "1")),
         ),
         Setting(
+            "MXLAB_EXEC_BULK_EXEC_TRAIN",
+            Boolean(),
+            True,
+            "an executor that computes gradients pushes chains of nodes as bulk segments (0: one engine "
+            "operation per node)",
+            mxnet="MXNET_EXEC_BULK_EXEC_TRAIN",
+        ),
+        Setting(
+            "MXLAB_EXEC_BULK_EXEC_INFERENCE",
+            Boolean(),
+            True,
+            "an executor without gradients bulks its whole graph, one segment per independent branch "
+            "(0: one engine operation per node)",
+            mxnet="MXNET_EXEC_BULK_EXEC_INFERENCE",
+        ),
+        Setting(
             "MXLAB_EXEC_BULK_EXEC_MAX_NODE_TRAIN",
             Integer(minimum=0),
             15,
-            "nodes per bulk segment of an executor (0 or 1 turns bulking off)",
+            "nodes per bulk segment of an executor that computes gradients (0 or 1 turns bulking off)",
             mxnet="MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN",
+        ),
+        Setting(
+            "MXLAB_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD",
+            Integer(minimum=0),
+            None,
+            "the same for the forward pass alone",
+            mxnet="MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD",
+            shown_default="(`..._MAX_NODE_TRAIN`)",
+        ),
+        Setting(
+            "MXLAB_EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD",
+            Integer(minimum=0),
+            None,
+            "the same for the backward pass alone",
+            mxnet="MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD",
+            shown_default="(`..._MAX_NODE_TRAIN`)",
         ),
         Setting(
             "MXLAB_EXEC_ENABLE_INPLACE",

@@ -33,7 +33,7 @@ from . import plan_memory as planner
 from . import split_backward, split_forward
 from .arguments import Shape
 from .graph import IndexedGraph
-from .segments import Step, group_segments
+from .segments import BulkSizes, Step, bulk_sizes, group_segments
 
 
 class Allocation:
@@ -41,7 +41,7 @@ class Allocation:
 
     _ctx: Context
     _engine: Engine
-    _bulk_size: int
+    _bulk_size: BulkSizes
     arg_arrays: list[NDArray]
     aux_arrays: list[NDArray]
     grad_arrays: list[NDArray | None]
@@ -151,8 +151,8 @@ class Allocation:
             step.reads = list(dict.fromkeys(v for v in read_vars if v is not None and v not in written))
             (forward if self._is_forward[nid] else backward).append(step)
         ancestors = graph.ancestors()
-        size = max(self._bulk_size, 1)
-        self._forward_segments = group_segments(forward, graph, ancestors, size)
+        forward_size, backward_size = bulk_sizes(self._bulk_size, training=bool(backward), num_nodes=len(forward))
+        self._forward_segments = group_segments(forward, graph, ancestors, forward_size)
         # what forward() pushes: the same segments, large products split by rows where a core is idle
         self._forward_pushes = self._forward_segments
         self.shared_products: list[split_forward.SharedProduct] = []
@@ -164,7 +164,7 @@ class Allocation:
                 self._forward_segments, self._engine.new_variable
             )
         self.num_split_products = len(self.shared_products)
-        self._backward_segments = group_segments(backward, graph, ancestors, size)
+        self._backward_segments = group_segments(backward, graph, ancestors, backward_size)
         # Gradient arrays with req write that no backward node writes (the output does not depend on them).
         self._zero_grads = [
             g

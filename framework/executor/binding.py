@@ -33,6 +33,7 @@ from .arguments import (
 )
 from .executor import Executor
 from .graph import IndexedGraph
+from .segments import BulkSizes
 
 
 def bind(
@@ -47,7 +48,7 @@ def bind(
     *,
     mirror: str | bool | int | None = None,
     plan_options: planner.PlanOptions | None = None,
-    bulk_size: int | None = None,
+    bulk_size: BulkSizes = None,
     split_weight_gradients: bool | str | None = None,
 ) -> Executor:
     """Bind ``symbol`` to arrays (MXNet's ``Symbol.bind``).
@@ -56,7 +57,8 @@ def bind(
     ``list_auxiliary_states()`` order or dicts by name; an argument without a gradient
     array gets no gradient whatever ``grad_req`` says. MXLab extras (keyword-only):
     ``mirror`` ("node", "segment" or None for ``MXLAB_BACKWARD_DO_MIRROR``),
-    ``plan_options`` (planner switches), ``bulk_size`` (nodes per bulk segment) and
+    ``plan_options`` (planner switches), ``bulk_size`` (nodes per bulk segment: one number for
+    both passes, or ``(forward, backward)``; None: the settings, :func:`.segments.bulk_sizes`) and
     ``split_weight_gradients`` (True, False or "auto", see :mod:`.split_backward`; None:
     ``MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS``).
     """
@@ -117,7 +119,7 @@ def simple_bind(
     *,
     mirror: str | bool | int | None = None,
     plan_options: planner.PlanOptions | None = None,
-    bulk_size: int | None = None,
+    bulk_size: BulkSizes = None,
     **shapes: Any,
 ) -> Executor:
     """Infer every shape from ``**shapes``, allocate the arrays, bind (MXNet's ``Symbol.simple_bind``).

@@ -49,8 +49,10 @@ Flags (MXNet's ``flags=[("static_alloc", True), ...]``; values may be strings):
   of shapes still works by binding again, the slow path).
 * ``data_indices`` / ``param_indices``: which inputs are data and which are parameters
   (bound in place, see above). Given together they must cover every input once.
-* ``forward_bulk_size`` / ``backward_bulk_size``: nodes per bulk segment (the executor
-  takes one size for both passes, so two different values are an error).
+* ``forward_bulk_size`` / ``backward_bulk_size``: nodes per bulk segment of each pass of a
+  recorded call (a pass left out follows ``MXLAB_EXEC_BULK_EXEC_*``). As in MXNet, a call
+  outside ``autograd.record`` bulks its whole graph, and ``MXLAB_EXEC_BULK_EXEC_TRAIN=0``
+  turns bulking off whatever the flags say.
 * ``inline_limit``: accepted for MXNet's code; it has nothing to do here. MXNet uses it to
   decide whether a hybridized child's own CachedOp is inlined into its parent's graph;
   MXLab traces children into the parent's graph always, so there is never a nested one.
@@ -235,14 +237,11 @@ class CachedOp:
                 f"CachedOp: data_indices {indices['data_indices']} and param_indices {indices['param_indices']} "
                 f"must together list each of the {count} inputs {self._input_names} exactly once"
             )
-        bulk = {sizes[k] for k in ("forward_bulk_size", "backward_bulk_size") if k in sizes}
-        if len(bulk) > 1:
-            raise CachedOpError(
-                f"CachedOp: forward_bulk_size {sizes['forward_bulk_size']} and backward_bulk_size "
-                f"{sizes['backward_bulk_size']} differ; MXLab's executor takes one bulk size for both passes"
-            )
-        #: Nodes per bulk segment (None: the executor's default, MXLAB_EXEC_BULK_EXEC_MAX_NODE_TRAIN).
-        self.bulk_size: int | None = bulk.pop() if bulk else None
+        #: Nodes per bulk segment of each pass; None leaves a pass to the settings (segments.bulk_sizes).
+        self.bulk_size: tuple[int | None, int | None] = (
+            sizes.get("forward_bulk_size"),
+            sizes.get("backward_bulk_size"),
+        )
         aux = set(self._aux_names)
         self._aux_indices = frozenset(i for i, n in enumerate(self._input_names) if n in aux)
         #: Inputs bound in place: parameters and auxiliary states (which the graph updates).

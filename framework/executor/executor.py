@@ -40,10 +40,12 @@ executor's: :mod:`.bound_graph` (steps 1 to 4), :mod:`.allocation` (step 5) and
 this one.
 
 Settings: ``MXLAB_BACKWARD_DO_MIRROR`` (0; 1 = MXNet's per-node rule, ``segment`` =
-checkpointing), ``MXLAB_EXEC_BULK_EXEC_MAX_NODE_TRAIN`` (15 nodes per bulk segment; 0 or 1
-turns bulking off), ``MXLAB_EXEC_ENABLE_INPLACE`` (1), ``MXLAB_EXEC_MATCH_RANGE`` (16),
-``MXLAB_MEMORY_PLANNER`` (``mxnet``; ``greedy_by_size``) and ``MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS``
-(``auto``: split where a core is idle and the plan does not grow; ``1``; ``0``), and
+checkpointing), the bulk settings ``MXLAB_EXEC_BULK_EXEC_TRAIN`` / ``_INFERENCE`` and
+``..._MAX_NODE_TRAIN[_FWD|_BWD]`` (15 nodes per bulk segment in training, the whole graph
+in inference: :func:`.segments.bulk_sizes`), ``MXLAB_EXEC_ENABLE_INPLACE`` (1),
+``MXLAB_EXEC_MATCH_RANGE`` (16), ``MXLAB_MEMORY_PLANNER`` (``mxnet``; ``greedy_by_size``) and
+``MXLAB_EXEC_SPLIT_WEIGHT_GRADIENTS`` (``auto``: split where a core is idle and the plan does
+not grow; ``1``; ``0``), and
 ``MXLAB_EXEC_SPLIT_FORWARD_PRODUCTS`` (``auto``: where a core is idle; ``1``; ``0``).
 
 Where MXLab differs from MXNet 1.x: outputs nobody reads get no memory at all (MXNet
@@ -62,7 +64,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import config
 from ..context import Context
 from ..engine import Engine, RunContext
 from ..ndarray.creation import zeros
@@ -85,7 +86,7 @@ from .arguments import (
 from .bound_graph import BoundGraph
 from .graph import IndexedGraph
 from .plan_report import PlanReport
-from .segments import Segment
+from .segments import BulkSizes, Segment
 
 #: Output layers whose backward needs no head gradient: ``backward()`` may omit it.
 LOSS_OPS = frozenset(
@@ -118,7 +119,7 @@ class Executor(BoundGraph, Allocation, PlanReport):
         mirror: str | bool | int | None = None,
         plan_options: planner.PlanOptions | None = None,
         shared_exec: Executor | None = None,
-        bulk_size: int | None = None,
+        bulk_size: BulkSizes = None,
         split_weight_gradients: bool | str | None = None,
     ) -> None:
         self._symbol = symbol
@@ -137,7 +138,7 @@ class Executor(BoundGraph, Allocation, PlanReport):
         self._grad_reqs = [r if g is not None else "null" for g, r in zip(grad_arrays, grad_reqs, strict=True)]
         self._mirror = mirror_pass.parse_mode(mirror) if mirror is not None else mirror_pass.mode_from_env()
         self._plan_options = plan_options or planner.PlanOptions.from_env()
-        self._bulk_size = config.get("MXLAB_EXEC_BULK_EXEC_MAX_NODE_TRAIN") if bulk_size is None else bulk_size
+        self._bulk_size = bulk_size  # None: the settings' sizes (segments.bulk_sizes)
         self._monitor_callback: Callable[[str, NDArray], None] | None = None
         self._monitor_all = False
 

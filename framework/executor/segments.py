@@ -7,6 +7,12 @@ round trip per node; MXNet therefore groups chains of nodes into *bulk segments*
 (``MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN`` nodes at most) and pushes each segment as one
 operation that runs its steps in order.
 
+How many nodes a segment may hold follows MXNet's rules (:func:`bulk_sizes`): an executor
+that computes gradients bulks each pass in segments of at most
+``MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD`` / ``_BWD`` nodes (both default to
+``..._MAX_NODE_TRAIN``, 15), an inference executor bulks its whole graph, and
+``MXNET_EXEC_BULK_EXEC_TRAIN`` / ``_INFERENCE`` turn each of the two off.
+
 Grouping must not cost parallelism: :func:`group_segments` lets a step join the open
 segment only when that delays no other branch. An asynchronous operator (``Custom``)
 is always a segment of its own, pushed with ``push_async``.
@@ -17,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .. import config
 from ..context import Context
 from ..engine import Engine, FnProperty, RunContext, Var
 from ..operator.kernel import OpContext, Req
@@ -125,6 +132,40 @@ class Segment:
                 step.run(run_ctx, is_train)
 
         engine.push_sync(run, ctx, self.reads, self.writes, name=self.name)
+
+
+#: A caller's segment sizes: ``bind``'s ``bulk_size`` (one number for both passes, used as given),
+#: or CachedOp's ``(forward_bulk_size, backward_bulk_size)`` (None: the setting's), or None.
+BulkSizes = int | tuple[int | None, int | None] | None
+
+
+def bulk_sizes(given: BulkSizes, training: bool, num_nodes: int) -> tuple[int, int]:
+    """Nodes per bulk segment of the forward and of the backward pass (1: every node alone).
+
+    MXNet's rules (its graph executor's and its CachedOp's):
+
+    * an executor that computes gradients (``training``) uses ``..._MAX_NODE_TRAIN_FWD`` and
+      ``..._MAX_NODE_TRAIN_BWD``, each ``..._MAX_NODE_TRAIN`` when unset, or the CachedOp's
+      per-pass sizes; with ``MXLAB_EXEC_BULK_EXEC_TRAIN`` off, 1 whatever the sizes say;
+    * an inference executor (no backward pass) is one segment of all ``num_nodes`` nodes
+      (cut only where :func:`group_segments` keeps branches apart); with
+      ``MXLAB_EXEC_BULK_EXEC_INFERENCE`` off, 1.
+
+    ``bind(bulk_size=n)``, an MXLab extra, overrides all of it: ``n`` for both passes. 0 means 1.
+    """
+    if isinstance(given, int):
+        return max(given, 1), max(given, 1)
+    if not training:
+        return (num_nodes if config.get("MXLAB_EXEC_BULK_EXEC_INFERENCE") else 1), 1
+    if not config.get("MXLAB_EXEC_BULK_EXEC_TRAIN"):
+        return 1, 1
+    forward, backward = given if given is not None else (None, None)
+    default = config.get("MXLAB_EXEC_BULK_EXEC_MAX_NODE_TRAIN")
+    if forward is None:
+        forward = config.get("MXLAB_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD")
+    if backward is None:
+        backward = config.get("MXLAB_EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD")
+    return max(default if forward is None else forward, 1), max(default if backward is None else backward, 1)
 
 
 def group_segments(steps: list[Step], graph: IndexedGraph, ancestors: list[int], max_nodes: int) -> list[Segment]:

@@ -286,6 +286,70 @@ def test_a_chain_is_bulked_into_segments_of_at_most_bulk_size_nodes():
     )
 
 
+_BULK_VARIABLES = [
+    f"{prefix}_EXEC_BULK_EXEC_{suffix}"
+    for prefix in ("MXLAB", "MXNET")
+    for suffix in ("TRAIN", "INFERENCE", "MAX_NODE_TRAIN", "MAX_NODE_TRAIN_FWD", "MAX_NODE_TRAIN_BWD")
+]
+
+
+def _segment_sizes(grad_req="write", depth=8, **bind_options):
+    exe = simple_bind(mlp(depth=depth), mx.cpu(), grad_req=grad_req, data=(2, 8), **bind_options)
+    return [len(s.steps) for s in exe._forward_segments], [len(s.steps) for s in exe._backward_segments]
+
+
+def test_bulk_segment_sizes_follow_mxnets_settings(monkeypatch):
+    for name in _BULK_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    forward, backward = _segment_sizes()  # a chain of 18 forward nodes: 15 + 3 by default
+    assert forward == [15, 3] and max(backward) == 15
+    monkeypatch.setenv("MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN", "4")  # both passes
+    forward, backward = _segment_sizes()
+    assert max(forward) == 4 and max(backward) == 4 and sum(forward) == 18
+    monkeypatch.setenv("MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD", "999")  # GluonCV's settings
+    monkeypatch.setenv("MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD", "2")
+    forward, backward = _segment_sizes()
+    assert forward == [18] and max(backward) == 2
+    monkeypatch.setenv("MXLAB_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD", "5")  # MXLab's name wins over MXNet's
+    assert max(_segment_sizes()[0]) == 5
+    assert _segment_sizes(bulk_size=(3, None)) == ([3] * 6, _segment_sizes()[1])  # CachedOp's size for one pass
+    monkeypatch.setenv("MXNET_EXEC_BULK_EXEC_TRAIN", "0")
+    for given in (None, (3, 4)):  # off whatever the per-pass sizes say, as in MXNet
+        forward, backward = _segment_sizes(bulk_size=given)
+        assert set(forward) == set(backward) == {1}
+    forward, backward = _segment_sizes(bulk_size=6)  # bind's own bulk_size is used as given
+    assert max(forward) == max(backward) == 6
+
+
+def test_an_inference_executor_bulks_its_whole_graph(monkeypatch):
+    for name in _BULK_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN", "2")  # a training setting: not read here
+    forward, backward = _segment_sizes(grad_req="null", depth=12)
+    assert forward == [26] and backward == []
+    assert _segment_sizes(grad_req="null", depth=12, bulk_size=(3, 3))[0] == [26]  # CachedOp's sizes: training only
+    exe = simple_bind(mlp(depth=12), mx.cpu(), grad_req="null", data=(2, 8))
+    fill(exe)
+    with events.record(["engine.push"]) as rec:
+        bulked = exe.forward()[0].asnumpy()
+    assert len([e for e in rec.events if "[26 nodes]" in e["name"]]) == 1
+    monkeypatch.setenv("MXLAB_EXEC_BULK_EXEC_INFERENCE", "0")
+    node_by_node = simple_bind(mlp(depth=12), mx.cpu(), grad_req="null", data=(2, 8))
+    assert {len(s.steps) for s in node_by_node._forward_segments} == {1}
+    fill(node_by_node)
+    np.testing.assert_array_equal(node_by_node.forward()[0].asnumpy(), bulked)  # grouping never changes numbers
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [("MXNET_EXEC_BULK_EXEC_TRAIN", "maybe"), ("MXLAB_EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD", "-3")],
+)
+def test_a_malformed_bulk_setting_is_an_error_naming_it(monkeypatch, name, value):
+    monkeypatch.setenv(name, value)
+    with pytest.raises(mx.config.ConfigError, match=name):
+        simple_bind(mlp(depth=2), mx.cpu(), data=(2, 8))
+
+
 def test_gradient_segments_name_the_backward_segment_that_finishes_each_gradient():
     one_segment = simple_bind(mlp(depth=3), mx.cpu(), data=(2, 8), bulk_size=100)
     found = one_segment.gradient_segments()
