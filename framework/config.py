@@ -347,6 +347,14 @@ SETTINGS: dict[str, Setting] = {
             shown_default="(`..._MAX_NODE_TRAIN`)",
         ),
         Setting(
+            "MXLAB_EXEC_INPLACE_GRAD_SUM_CAP",
+            Integer(minimum=0),
+            8,
+            "a gradient with at least this many contributions is summed by a chain of in-place `_grad_add` "
+            "(one running sum alive), fewer by one `ElementWiseSum`",
+            mxnet="MXNET_EXEC_INPLACE_GRAD_SUM_CAP",
+        ),
+        Setting(
             "MXLAB_EXEC_ENABLE_INPLACE",
             Boolean(),
             True,

@@ -3,9 +3,15 @@
 Walk the forward graph from the heads back towards the inputs (reverse topological
 order). Each node whose outputs received gradient contributions asks its operator's
 ``gradient`` attribute for the entries computing its input gradients, and hands each one
-to the corresponding input. An entry used by several consumers receives several
-contributions, summed by one ``ElementWiseSum`` node. Nodes that do not lie on a path from
-a requested input to a head are left alone, so, e.g., label processing needs no gradient.
+to the corresponding input. Nodes that do not lie on a path from a requested input to a
+head are left alone, so, e.g., label processing needs no gradient.
+
+An entry used by several consumers receives several contributions, summed as MXNet sums
+them (:func:`sum_entries`): fewer than ``MXLAB_EXEC_INPLACE_GRAD_SUM_CAP`` (8) by one
+``ElementWiseSum``, which needs them all alive at once; more by a chain of in-place
+``_grad_add`` nodes, each contribution computed only after the sum so far, so a weight
+shared by many steps of an unrolled network keeps one running sum instead of every
+contribution.
 
 Both ``mx.autograd`` (imperative) and the symbolic executor use this one function, so it lives
 below both, next to the graph nodes it walks.
@@ -13,6 +19,7 @@ below both, next to the graph nodes it walks.
 
 from __future__ import annotations
 
+from .. import config
 from ..base import MXLabError
 from . import registry
 from .node import Entry, Node, NodeAttrs, topo_sort
@@ -26,13 +33,51 @@ def _key(entry: Entry) -> tuple[int, int]:
     return entry.node.id, entry.index
 
 
+def _node(op_name: str, name: str, inputs: list[Entry], params: dict | None = None) -> Node:
+    op = registry.get(op_name)
+    return Node(op, NodeAttrs(name, op, op.params.parse(op.name, params or {})), inputs)
+
+
+def _reaches(start: Node, target: Node) -> bool:
+    """Whether ``target`` is ``start`` or one of its ancestors (inputs and control dependencies)."""
+    stack, seen = [start], set()
+    while stack:
+        node = stack.pop()
+        if node is target:
+            return True
+        if node.id in seen:
+            continue
+        seen.add(node.id)
+        stack.extend(e.node for e in node.inputs)
+        stack.extend(node.control_deps)
+    return False
+
+
 def sum_entries(entries: list[Entry], name: str) -> Entry:
-    """One entry holding the sum of ``entries`` (itself when there is one)."""
+    """One entry holding the sum of ``entries`` (itself when there is one), by MXNet's rule.
+
+    Fewer than ``MXLAB_EXEC_INPLACE_GRAD_SUM_CAP`` contributions: one ``ElementWiseSum``.
+    Otherwise a chain ``name_1 = e0 + e1``, ``name_2 = name_1 + e2``, ... of ``_grad_add``
+    (the planner runs each in place), closed by an identity ``name_final`` so that the
+    chain's memory is never the bound gradient array itself. Each contribution's node gets
+    a control dependency on the sum so far: it is computed only when the previous ones are
+    folded in, so one running sum is alive instead of all of them. The dependency is left
+    out where it would make a cycle (the contribution already feeds the sum so far, or is a
+    variable), and never put first on a backward node, whose first control dependency names
+    its forward node.
+    """
     if len(entries) == 1:
         return entries[0]
-    op = registry.get("ElementWiseSum")
-    attrs = NodeAttrs(name, op, op.params.parse(op.name, {"num_args": len(entries)}))
-    return Entry(Node(op, attrs, list(entries)), 0)
+    if len(entries) < config.get("MXLAB_EXEC_INPLACE_GRAD_SUM_CAP"):
+        return Entry(_node("ElementWiseSum", name, list(entries), {"num_args": len(entries)}), 0)
+    total = entries[0]
+    for i, entry in enumerate(entries[1:], start=1):
+        node = entry.node
+        backward_without_forward = node.op is not None and node.op.is_backward and not node.control_deps
+        if not (node.op is None or backward_without_forward or _reaches(total.node, node)):
+            node.control_deps.append(total.node)
+        total = Entry(_node("_grad_add", f"{name}_{i}", [total, entry]), 0)
+    return Entry(_node("identity", f"{name}_final", [total]), 0)
 
 
 def zeros_like(entry: Entry, name: str) -> Entry:
