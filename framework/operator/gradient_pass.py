@@ -38,19 +38,19 @@ def _node(op_name: str, name: str, inputs: list[Entry], params: dict | None = No
     return Node(op, NodeAttrs(name, op, op.params.parse(op.name, params or {})), inputs)
 
 
-def _reaches(start: Node, target: Node) -> bool:
-    """Whether ``target`` is ``start`` or one of its ancestors (inputs and control dependencies)."""
-    stack, seen = [start], set()
+def _add_ancestry(node: Node, known: set[int]) -> None:
+    """Add the ids of ``node`` and of every node it depends on (inputs, control dependencies) to ``known``.
+
+    The walk stops at ids already known, so growing one set along a chain visits each node once.
+    """
+    stack = [node]
     while stack:
-        node = stack.pop()
-        if node is target:
-            return True
-        if node.id in seen:
+        current = stack.pop()
+        if current.id in known:
             continue
-        seen.add(node.id)
-        stack.extend(e.node for e in node.inputs)
-        stack.extend(node.control_deps)
-    return False
+        known.add(current.id)
+        stack.extend(e.node for e in current.inputs)
+        stack.extend(current.control_deps)
 
 
 def sum_entries(entries: list[Entry], name: str) -> Entry:
@@ -71,18 +71,20 @@ def sum_entries(entries: list[Entry], name: str) -> Entry:
     if len(entries) < config.get("MXLAB_EXEC_INPLACE_GRAD_SUM_CAP"):
         return Entry(_node("ElementWiseSum", name, list(entries), {"num_args": len(entries)}), 0)
     total = entries[0]
+    behind: set[int] = set()  # the nodes the sum so far depends on: a contribution among them would make a cycle
+    _add_ancestry(total.node, behind)
     for i, entry in enumerate(entries[1:], start=1):
         node = entry.node
         backward_without_forward = node.op is not None and node.op.is_backward and not node.control_deps
-        if not (node.op is None or backward_without_forward or _reaches(total.node, node)):
+        if not (node.op is None or backward_without_forward or node.id in behind):
             node.control_deps.append(total.node)
         total = Entry(_node("_grad_add", f"{name}_{i}", [total, entry]), 0)
+        _add_ancestry(total.node, behind)
     return Entry(_node("identity", f"{name}_final", [total]), 0)
 
 
 def zeros_like(entry: Entry, name: str) -> Entry:
-    op = registry.get("zeros_like")
-    return Entry(Node(op, NodeAttrs(name, op, op.params.parse(op.name, {})), [entry]), 0)
+    return Entry(_node("zeros_like", name, [entry]), 0)
 
 
 def _depends_on(order: list[Node], wrt: list[Entry]) -> set[int]:
