@@ -7,6 +7,7 @@ Usage::
     python benchmarks/server_overhead.py             # the full run (about half a minute)
     python benchmarks/server_overhead.py --quick     # a few seconds (what the test runs)
     python benchmarks/server_overhead.py --cpu-split # CPU time per operation in one process
+    python benchmarks/server_overhead.py --collector # the same, with the imports frozen (gc.freeze) or not
 
 The workload is ``benchmarks/engine.py``'s dispatch measurement: tiny Python functions pushed
 through ThreadedEnginePerDevice (2 workers) round robin on 4 variables, push loop plus
@@ -474,16 +475,101 @@ def cpu_split(n: int, reps: int) -> None:
         )
 
 
+class FullCollections:
+    """Counts the cyclic collector's full (generation 2) collections and the time they take."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.seconds = 0.0
+        self._started = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.count += 1
+            self.seconds += time.perf_counter() - self._started
+
+
+def collector(n: int, reps: int) -> None:
+    """Process CPU time per no-op operation, unwatched and with a discarding event buffer, with
+    the objects loaded so far frozen (``gc.freeze()``, what ``server.attach()`` and a scenario's
+    worker do) and not (``gc.unfreeze()``): the four alternate rep by rep in this one process.
+
+    Watching keeps events and operations in flight alive across young collections, so full
+    collections come more often, and each rescans every tracked object that is not frozen:
+    the framework's import alone leaves about 100 000. The records carry the full collections
+    of each configuration and their milliseconds per 1000 operations.
+    """
+    engine = create("ThreadedEnginePerDevice", 2)
+    variables = [engine.new_variable(f"v{i}") for i in range(4)]
+    gc.unfreeze()
+
+    def cpu_us_per_op() -> float:
+        start = time.process_time()
+        time_dispatch(engine, variables, n)
+        return (time.process_time() - start) / n * 1e6
+
+    configs = [(frozen, watched) for frozen in (False, True) for watched in (False, True)]
+    full = {config: FullCollections() for config in configs}
+    times: dict[tuple[bool, bool], list[float]] = {config: [] for config in configs}
+    try:
+        cpu_us_per_op()  # warm-up
+        for _ in range(reps):
+            for frozen, watched in configs:
+                if frozen:
+                    gc.freeze()
+                else:
+                    gc.unfreeze()
+                gc.callbacks.append(full[(frozen, watched)])
+                try:
+                    times[(frozen, watched)].append(
+                        with_discarding_buffer(cpu_us_per_op) if watched else cpu_us_per_op()
+                    )
+                finally:
+                    gc.callbacks.remove(full[(frozen, watched)])
+    finally:
+        gc.unfreeze()
+        engine.stop()
+    for frozen in (False, True):
+        base = statistics.median(times[(frozen, False)])
+        for watched in (False, True):
+            config, name = (frozen, watched), "buffer" if watched else "no_subscriber"
+            emit(
+                {
+                    "workload": "server_overhead",
+                    "engine": "ThreadedEnginePerDevice",
+                    "case": f"collector/noop/{'frozen' if frozen else 'not_frozen'}/{name}",
+                    "unit": "cpu us/op",
+                    **summarize(times[config]),
+                    "ratios": {f"{name}/no_subscriber": statistics.median(times[config]) / base},
+                    "full_collections": full[config].count,
+                    "full_collection_ms_per_1000_ops": 1e6 * full[config].seconds / (n * reps),
+                    "n_ops": n,
+                }
+            )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (seconds), for tests")
     parser.add_argument(
         "--cpu-split", action="store_true", help="only the process CPU time per operation, in this process"
     )
+    parser.add_argument(
+        "--collector",
+        action="store_true",
+        help="the CPU time per operation with the loaded objects frozen (gc.freeze) and not, in this process",
+    )
     args = parser.parse_args(argv)
     n, reps = (5_000, 3) if args.quick else (20_000, 7)
     if args.cpu_split:
         cpu_split(n, reps)
+        return
+    if args.collector:
+        collector(n, reps * 2)
         return
     for kernel, ops in (("noop", n), ("matmul128", n // 5)):
         server_mode(ops, reps, kernel)

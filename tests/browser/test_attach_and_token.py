@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import httpx
 import pytest
 
@@ -23,6 +25,7 @@ def attached():
         yield handle
     finally:
         handle.stop()
+        gc.unfreeze()  # attach froze what the test session held (freeze_gc): give it back
 
 
 def test_attach_mode_streams_this_process_and_needs_the_token(page, attached):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import marshal
 import multiprocessing
@@ -26,6 +27,13 @@ from server.frames import decode_frame
 from server.runs import Run
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _unfreeze_the_collector():
+    """``attach`` freezes what the process holds (``freeze_gc``); the test session's objects go back afterwards."""
+    yield
+    gc.unfreeze()
 
 
 def test_attach_streams_this_processs_events_and_stops():
@@ -97,6 +105,20 @@ def test_attach_shows_the_scripts_own_monitor():
         handle.stop()
 
 
+def test_attach_freezes_what_is_loaded_unless_told_not_to():
+    gc.unfreeze()
+    handle = server.attach(port=0, freeze_gc=False)
+    handle.stop()
+    assert gc.get_freeze_count() == 0
+    handle = server.attach(port=0)
+    try:
+        # the framework's modules, classes and functions are among the frozen objects
+        assert gc.get_freeze_count() > 10_000
+        assert not any(o is mx.nd.NDArray for o in gc.get_objects())  # out of the collector's generations
+    finally:
+        handle.stop()
+
+
 def test_attach_refuses_bad_arguments():
     with pytest.raises(ValueError, match="pass token"):
         server.attach(port=0, host="0.0.0.0")
@@ -104,6 +126,8 @@ def test_attach_refuses_bad_arguments():
         server.attach(port=-1)
     with pytest.raises(ValueError, match="token must be a non-empty string"):
         server.attach(port=0, token="")
+    with pytest.raises(ValueError, match="freeze_gc must be True or False, got 'yes'"):
+        server.attach(port=0, freeze_gc="yes")
 
 
 def test_the_framework_has_no_live_view_of_its_own():

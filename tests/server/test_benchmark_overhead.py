@@ -44,3 +44,24 @@ def test_server_overhead_benchmark_quick_prints_json_lines():
         assert served["server_cpu_us_per_op"] >= 0 and served["client_cpu_us_per_op"] >= 0
         if served["case"].startswith("worker_process/"):
             assert served["server_cpu_us_per_op"] > 0
+
+
+def test_server_overhead_collector_mode_counts_full_collections_frozen_and_not():
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "server_overhead.py"), "--quick", "--collector"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=ROOT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    records = {r["case"]: r for r in map(json.loads, done.stdout.splitlines())}
+    assert records.keys() == {
+        f"collector/noop/{frozen}/{name}" for frozen in ("not_frozen", "frozen") for name in ("no_subscriber", "buffer")
+    }
+    for case, record in records.items():
+        assert KEYS <= record.keys() and len(record["samples"]) == 6  # --quick: 3 reps, doubled
+        assert record["full_collections"] >= 0 and record["full_collection_ms_per_1000_ops"] >= 0
+        assert (record["full_collections"] == 0) == (record["full_collection_ms_per_1000_ops"] == 0), case
+    assert records["collector/noop/frozen/buffer"]["ratios"]["buffer/no_subscriber"] > 0
