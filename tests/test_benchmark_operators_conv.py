@@ -2,26 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from benchmark_runs import run_benchmark
 
 
 def test_layers_mode_times_forward_and_backward_of_every_layer_apart():
-    script = os.path.join(ROOT, "benchmarks", "operators_conv.py")
-    done = subprocess.run(
-        [sys.executable, script, "--layers", "--reps", "2", "--clock", "cpu"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    records = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    records, _ = run_benchmark("operators_conv.py", "--layers", "--reps", "2", "--clock", "cpu")
     cases = [r["case"] for r in records]
     assert cases == [
         f"{layer}.{part}" for layer in ("conv1", "pool1", "conv2", "pool2") for part in ("forward", "backward")

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from benchmark_runs import run_benchmark
 from threadpoolctl import threadpool_limits
 
 from framework.tools.config_table import documented_table
@@ -19,12 +20,7 @@ KEYS = {"workload", "engine", "case", "unit", "median", "min", "max", "samples",
 
 @pytest.mark.slow  # runs the engine benchmark
 def test_engine_benchmark_quick_prints_json_lines():
-    script = os.path.join(ROOT, "benchmarks", "engine.py")
-    done = subprocess.run(
-        [sys.executable, script, "--quick"], capture_output=True, text=True, timeout=120, cwd=ROOT, check=False
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    records = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    records, _ = run_benchmark("engine.py", "--quick", timeout=120)
     for record in records:
         assert KEYS <= record.keys(), f"missing {KEYS - record.keys()} in {record}"
         assert "error" not in record, record
@@ -193,12 +189,7 @@ def test_the_performance_doc_shows_a_table_with_the_generators_columns():
 
 @pytest.mark.slow  # runs the custom-operator benchmark
 def test_custom_op_benchmark_quick_prints_one_record_per_case():
-    script = os.path.join(ROOT, "benchmarks", "custom_op.py")
-    done = subprocess.run(
-        [sys.executable, script, "--quick"], capture_output=True, text=True, timeout=300, cwd=ROOT, check=False
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    records = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    records, _ = run_benchmark("custom_op.py", "--quick")
     assert [r["case"] for r in records] == ["forward", "forward+backward"]
     for record in records:
         assert record["unit"] == "us/call" and record["min"] <= record["median"] <= record["max"]
@@ -325,19 +316,9 @@ def test_gluon_puts_each_torch_mode_beside_its_mxlab_counterpart():
 
 
 def test_the_dispatch_benchmark_goes_on_without_torch_and_says_why(tmp_path):
-    script = os.path.join(ROOT, "benchmarks", "ndarray_dispatch.py")
     missing = str(tmp_path / "torchvenv" / "bin" / "python")
-    done = subprocess.run(
-        [sys.executable, script, "--n", "200", "--reps", "1", "--torch-python", missing],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
+    records, done = run_benchmark("ndarray_dispatch.py", "--n", "200", "--reps", "1", "--torch-python", missing)
     assert "skipping the PyTorch peer" in done.stderr
-    records = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
     assert len(records) == 2
     for record in records:
         assert "torch" not in record["peers"] and record["torch_samples"] == []
@@ -398,11 +379,9 @@ def test_the_torch_peer_scripts_run_under_the_torch_interpreter():
 
 @pytest.mark.slow  # trains the MLP for a few dozen steps, twice
 def test_train_throughput_reports_cpu_time_per_step_beside_the_rates():
-    script = os.path.join(ROOT, "benchmarks", "train_throughput.py")
-    command = [sys.executable, script, "--model", "mlp", "--quick", "--reps", "2", "--blas-threads", "1"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    (record,) = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    (record,), _ = run_benchmark(
+        "train_throughput.py", "--model", "mlp", "--quick", "--reps", "2", "--blas-threads", "1"
+    )
     assert KEYS <= record.keys() and len(record["samples"]) == 2
     cpu = record["cpu_ms_per_step"]
     assert set(cpu) == {"module", "numpy"} and all(v > 0 for v in cpu.values())

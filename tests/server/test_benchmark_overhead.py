@@ -2,29 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
+from benchmark_runs import run_benchmark
 
-ROOT = Path(__file__).resolve().parents[2]
 KEYS = {"workload", "engine", "case", "unit", "median", "min", "max", "samples", "ratios"}
 
 
 @pytest.mark.slow  # runs the benchmark: about 45 s
 def test_server_overhead_benchmark_quick_prints_json_lines():
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "server_overhead.py"), "--quick"],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        cwd=ROOT,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    records = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    records, _ = run_benchmark("server_overhead.py", "--quick", timeout=240, notices=True)
     assert {r["case"] for r in records} == {
         f"{mode}/{kernel}/{case}"
         for mode in ("worker_process", "attach")
@@ -47,16 +33,7 @@ def test_server_overhead_benchmark_quick_prints_json_lines():
 
 
 def test_server_overhead_collector_mode_counts_full_collections_frozen_and_not():
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "server_overhead.py"), "--quick", "--collector"],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        cwd=ROOT,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    records = {r["case"]: r for r in map(json.loads, done.stdout.splitlines())}
+    records = {r["case"]: r for r in run_benchmark("server_overhead.py", "--quick", "--collector", timeout=240)[0]}
     assert records.keys() == {
         f"collector/noop/{frozen}/{name}" for frozen in ("not_frozen", "frozen") for name in ("no_subscriber", "buffer")
     }
