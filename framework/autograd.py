@@ -20,7 +20,7 @@ from .base import MXLabError
 from .errors import check_stype
 from .ndarray import imperative, op
 from .ndarray.creation import ones, zeros
-from .ndarray.ndarray import NDArray, _push_copy, empty
+from .ndarray.ndarray import NDArray, _push_copy, copy_values, empty
 from .operator.gradient_pass import build_gradient
 from .operator.kernel import Req
 from .operator.node import Entry, Node, NodeAttrs, topo_sort, variable
@@ -208,13 +208,33 @@ def _run_gradient_graph(
         for node in topo_sort(targets):
             if node.is_variable or node.info is not None:  # recorded forward nodes already ran
                 continue
+            args = _on_one_context(node, [value_of(e) for e in node.inputs])
             if node.op is _FUNCTION_BACKWARD:
-                outputs = _run_function_backward(node, [value_of(e) for e in node.inputs])
+                outputs = _run_function_backward(node, args)
             else:
-                outputs = imperative.invoke(node.op, [value_of(e) for e in node.inputs], attrs=node.attrs)
+                outputs = imperative.invoke(node.op, args, attrs=node.attrs)
             for i, out in enumerate(outputs):
                 values[(node.id, i)] = out
     return [None if e is None else value_of(e) for e in grad_entries]
+
+
+def _on_one_context(node: Node, args: list[NDArray]) -> list[NDArray]:
+    """``args`` on one context: that of the forward node ``node`` belongs to (else its first input).
+
+    A gradient that came back through a copy between contexts (``x.as_in_context(other)``)
+    arrives on the copy's context; MXNet places each backward node where its forward node ran
+    and copies what comes from elsewhere, and so does this.
+    """
+    if len(args) < 2:
+        return args
+    first = args[0].context
+    if all(a.context == first for a in args):
+        return args
+    forward = node.control_deps[0].info if node.control_deps else None
+    home = first
+    if isinstance(forward, _Recorded):
+        home = (forward.inputs or forward.outputs)[0].context
+    return [a if a.context == home else copy_values(a, home) for a in args]
 
 
 def _free_graph(heads: list[NDArray]) -> None:

@@ -21,6 +21,44 @@ def test_backward_through_reshape_and_slicing():
     assert x.grad.asnumpy().tolist() == [[0, 0, 1], [1, 1, 1]]
 
 
+@pytest.mark.parametrize(
+    "copy",
+    [
+        lambda y: y.copy(),
+        lambda y: y.copyto(mx.cpu()),
+        lambda y: y.copyto(mx.nd.zeros(y.shape)),
+        lambda y: y.as_in_context(mx.cpu(1)),
+        lambda y: mx.nd.array(y),
+    ],
+    ids=["copy", "copyto_context", "copyto_array", "as_in_context_other", "nd_array"],
+)
+def test_copies_stay_on_the_tape(copy):
+    """MXNet records NDArray copies as _copyto: the copy's gradient flows back to the source."""
+    x = mx.nd.array([1.0, 2.0, 3.0])
+    x.attach_grad()
+    with autograd.record():
+        z = copy(x * x) * 3
+    z.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), [6.0, 12.0, 18.0])
+    assert x.grad.context == x.context  # a gradient that crossed contexts comes home
+    outside = copy(x * x)
+    assert outside._entry is None  # not recording: nothing on the tape
+    with pytest.raises(AutogradError, match="not computed inside autograd.record"):
+        outside.backward()
+
+
+def test_gradients_from_two_contexts_meet_on_one():
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    with autograd.record():
+        across = (x.as_in_context(mx.cpu(1)) * 2).sum()  # its gradient comes back from cpu(1)
+        here = (x * x * 3).sum()  # the backward of x * x reads x on cpu(0) and the gradient from cpu(1)
+    assert across.context == mx.cpu(1)
+    autograd.backward([across, here])
+    np.testing.assert_allclose(x.grad.asnumpy(), [2 + 6 * 1.0, 2 + 6 * 2.0])
+    assert x.grad.context == mx.cpu(0)
+
+
 def test_grad_req_add_accumulates_and_null_skips():
     x = mx.nd.array([1.0, 2.0])
     x.attach_grad(grad_req="add")

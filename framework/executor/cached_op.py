@@ -84,7 +84,7 @@ from ..base import MXLabError
 from ..context import Context
 from ..ndarray import imperative
 from ..ndarray.creation import zeros
-from ..ndarray.ndarray import NDArray
+from ..ndarray.ndarray import NDArray, copy_values
 from ..operator import registry
 from ..operator.grad import make_backward_node
 from ..operator.node import Entry, Node, NodeAttrs, topo_sort
@@ -339,7 +339,7 @@ class CachedOp:
         if len(targets) != len(results):
             raise CachedOpError(f"CachedOp: out= must hold {len(results)} arrays, got {len(targets)}")
         for result, target in zip(results, targets, strict=True):
-            result.copyto(target)
+            result.copyto(target)  # on autograd's tape when recording: out= stays differentiable
         return targets
 
     def _forward(self, call: _Call, inputs: list[NDArray], out: NDArray | Sequence[NDArray] | None) -> list[NDArray]:
@@ -352,20 +352,20 @@ class CachedOp:
         bound = self._acquire(inputs, grad_inputs, ctx, self._writable_grads(inputs, grad_inputs))
         for i, array in enumerate(inputs):
             if array is not bound.inputs[i]:
-                array.copyto(bound.inputs[i])
+                copy_values(array, bound.inputs[i])  # plumbing, not on autograd's tape
         if self._op_hook is not None:
             bound.executor.set_monitor_callback(self._report_to_hook, self._op_hook[1])
         elif bound.executor._monitor_callback is not None:
             bound.executor.set_monitor_callback(None)
         results = bound.executor.forward(is_train=imperative.STATE.training)
         if out is None:
-            outputs = [r.copy() for r in results]
+            outputs = [copy_values(r, r.context) for r in results]
         else:
             outputs = [out] if isinstance(out, NDArray) else list(out)
             if len(outputs) != len(results):
                 raise CachedOpError(f"CachedOp: out= must hold {len(results)} arrays, got {len(outputs)}")
             for result, target in zip(results, outputs, strict=True):
-                result.copyto(target)
+                copy_values(result, target)
         bound.generation += 1
         call.bound, call.generation, call.grad_inputs = bound, bound.generation, grad_inputs
         if grad_inputs:  # the backward needs this executor's activations: keep it until then
@@ -389,7 +389,7 @@ class CachedOp:
         # grad_req changed to 'add' since the call): keep its values and hand back a copy instead.
         written = imperative.STATE.grads_written
         kept = {
-            i: (grad, grad.copy())
+            i: (grad, copy_values(grad, grad.context))
             for i, grad in enumerate(bound.grads)
             if grad is not None and id(bound.inputs[i]) not in written
         }
@@ -398,11 +398,12 @@ class CachedOp:
         for i in call.grad_inputs:
             grad = self._grad_array(executor, i)
             if bound.grads[i] is None or i in kept:
-                grads.append(grad.copy())  # the executor's array is overwritten by its next backward
+                # the executor's array is overwritten by its next backward
+                grads.append(copy_values(grad, grad.context))
             else:
                 grads.append(grad)  # the caller's .grad itself, already final for this pass
         for target, values in kept.values():
-            values.copyto(target)
+            copy_values(values, target)
         # Free for the next call; a second backward (retain_graph) works until another call runs on it.
         bound.busy = False
         return grads

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..base import MXLabError
+from ..context import Context
 from ..errors import check_stype
 from ..operator import registry
 from ..operator.fluent import available_fluent_methods, fluent_doc
@@ -27,7 +28,7 @@ from ..operator.params import python_scalar
 from ..operator.tensor.shape import reshape_shape
 from ..operator.tensor.slicing import encode_index
 from . import functions, imperative, op
-from .ndarray import NDArray, _advanced_get, _is_basic_index, _view_key, normalize_dtype
+from .ndarray import NDArray, _advanced_get, _is_basic_index, _view_key, copy_values, normalize_dtype
 
 #: The scalar types of ``a + 1``, ``a * 0.5``: recognised by type before the slower ABC check.
 _PLAIN_NUMBERS = frozenset({int, float})
@@ -89,6 +90,19 @@ class OperatorMethods:
         return op.transpose(self)
 
     # ------------------------------------------------------------------ conversions and shapes
+    def copyto(self, other: NDArray | Context) -> NDArray:
+        """Copy into ``other`` (an array of the same shape) or onto a context; returns the copy.
+
+        Inside ``autograd.record()`` the copy goes on the tape as MXNet's ``_copyto`` (its
+        gradient is the copy's gradient), so ``x.copy()``, ``x.copyto(ctx)`` and
+        ``x.as_in_context(other_ctx)`` keep ``x`` differentiable, as in MXNet.
+        """
+        target = copy_values(self, other)
+        if imperative.STATE.recording and imperative.tape_hook is not None:
+            operator = registry.get("_copyto")
+            imperative.tape_hook(operator, imperative.parse_attrs(operator, {}), [self], [target])
+        return target
+
     def astype(self, dtype: Any, copy: bool = True) -> NDArray:
         dtype = normalize_dtype(dtype, "astype")
         if not copy and dtype == self.dtype:

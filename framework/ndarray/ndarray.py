@@ -245,19 +245,11 @@ class NDArray:
         return self.copyto(self.context)
 
     def copyto(self, other: NDArray | Context) -> NDArray:
-        """Copy into ``other`` (an array of the same shape) or onto a context; returns the copy."""
-        if isinstance(other, Context):
-            target = empty(self.shape, other, self.dtype)
-        elif isinstance(other, NDArray):
-            if other is self:
-                raise MXLabError("copyto: cannot copy an array onto itself")
-            if other.shape != self.shape:
-                raise MXLabError(f"copyto: shape mismatch, source {self.shape} vs target {other.shape}")
-            target = other
-        else:
-            raise MXLabError(f"copyto: expected an NDArray or a Context, got {type(other).__name__}")
-        _push_copy(self, target)
-        return target
+        """Copy into ``other`` (an array of the same shape) or onto a context; returns the copy.
+
+        (Replaced by the version in methods.py, which also puts the copy on autograd's tape.)
+        """
+        return copy_values(self, other)
 
     def as_in_context(self, context: Context) -> NDArray:
         """This array if it already lives on ``context``, else a copy there."""
@@ -370,6 +362,23 @@ def _advanced_get(source: NDArray, key: Any) -> NDArray:
     reads = [source._chunk.var] + [a._chunk.var for a in index_arrays if a._chunk.var is not source._chunk.var]
     source._chunk.engine.push_sync(gather, source.context, reads, [result._chunk.var], name="advanced_index")
     return result
+
+
+def copy_values(source: NDArray, other: NDArray | Context) -> NDArray:
+    """``source.copyto(other)`` without autograd: into ``other`` (an array of the same shape) or
+    onto a context; returns the copy."""
+    if isinstance(other, Context):
+        target = empty(source.shape, other, source.dtype)
+    elif isinstance(other, NDArray):
+        if other is source:
+            raise MXLabError("copyto: cannot copy an array onto itself")
+        if other.shape != source.shape:
+            raise MXLabError(f"copyto: shape mismatch, source {source.shape} vs target {other.shape}")
+        target = other
+    else:
+        raise MXLabError(f"copyto: expected an NDArray or a Context, got {type(other).__name__}")
+    _push_copy(source, target)
+    return target
 
 
 def _push_copy(source: NDArray, target: NDArray, broadcast: bool = False) -> None:
