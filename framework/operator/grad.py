@@ -12,11 +12,17 @@ The four helpers cover element-wise operators (seed 004's ``ElemwiseGradUseIn``)
 * ``elemwise_grad_use_out``: the output gradients, then the forward outputs;
 * ``elemwise_grad_use_in_out``: the output gradients, the forward inputs, the forward outputs;
 * ``elemwise_grad_use_none``: only the output gradients.
+
+A gradient that is itself differentiated (``autograd.grad(..., create_graph=True)``) needs the
+backward operator to have a ``gradient`` too. :class:`FormulaBuilder` writes such gradients
+out of ordinary differentiable operators (``sin``, ``elemwise_mul``, ``_mul_scalar``, ...), as
+MXNet's higher-order gradients do, so that a third derivative differentiates those in turn.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from . import registry
 from .node import Entry, Node, NodeAttrs
@@ -94,3 +100,46 @@ def zero_grad(node: Node, out_grads: list[Entry]) -> list[Entry]:
 def no_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
     """Marks an operator as having no gradient at all (its inputs get none)."""
     return []
+
+
+class FormulaBuilder:
+    """Builds the nodes of a gradient formula: ``f.op("sin", x)``, ``f.mul(a, b)``, ``f.scale(a, 2.0)``.
+
+    Every node is named after the backward node it differentiates (``<name>_<op><k>``).
+    """
+
+    def __init__(self, prefix: str) -> None:
+        self._prefix = prefix
+        self._count = 0
+
+    def op(self, name: str, *inputs: Entry, **params: Any) -> Entry:
+        """Output 0 of a new ``name`` node on ``inputs``."""
+        op = registry.get(name)
+        self._count += 1
+        attrs = NodeAttrs(f"{self._prefix}_{name.strip('_')}{self._count}", op, op.params.parse(name, params))
+        return Entry(Node(op, attrs, list(inputs)), 0)
+
+    def mul(self, a: Entry, b: Entry) -> Entry:
+        return self.op("elemwise_mul", a, b)
+
+    def div(self, a: Entry, b: Entry) -> Entry:
+        return self.op("elemwise_div", a, b)
+
+    def neg(self, a: Entry) -> Entry:
+        return self.op("negative", a)
+
+    def scale(self, a: Entry, factor: float) -> Entry:
+        return self.op("_mul_scalar", a, scalar=factor)
+
+    def plus(self, a: Entry, value: float) -> Entry:
+        return self.op("_plus_scalar", a, scalar=value)
+
+    def minus_from(self, value: float, a: Entry) -> Entry:
+        """``value - a``."""
+        return self.op("_rminus_scalar", a, scalar=value)
+
+    def power(self, a: Entry, exponent: float) -> Entry:
+        return self.op("_power_scalar", a, scalar=exponent)
+
+    def zeros_like(self, a: Entry) -> Entry:
+        return self.op("zeros_like", a)

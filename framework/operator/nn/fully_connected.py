@@ -11,7 +11,9 @@ This is the layer that makes symbolic shape inference worth having: the user giv
 depend on the parameters, so ``list_arguments`` of a symbol changes with them.
 
 The computation is one matrix product (BLAS through ``xp.dot``); the gradients are two
-more: ``d data = g . W``, ``d weight = g^T . x`` and ``d bias = sum(g, axis=0)``.
+more: ``d data = g . W``, ``d weight = g^T . x`` and ``d bias = sum(g, axis=0)``. Those are
+differentiable again (``_backward_gradient``), as in MXNet 1.9.1, so a gradient penalty
+(the norm of ``d out / d data``, minimised) trains through a dense layer.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..grad import make_backward_node
+from ..grad import FormulaBuilder, make_backward_node
 from ..infer import InferenceError, ShapeT, elemwise_type, shape_assign, shape_known, type_assign
 from ..kernel import NULL, WRITE, Req, assign
 from ..node import Entry, Node, NodeAttrs
@@ -139,6 +141,35 @@ def _fc_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
     return [Entry(backward, i) for i in range(len(node.inputs))]
 
 
+def _backward_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
+    """The gradient of ``_backward_FullyConnected(g, x, W[, b])``, given head gradients ``A`` (for
+    ``d x = g . W``), ``B`` (for ``d W = g^T . x``) and ``C`` (for ``d b = sum g``):
+
+    * for ``g``: ``A . W^T + C + x . B^T``, two FullyConnected layers;
+    * for ``x``: ``g . B``, in ``x``'s shape;
+    * for ``W``: ``g^T . A``, with ``g`` and ``A`` as matrices the way the layer flattens them;
+    * for ``b``: zero (the backward does not read its values).
+    """
+    p = node.attrs.parsed
+    f = FormulaBuilder(node.name)
+    grad, data, weight = node.inputs[:3]
+    heads = list(out_grads)
+    layer = {"num_hidden": p.num_hidden, "flatten": p.flatten}
+    through_weight = f.op("FullyConnected", heads[0], weight, *heads[2:], no_bias=p.no_bias, **layer)
+    through_data = f.op("FullyConnected", data, heads[1], no_bias=True, **layer)
+    rows = {"shape": (-1, 0), "reverse": True}  # (..., features) -> (rows, features)
+    grad_rows = f.op("Reshape", grad, **rows)
+    head_rows = f.op("Flatten", heads[0]) if p.flatten else f.op("Reshape", heads[0], **rows)
+    gradients = [
+        f.op("elemwise_add", through_weight, through_data),
+        f.op("reshape_like", f.op("dot", grad_rows, heads[1]), data),
+        f.op("dot", grad_rows, head_rows, transpose_a=True),
+    ]
+    if not p.no_bias:
+        gradients.append(f.zeros_like(node.inputs[3]))
+    return gradients
+
+
 def _fc_backward(attrs: NodeAttrs, op_ctx, inputs, req, outputs) -> None:
     p, xp = attrs.parsed, op_ctx.xp
     data, weight = inputs[1], inputs[2]
@@ -183,4 +214,5 @@ def _backward_type(attrs: NodeAttrs, in_types: list, out_types: list) -> bool:
     .set_infer_type(_backward_type)
     .set_compute(_fc_backward)
     .set_is_backward()
+    .set_gradient(_backward_gradient)
 )

@@ -20,9 +20,10 @@ zero gradient. The names of those modules stay importable from here.
 
 from __future__ import annotations
 
-from ..grad import elemwise_grad_use_none
+from ..grad import FormulaBuilder, elemwise_grad_use_none
 from ..infer import elemwise_shape, elemwise_type
-from ..registry import register
+from ..node import Entry, Node
+from ..registry import get, register
 from .binary_family import BinaryFamily, inplace_binary, register_binary
 from .binary_maths import BINARY_MATHS, BinaryMath, binary_backward_compute, binary_forward_compute, mod
 from .elemwise_scalar import SCALAR_OPS, ScalarOp, ScalarParam, register_scalar_op
@@ -76,6 +77,15 @@ _SAME_SHAPE_NAMES = (
 
 for _kind, _name, _aliases in _SAME_SHAPE_NAMES:
     register_binary(SAME_SHAPE, _kind, _name, _aliases)
+
+
+def _add_backward_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
+    """``_backward_add(g)`` hands ``g`` to both inputs, so its gradient is the sum of the two head
+    gradients: elemwise_add stays differentiable at higher orders, as in MXNet 1.9.1."""
+    return [FormulaBuilder(node.name).op("elemwise_add", *out_grads)]
+
+
+get("_backward_add").set_gradient(_add_backward_gradient)
 
 # The executor's gradient accumulation operator (MXNet keeps it apart from elemwise_add).
 (
