@@ -60,6 +60,7 @@ class Trainer:
             seen.add(id(param))
             self._params.append(param)
         self._compression_params = compression_params
+        self._check_contexts()  # as MXNet: a parameter never initialized is an error here, not at step()
         self._init_optimizer(optimizer, dict(optimizer_params or {}))
         self._scale = self._optimizer.rescale_grad
         self._kvstore_params = {"kvstore": kvstore, "update_on_kvstore": update_on_kvstore}

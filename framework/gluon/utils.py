@@ -4,6 +4,7 @@ the handles of block hooks, and MXNet 1.9.1's small file and shape helpers."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import warnings
 import weakref
@@ -29,7 +30,12 @@ class DownloadError(MXLabError, RuntimeError):
 
 
 def split_data(data: NDArray, num_slice: int, batch_axis: int = 0, even_split: bool = True) -> list[NDArray]:
-    """``num_slice`` slices of ``data`` along ``batch_axis`` (the last one takes any remainder)."""
+    """``num_slice`` slices of ``data`` along ``batch_axis``.
+
+    Uneven (``even_split=False``): the first ``size % num_slice`` slices hold one row more, as
+    MXNet 1.9.1 (and ``numpy.array_split``) cut them; more slices than rows leaves the last
+    ones empty.
+    """
     size = data.shape[batch_axis]
     if even_split and size % num_slice != 0:
         raise SplitError(
@@ -39,13 +45,9 @@ def split_data(data: NDArray, num_slice: int, batch_axis: int = 0, even_split: b
         )
     if num_slice == 1:
         return [data]
-    if size < num_slice:
-        raise SplitError(
-            f"Too many slices for data with shape {data.shape}. Arguments are num_slice={num_slice} "
-            f"and batch_axis={batch_axis}."
-        )
-    step = size // num_slice
-    bounds = [(i * step, (i + 1) * step if i < num_slice - 1 else size) for i in range(num_slice)]
+    each, extras = divmod(size, num_slice)
+    ends = list(itertools.accumulate(each + 1 if i < extras else each for i in range(num_slice)))
+    bounds = list(zip([0, *ends[:-1]], ends, strict=True))
     if batch_axis == 0:
         return [data[begin:end] for begin, end in bounds]
     return [nd.slice_axis(data, axis=batch_axis, begin=begin, end=end) for begin, end in bounds]
