@@ -113,6 +113,12 @@ def _entry_of(array: NDArray) -> Entry:
 
 
 def _record(op: OpDef, attrs: NodeAttrs, inputs: list[NDArray], outputs: list[NDArray]) -> None:
+    """Put one operator call on the tape, if any input is on it (MXNet's rule: a result computed
+    from constants only, ``nd.zeros`` or ``nd.ones(3) * 2``, is a constant, and may be written into)."""
+    if not any(a._entry is not None for a in inputs):
+        for out in outputs:
+            out._entry = None
+        return
     node = Node(
         op, NodeAttrs(f"{op.name.lower()}{next(_names)}", op, attrs.parsed, attrs.extra), [_entry_of(a) for a in inputs]
     )

@@ -28,7 +28,13 @@ from ..operator.params import python_scalar
 from ..operator.tensor.shape import reshape_shape
 from ..operator.tensor.slicing import encode_index
 from . import functions, imperative, op
-from .ndarray import NDArray, _advanced_get, _is_basic_index, _view_key, copy_values, normalize_dtype
+from .ndarray import NDArray, _advanced_get, _is_basic_index, _view_key, assign_index, copy_values, normalize_dtype
+
+#: MXNet's refusal of ``y[...] = v`` for an array recorded in the graph (the gradient would use the old value).
+ASSIGN_IN_GRAPH = (
+    "Assigning to NDArrays that are already in a computational graph will cause undefined behavior when "
+    "evaluating gradients. Please call backward first to clear the graph or do this out side of a record section."
+)
 
 #: The scalar types of ``a + 1``, ``a * 0.5``: recognised by type before the slower ABC check.
 _PLAIN_NUMBERS = frozenset({int, float})
@@ -190,6 +196,13 @@ class OperatorMethods:
                 return op._basic_index(self, key=encode_index(key))  # recorded: an operator
             return NDArray(self._chunk, view)
         return _advanced_get(self, key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """``self[key] = value`` (basic or advanced key); refused inside ``record()`` for an array
+        on the tape, whose recorded value the write would change behind autograd's back."""
+        if self._entry is not None and imperative.STATE.recording:
+            raise MXLabError(ASSIGN_IN_GRAPH)
+        assign_index(self, key, value)
 
     # ------------------------------------------------------------------ arithmetic (MXNet 1.x rules)
     # ``__add__``, ``__iadd__``, ... are made by _arithmetic and _in_place below: each handles a

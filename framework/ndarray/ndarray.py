@@ -71,6 +71,10 @@ class NotAScalarError(MXLabError, ValueError):
     """``asscalar`` was called on an array with more than one element (MXNet raises ValueError)."""
 
 
+class ShapeMismatchError(MXLabError, ValueError):
+    """A value assigned into an array (or part of one) whose shape does not broadcast to the target's."""
+
+
 class NDArray:
     """An array whose operations run asynchronously on the dependency engine.
 
@@ -261,18 +265,8 @@ class NDArray:
 
     # ------------------------------------------------------------------ indexing (reading: methods.py)
     def __setitem__(self, key: Any, value: Any) -> None:
-        if not _is_basic_index(key):
-            raise MXLabError(f"NDArray assignment supports basic indexing (ints, slices), got {key!r}")
-        target = NDArray(self._chunk, self._data[_view_key(key)])
-        if isinstance(value, NDArray):
-            if value.context != self.context:
-                value = value.as_in_context(self.context)
-            _push_copy(value, target, broadcast=True)
-        elif isinstance(value, numbers.Number | np.generic):
-            _push_fill(target, value)
-        else:
-            source = array(value, ctx=self.context, dtype=self.dtype)
-            _push_copy(source, target, broadcast=True)
+        """(Replaced by the version in methods.py, which refuses writes into arrays on autograd's tape.)"""
+        assign_index(self, key, value)
 
 
 class DLPackTensor:
@@ -342,18 +336,34 @@ def _view_key(key: Any) -> Any:
     return key
 
 
-def _advanced_get(source: NDArray, key: Any) -> NDArray:
-    """Advanced indexing copies (as NumPy does): the index arrays are read inside the engine."""
+def _advanced_index(source: NDArray, key: Any) -> tuple[tuple, tuple, list[NDArray]]:
+    """An advanced index for ``source``'s data: the key as the engine applies it (index arrays
+    on the array's device), the shape it selects, and the NDArrays among it (to read).
+
+    As in MXNet, float index arrays (``mx.nd.array([0, 2])`` is float32) count as integers.
+    """
     parts = key if isinstance(key, tuple) else (key,)
     index_arrays = [p for p in parts if isinstance(p, NDArray)]
-    host_parts = [p.asnumpy() if isinstance(p, NDArray) else p for p in parts]
+    host_parts = []
+    for part in parts:
+        if isinstance(part, NDArray):
+            part = part.asnumpy()  # noqa: PLW2901 - the index's values, on the host
+            if part.dtype.kind == "f":
+                part = part.astype(np.int64)  # noqa: PLW2901
+        host_parts.append(part)
     try:
         probe = np.empty(source.shape, dtype=np.bool_)[tuple(host_parts)]
     except IndexError as err:
         raise MXLabError(f"NDArray indexing: {err}") from None
-    result = empty(probe.shape, source.context, source.dtype)
     xp = backend.array_module(source.context)
     index = tuple(xp.asarray(p) if isinstance(p, np.ndarray) else p for p in host_parts)
+    return index, probe.shape, index_arrays
+
+
+def _advanced_get(source: NDArray, key: Any) -> NDArray:
+    """Advanced indexing copies (as NumPy does): the selected elements, gathered inside the engine."""
+    index, shape, index_arrays = _advanced_index(source, key)
+    result = empty(shape, source.context, source.dtype)
     src_data, dst_data = source._data, result._data
 
     def gather(run_ctx: Any) -> None:
@@ -362,6 +372,42 @@ def _advanced_get(source: NDArray, key: Any) -> NDArray:
     reads = [source._chunk.var] + [a._chunk.var for a in index_arrays if a._chunk.var is not source._chunk.var]
     source._chunk.engine.push_sync(gather, source.context, reads, [result._chunk.var], name="advanced_index")
     return result
+
+
+def assign_index(target: NDArray, key: Any, value: Any) -> None:
+    """``target[key] = value``: a view filled or copied into for a basic key, the selected
+    elements scattered into for an advanced one (index arrays or lists, as in MXNet)."""
+    if _is_basic_index(key):
+        view = NDArray(target._chunk, target._data[_view_key(key)])
+        if isinstance(value, NDArray):
+            if value.context != target.context:
+                value = value.as_in_context(target.context)
+            _push_copy(value, view, broadcast=True)
+        elif isinstance(value, numbers.Number | np.generic):
+            _push_fill(view, value)
+        else:
+            _push_copy(array(value, ctx=target.context, dtype=target.dtype), view, broadcast=True)
+        return
+    index, shape, index_arrays = _advanced_index(target, key)
+    source = value if isinstance(value, NDArray | numbers.Number | np.generic) else array(value, dtype=target.dtype)
+    if isinstance(source, NDArray):
+        source = source.as_in_context(target.context)
+        try:
+            np.broadcast_shapes(source.shape, shape)
+        except ValueError:
+            raise ShapeMismatchError(
+                f"cannot assign an array of shape {source.shape} to {shape} selected elements"
+            ) from None
+    dst_data = target._data
+    values = source._data if isinstance(source, NDArray) else source
+
+    def scatter(run_ctx: Any) -> None:
+        dst_data[index] = values
+
+    reads = [a._chunk.var for a in index_arrays if a._chunk.var is not target._chunk.var]
+    if isinstance(source, NDArray) and source._chunk.var is not target._chunk.var:
+        reads.append(source._chunk.var)
+    target._chunk.engine.push_sync(scatter, target.context, reads, [target._chunk.var], name="advanced_assign")
 
 
 def copy_values(source: NDArray, other: NDArray | Context) -> NDArray:
@@ -390,7 +436,7 @@ def _push_copy(source: NDArray, target: NDArray, broadcast: bool = False) -> Non
         try:
             np.broadcast_shapes(source.shape, target.shape)
         except ValueError:
-            raise MXLabError(
+            raise ShapeMismatchError(
                 f"cannot assign an array of shape {source.shape} to a slice of shape {target.shape}"
             ) from None
     if src_ctx == dst_ctx:

@@ -76,6 +76,43 @@ def test_setitem_forms_and_advanced_indexing_copies():
         x.wait_to_read()
 
 
+def test_assignment_through_index_arrays_and_lists():
+    """MXNet 1.x writes through advanced keys too; float index arrays (mx.nd.array's default) count as integers."""
+    x = mx.nd.arange(12).reshape((3, 4))
+    x[[0, 2]] = 0
+    assert x.asnumpy()[:, 0].tolist() == [0, 4, 0]
+    y = mx.nd.arange(5)
+    y[[1, 3]] = mx.nd.array([7, 8])
+    assert y.asnumpy().tolist() == [0, 7, 2, 8, 4]
+    x[mx.nd.array([0, 2])] = mx.nd.array([1, 2, 3, 4])  # float32 indices, a row broadcast to both rows
+    assert x.asnumpy()[[0, 2]].tolist() == [[1, 2, 3, 4], [1, 2, 3, 4]]
+    x[([0, 1], [1, 2])] = 100
+    assert x.asnumpy()[0, 1] == 100 and x.asnumpy()[1, 2] == 100
+    cube = mx.nd.arange(24).reshape((2, 3, 4))
+    assert cube[mx.nd.array([1, 0])].shape == (2, 3, 4) and cube[mx.nd.array([[1, 0]])].shape == (1, 2, 3, 4)
+    assert cube[mx.nd.array([1.7, 0.2])][:, 0, 0].asnumpy().tolist() == [12, 0]  # truncated, as MXNet casts
+    with pytest.raises(ValueError, match="cannot assign an array of shape \\(3,\\) to \\(2,\\) selected"):
+        y[[1, 2]] = mx.nd.array([1, 2, 3])
+    with pytest.raises(mx.MXNetError, match="index 7 is out of bounds"):
+        y[[7]] = 1
+
+
+def test_assignment_into_a_recorded_array_is_refused():
+    """The gradient would use the value from before the write: MXNet refuses, and so does MXLab."""
+    a = mx.nd.array([1.0, 2.0])
+    a.attach_grad()
+    with mx.autograd.record():
+        y = a * 1
+        with pytest.raises(mx.MXNetError, match="already in a computational graph"):
+            y[:] = 3
+        with pytest.raises(mx.MXNetError, match="already in a computational graph"):
+            a[[0]] = 3
+        fresh = mx.nd.zeros(2)
+        fresh[:] = 1  # not on the tape: a plain write
+    y[:] = 5  # outside record() the array is an ordinary one again
+    assert y.asnumpy().tolist() == [5, 5]
+
+
 def test_reshape_view_and_special_codes():
     x = mx.nd.array(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
     assert x.reshape((4, -1)).shape == (4, 6)
