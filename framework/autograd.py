@@ -133,7 +133,12 @@ imperative.tape_hook = _record
 def mark_variables(
     variables: Sequence[NDArray], gradients: Sequence[NDArray], grad_reqs: str | Sequence[str] = "write"
 ) -> None:
-    """Make ``variables`` differentiable, with ``gradients`` as their ``.grad`` buffers."""
+    """Make ``variables`` differentiable, with ``gradients`` as their ``.grad`` buffers (one array
+    and its gradient may be given without a list, as in MXNet)."""
+    if isinstance(variables, NDArray):
+        if not isinstance(gradients, NDArray):
+            raise AutogradError("mark_variables: one variable needs one gradient array, got a sequence")
+        variables, gradients = [variables], [gradients]
     if isinstance(grad_reqs, str):
         grad_reqs = [grad_reqs] * len(variables)
     if not (len(variables) == len(gradients) == len(grad_reqs)):

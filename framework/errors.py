@@ -12,6 +12,8 @@ went wrong (a malformed parameter is a ``ValueError``, a missing feature a
 
 from __future__ import annotations
 
+import os
+
 
 class MXNetError(RuntimeError):
     """Base class of every error MXLab raises deliberately (MXNet's ``mx.base.MXNetError``)."""
@@ -50,6 +52,20 @@ class NotImplementedForSymbol(MXNetError, NotImplementedError):
             "and only available in NDArray.",
             *args,
         )
+
+
+class MissingFileError(MXNetError, FileNotFoundError):
+    """A file given to a loader (``mx.nd.load``, ``mx.sym.load``, ...) does not exist: MXNet raises
+    MXNetError there, and code written for plain Python catches FileNotFoundError: this is both."""
+
+
+def read_existing(fname: str | os.PathLike, api: str) -> bytes:
+    """The bytes of ``fname``; :class:`MissingFileError` naming ``api`` when there is no such file."""
+    try:
+        with open(fname, "rb") as stream:
+            return stream.read()
+    except FileNotFoundError:
+        raise MissingFileError(f"{api}: cannot open {os.fspath(fname)!r}: no such file") from None
 
 
 class SparseStorageError(MXNetError, NotImplementedError):

@@ -137,7 +137,7 @@ class Monitor:
     def toc_print(self) -> None:
         """:meth:`toc`, logged one line per array (``logging.info``) as MXNet prints it."""
         for step, name, text in self.toc():
-            logging.info("Batch: %7d %30s %s", step, name, text)
+            logging.info("Batch: %7d %-30s %s", step, name, text)
 
 
 def _as_numbers(value: Any) -> float | list[float]:

@@ -59,6 +59,17 @@ def test_gradients_from_two_contexts_meet_on_one():
     assert x.grad.context == mx.cpu(0)
 
 
+def test_mark_variables_takes_one_array_without_a_list():
+    a, grad = mx.nd.array([1.0, 2.0]), mx.nd.ones(2) * 100
+    autograd.mark_variables(a, grad, grad_reqs="add")
+    with autograd.record():
+        b = a * 5
+    b.backward()
+    assert grad.asnumpy().tolist() == [105, 105]  # MXNet: the one array marked, its gradient added
+    with pytest.raises(AutogradError, match="one variable needs one gradient array"):
+        autograd.mark_variables(a, [grad])
+
+
 def test_grad_req_add_accumulates_and_null_skips():
     x = mx.nd.array([1.0, 2.0])
     x.attach_grad(grad_req="add")

@@ -122,3 +122,17 @@ def test_kvstore_row_sparse_pull_names_sparse_storage_as_absent():
     store.init("w", mx.nd.ones((2, 2)))
     with pytest.raises(errors.SparseStorageError, match="row_sparse_pull: stype='row_sparse' is sparse storage"):
         store.row_sparse_pull("w", out=mx.nd.zeros((2, 2)), row_ids=mx.nd.array([0]))
+
+
+def test_a_missing_file_is_an_mxnet_error_and_a_file_not_found_error(tmp_path):
+    missing = tmp_path / "nope.params"
+    loaders = [
+        ("mx.nd.load", lambda: mx.nd.load(str(missing))),
+        ("mx.sym.load", lambda: mx.sym.load(str(tmp_path / "nope.json"))),
+        ("mx.nd.load", lambda: mx.gluon.nn.Dense(2).load_parameters(str(missing))),  # Gluon reads through it
+        ("mx.sym.load", lambda: mx.gluon.SymbolBlock.imports(str(tmp_path / "nope.json"), ["data"])),
+    ]
+    for api, load in loaders:
+        with pytest.raises(mx.base.MXNetError, match=f"{api}: cannot open .*nope.* no such file") as raised:
+            load()
+        assert isinstance(raised.value, FileNotFoundError)

@@ -81,7 +81,7 @@ def test_module_install_monitor_and_fit_print(caplog):
     with caplog.at_level(logging.INFO):
         mod.fit(it, num_epoch=1, monitor=mon, optimizer="sgd")
     lines = [r.getMessage() for r in caplog.records if "fc2_output" in r.getMessage()]
-    assert len(lines) == 2 and lines[0].startswith("Batch:       1")
+    assert len(lines) == 2 and lines[0].startswith("Batch:       1 fc2_output" + " " * 21)  # MXNet's {:30s}
 
 
 # ----------------------------------------------------------------------------- monitor.stat events

@@ -158,7 +158,11 @@ class EvalMetric:
         self.sum_metric = 0.0
 
     def _add(self, value: float, count: int) -> None:
-        """Accumulate one batch into the local and global sums."""
+        """Accumulate one batch into the local and global sums. A float32 batch value joins them
+        as a Python float (float64), as in MXNet: a float32 running sum drifts in the sixth digit
+        over an epoch. Counts (Accuracy's) stay integers."""
+        if isinstance(value, numpy.floating):
+            value = float(value)
         self.sum_metric += value
         self.global_sum_metric += value
         self.num_inst += count

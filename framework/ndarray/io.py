@@ -50,6 +50,7 @@ from .. import backend
 from ..atomic_file import write_bytes_atomic
 from ..base import DTYPE_TO_FLAG, FLAG_TO_DTYPE, MXLabError
 from ..context import Context, cpu
+from ..errors import read_existing
 from .ndarray import NDArray, array
 
 #: uint64 at the start of every NDArray list file (MXNet's ``kMXAPINDArrayListMagic``).
@@ -285,9 +286,7 @@ def load(fname: str | os.PathLike, ctx: Context | None = None) -> list[NDArray] 
     ``ctx`` if given; otherwise where MXNet would put them: ``cpu(0)``, or the saved GPU if
     it exists (see the module docstring).
     """
-    with open(fname, "rb") as stream:
-        payload = stream.read()
-    return load_frombuffer(payload, ctx=ctx, source=os.fspath(fname))
+    return load_frombuffer(read_existing(fname, "mx.nd.load"), ctx=ctx, source=os.fspath(fname))
 
 
 __all__ = ["NDArrayFileError", "load", "load_frombuffer", "save", "save_tobuffer"]

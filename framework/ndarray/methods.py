@@ -158,11 +158,20 @@ class OperatorMethods:
         return op.squeeze(self, axis=axis)
 
     def broadcast_to(self, shape: Any) -> NDArray:
-        """This array repeated along its length-1 axes to ``shape`` (0 in ``shape`` keeps the axis)."""
+        """This array repeated along its length-1 axes to ``shape`` (0 in ``shape`` keeps the axis).
+
+        As MXNet's method (not its operator), a shorter array gets leading axes of length 1 first:
+        ``mx.nd.ones((3,)).broadcast_to((2, 3))``.
+        """
+        shape = tuple(shape)
+        if len(shape) > self.ndim:
+            return op.broadcast_to(self.reshape((1,) * (len(shape) - self.ndim) + self.shape), shape=shape)
         return op.broadcast_to(self, shape=shape)
 
     def broadcast_like(self, other: NDArray) -> NDArray:
-        """This array broadcast to ``other``'s shape."""
+        """This array broadcast to ``other``'s shape (leading axes added as :meth:`broadcast_to` adds them)."""
+        if other.ndim > self.ndim:
+            return self.broadcast_to(other.shape)
         return op.broadcast_like(self, other)
 
     def diag(self, k: int = 0, **kwargs: Any) -> NDArray:

@@ -49,10 +49,16 @@ HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_sta
 
 
 # MXNet's FSetInputVarAttrOnCompose: attributes an operator puts on its variable inputs
-# when it is composed (unless already set). BatchNorm asks for its moving statistics to be
-# initialised with zeros and ones. The operator registry has no such attribute yet.
+# when it is composed (unless already set). The batch norms ask for their moving statistics to
+# be initialised with zeros and ones, PReLU for its gamma to start at 0.25 (not at the ones a
+# "_gamma" name would get), the KL sparseness penalty for its moving average to start at zero.
+# The operator registry has no such attribute yet.
 INPUT_VAR_ATTRS: dict[str, dict[int, dict[str, str]]] = {
     "BatchNorm": {3: {"__init__": '["zero", {}]'}, 4: {"__init__": '["one", {}]'}},
+    "BatchNorm_v1": {3: {"__init__": '["zero", {}]'}, 4: {"__init__": '["one", {}]'}},
+    "_contrib_BatchNormWithReLU": {3: {"__init__": '["zero", {}]'}, 4: {"__init__": '["one", {}]'}},
+    "LeakyReLU": {1: {"__init__": '["Constant", {"value": 0.25}]'}},  # prelu's gamma
+    "IdentityAttachKLSparseReg": {1: {"__init__": '["zero", {}]'}},
 }
 
 

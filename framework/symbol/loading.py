@@ -6,6 +6,7 @@ Both accept MXLab's JSON and MXNet's (every layout since 0.8, upgraded as MXNet 
 
 from __future__ import annotations
 
+from ..errors import read_existing
 from .errors import SymbolTypeError
 from .json_format import SymbolJSONError, read_graph
 from .symbol import Symbol
@@ -25,8 +26,7 @@ def load(fname: str) -> Symbol:
     """
     if not isinstance(fname, str):
         raise SymbolTypeError(f"load: fname must be a path string, got {fname!r}")
-    with open(fname, "rb") as f:
-        raw = f.read()
+    raw = read_existing(fname, "mx.sym.load")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:

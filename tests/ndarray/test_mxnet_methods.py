@@ -106,6 +106,11 @@ def test_broadcast_to_and_like_and_reshape_like():
     x = mx.nd.array([[1.0], [2.0]])
     assert x.broadcast_to((2, 3)).asnumpy().tolist() == [[1, 1, 1], [2, 2, 2]]
     assert x.broadcast_like(mx.nd.zeros((2, 4))).shape == (2, 4)
+    # the methods (not the operators) put leading axes of length 1 first, as MXNet's do
+    assert mx.nd.array([1.0, 2.0, 3.0]).broadcast_to((2, 3)).asnumpy().tolist() == [[1, 2, 3], [1, 2, 3]]
+    assert mx.nd.ones((3,)).broadcast_like(mx.nd.zeros((4, 2, 3))).shape == (4, 2, 3)
+    with pytest.raises(mx.MXNetError):
+        mx.nd.broadcast_to(mx.nd.ones((3,)), shape=(2, 3))  # the operator does not
     assert mx.nd.arange(6).reshape_like(mx.nd.zeros((3, 2))).shape == (3, 2)
     assert mx.nd.arange(6).reshape_like(rhs=mx.nd.zeros((2, 3))).shape == (2, 3)
     with pytest.raises(mx.MXNetError, match="reshape_like: rhs must be an NDArray"):

@@ -651,3 +651,13 @@ def test_agrees_with_mxnet_1_9_1_live(tmp_path):
     script = DATA / "ops_linalg.py"
     subprocess.run([os.environ["MXNET_PYTHON"], str(script), str(target)], check=True, timeout=600)
     assert len(_compare_with_reference(target)) >= 20
+
+
+def test_a_matrix_without_an_answer_raises_mxnet_error_naming_the_operator():
+    """MXNet raises MXNetError; LAPACK's refusal (numpy's LinAlgError) must not escape as something else."""
+    with pytest.raises(mx.MXNetError, match="_linalg_potrf: Matrix is not positive definite") as raised:
+        mx.nd.linalg.potrf(mx.nd.array([[1, 2], [2, 1]])).wait_to_read()
+    assert isinstance(raised.value, np.linalg.LinAlgError)  # and still what NumPy code expects
+    with pytest.raises(mx.MXNetError, match="_linalg_inverse: Singular matrix"):
+        mx.nd.linalg.inverse(mx.nd.ones((2, 2))).wait_to_read()
+    np.testing.assert_allclose(mx.nd.linalg.inverse(mx.nd.array([[2.0, 0], [0, 4]])).asnumpy(), [[0.5, 0], [0, 0.25]])

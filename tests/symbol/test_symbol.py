@@ -113,6 +113,20 @@ def test_auxiliary_states_are_mutated_variables():
     assert internals["bn_moving_var"].attr("__init__") == '["one", {}]'
 
 
+def test_prelu_gamma_starts_at_a_quarter_as_in_mxnet():
+    net = sym.LeakyReLU(sym.FullyConnected(sym.var("data"), num_hidden=3, name="fc"), act_type="prelu", name="prelu")
+    assert net.get_internals()["prelu_gamma"].attr("__init__") == '["Constant", {"value": 0.25}]'
+    module = mx.mod.Module(net, label_names=None)
+    module.bind([("data", (2, 4))])
+    module.init_params(mx.init.Uniform(0.1))
+    assert module.get_params()[0]["prelu_gamma"].asnumpy().tolist() == [0.25, 0.25, 0.25]
+    given = sym.var("g", init=mx.init.One())  # a gamma that says otherwise keeps its own
+    assert sym.LeakyReLU(sym.var("x"), gamma=given, act_type="prelu").get_internals()["g"].attr("__init__") == (
+        mx.init.One().dumps()
+    )
+    assert sym.LeakyReLU(sym.var("x"), act_type="leaky").list_arguments() == ["x"]  # no gamma, nothing to set
+
+
 def test_auxiliary_state_must_be_a_variable():
     x = sym.var("x")
     with pytest.raises(SymbolError, match="moving_mean.*must be a variable"):

@@ -323,3 +323,15 @@ def test_module_checkpoint_uses_the_module():
 def test_bad_callback_parameters_raise_clearly(call, message):
     with pytest.raises(callback.CallbackError, match=message):
         call()
+
+
+def test_float32_batch_values_are_summed_in_float64_as_in_mxnet():
+    metric = mx.metric.CrossEntropy()
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        probs = rng.dirichlet(np.ones(5), size=64).astype(np.float32)
+        metric.update([mx.nd.array(rng.integers(0, 5, 64))], [mx.nd.array(probs)])
+    assert isinstance(metric.sum_metric, float) and not isinstance(metric.sum_metric, np.float32)
+    accuracy = mx.metric.Accuracy()
+    accuracy.update([mx.nd.array([0, 1])], [mx.nd.array([[0.9, 0.1], [0.8, 0.2]])])
+    assert accuracy.sum_metric == 1 and accuracy.get() == ("accuracy", 0.5)

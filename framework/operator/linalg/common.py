@@ -12,9 +12,13 @@ alias ``linalg_<name>``, and its backward operator as ``_backward_linalg_<name>`
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
+from ...errors import MXNetError
 from ..grad import make_backward_node
 from ..infer import InferenceError, ShapeT, merge_shapes, shape_assign, shape_known, type_assign
 from ..node import Entry, Node, NodeAttrs
@@ -121,6 +125,24 @@ def float_type(attrs: NodeAttrs, in_types: list, out_types: list, int_outputs: S
 
 
 # ----------------------------------------------------------------------------- registration
+class LinalgError(MXNetError, np.linalg.LinAlgError):
+    """A factorisation or solve that has no answer for these values (a matrix that is not
+    positive definite for ``potrf``, a singular one for ``inverse``): MXNet raises MXNetError."""
+
+
+def _reporting_failures(name: str, compute: Callable[..., None]) -> Callable[..., None]:
+    """``compute``, with LAPACK's refusal raised as :class:`LinalgError` naming the operator."""
+
+    @functools.wraps(compute)
+    def run(attrs: NodeAttrs, op_ctx: Any, inputs: list, req: list, outputs: list) -> None:
+        try:
+            compute(attrs, op_ctx, inputs, req, outputs)
+        except np.linalg.LinAlgError as err:
+            raise LinalgError(f"{name}: {err}") from None
+
+    return run
+
+
 def register_linalg(
     name: str,
     params: type[ParamSet] = NoParams,
@@ -149,7 +171,7 @@ def register_linalg(
         .set_input_names(list(inputs))
         .set_infer_shape(infer_shape)
         .set_infer_type(lambda attrs, i, o: float_type(attrs, i, o, int_outputs))
-        .set_compute(compute)
+        .set_compute(_reporting_failures(f"_linalg_{name}", compute))
         .set_gradient(gradient)
     )
     if num_visible_outputs is not None:
@@ -192,7 +214,7 @@ def register_backward(
         .set_num_outputs(num_outputs)
         .set_infer_shape(infer_shape)
         .set_infer_type(infer_type)
-        .set_compute(compute)
+        .set_compute(_reporting_failures(f"_backward_linalg_{name}", compute))
         .set_is_backward()
     )
     if inplace:
