@@ -242,3 +242,22 @@ def test_generated_layers_show_mxnets_signatures():
     assert list(inspect.signature(nn.MaxPool3D.__init__).parameters)[4:6] == ["ceil_mode", "layout"]
     assert list(inspect.signature(nn.MaxPool2D.__init__).parameters)[4:6] == ["layout", "ceil_mode"]
     assert nn.MaxPool3D(2, 2, 0, True)(_x((1, 1, 3, 3, 3))).shape == (1, 1, 2, 2, 2)  # ceil_mode 4th
+
+
+def test_conv_and_pool_reprs_read_as_mxnets():
+    """The text MXNet 1.9.1 prints for these layers (checked side by side with the peer)."""
+    assert repr(nn.Conv2D(6, 3, in_channels=3, strides=2, padding=1, groups=3, activation="relu")) == (
+        "Conv2D(1 -> 6, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), groups=3, Activation(relu))"
+    )
+    assert repr(nn.Conv3D(6, (1, 2, 3), dilation=2, use_bias=False)) == (
+        "Conv3D(None -> 6, kernel_size=(1, 2, 3), stride=(1, 1, 1), dilation=(2, 2, 2), bias=False)"
+    )
+    transposed = nn.Conv2DTranspose(2, 3)
+    assert repr(transposed).startswith("Conv2DTranspose(2 -> 0,")  # out -> in, MXNet's order for these
+    transposed.initialize()
+    transposed(mx.nd.ones((1, 5, 4, 4)))
+    assert repr(transposed) == "Conv2DTranspose(2 -> 5, kernel_size=(3, 3), stride=(1, 1))"
+    assert repr(nn.MaxPool2D(3, 2, ceil_mode=True)) == (
+        "MaxPool2D(size=(3, 3), stride=(2, 2), padding=(0, 0), ceil_mode=True, global_pool=False, pool_type=max, "
+        "layout=NCHW)"
+    )

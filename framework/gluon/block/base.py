@@ -407,7 +407,6 @@ class Block:
         rows: list[tuple[str, str, int]] = []
         seen: set[int] = set()
         counts = {"total": 0, "trainable": 0, "shared": 0}
-        kinds: dict[str, int] = defaultdict(int)
 
         def shape_of(value: Any) -> Any:
             if isinstance(value, NDArray):
@@ -417,8 +416,6 @@ class Block:
             return value
 
         def hook(block: Block, _inputs: Any, outputs: Any) -> None:
-            kind = type(block).__name__
-            kinds[kind] += 1
             params = 0
             for p in block.params.values():
                 size = int(np.prod(p.shape)) if p.shape else 0
@@ -429,7 +426,8 @@ class Block:
                 if id(p) in seen:
                     counts["shared"] += size
                 seen.add(id(p))
-            rows.append((f"{kind}-{kinds[kind]}", str(shape_of(outputs)), params))
+            # one count over all layers, in the order they finish: MXNet's "<type>-<k>" names
+            rows.append((f"{type(block).__name__}-{len(rows) + 1}", str(shape_of(outputs)), params))
 
         def check_and_attach(block: Block) -> None:
             if block._runs_as_graph():
@@ -451,11 +449,12 @@ class Block:
                 handle.detach()
         line = "-" * 80
         print(line)
-        print(f"{'Layer (type)':>20}{'Output Shape':>42}{'Param #':>15}")
+        row = "{:>20}  {:>42} {:>15}".format  # MXNet's columns
+        print(row("Layer (type)", "Output Shape", "Param #"))
         print("=" * 80)
-        print(f"{'Input':>20}{shape_of(list(inputs) if len(inputs) > 1 else inputs[0])!s:>42}{0:>15}")
+        print(row("Input", str(shape_of(list(inputs) if len(inputs) > 1 else inputs[0])), 0))
         for name, shape, params in rows:
-            print(f"{name:>20}{shape:>42}{params:>15}")
+            print(row(name, shape, params))
         print("=" * 80)
         print("Parameters in forward computation graph, duplicate included")
         print(f"   Total params: {counts['total']}")

@@ -115,13 +115,20 @@ class _Conv(HybridBlock):
         return "conv"
 
     def __repr__(self) -> str:
+        """MXNet's text: ``weight.shape[1] -> weight.shape[0]`` (for a transposed convolution that
+        reads out -> in, as MXNet prints it), then the options that differ from their defaults (not
+        ``output_padding``, which MXNet 1.9.1 never shows)."""
         shape = self.weight.shape
         assert shape is not None
-        in_channels = shape[1] if self._op_name == "Convolution" else shape[0]
-        return (
-            f"{type(self).__name__}({in_channels if in_channels else None} -> {self._channels}, "
-            f"kernel_size={self._kwargs['kernel']}, stride={self._kwargs['stride']})"
-        )
+        kw, ones, zeros = self._kwargs, (1,) * len(self._kwargs["kernel"]), (0,) * len(self._kwargs["kernel"])
+        text = f"{type(self).__name__}({shape[1] if shape[1] else None} -> {shape[0]}, "
+        text += f"kernel_size={kw['kernel']}, stride={kw['stride']}"
+        text += f", padding={kw['pad']}" if kw["pad"] != zeros else ""
+        text += f", dilation={kw['dilate']}" if kw["dilate"] != ones else ""
+        text += f", groups={kw['num_group']}" if kw["num_group"] != 1 else ""
+        text += ", bias=False" if self.bias is None else ""
+        text += f", {self.act}" if self.act is not None else ""
+        return text + ")"
 
 
 def _conv_class(n: int, transpose: bool) -> type[_Conv]:
@@ -235,7 +242,8 @@ class _Pooling(HybridBlock):
         return (
             f"{type(self).__name__}(size={self._kwargs['kernel']}, stride={self._kwargs['stride']}, "
             f"padding={self._kwargs['pad']}, ceil_mode={self._kwargs['pooling_convention'] == 'full'}, "
-            f"global_pool={self._kwargs['global_pool']}, pool_type={self._kwargs['pool_type']})"
+            f"global_pool={self._kwargs['global_pool']}, pool_type={self._kwargs['pool_type']}, "
+            f"layout={self._kwargs['layout']})"
         )
 
 
