@@ -28,7 +28,7 @@ from typing import Any
 
 from ..operator import registry
 from ..operator.node import Entry, Node, NodeAttrs
-from ..operator.params import OperatorParamError
+from ..operator.params import NoParams, OperatorParamError
 from ..operator.registry import OpDef
 from ..operator.signature import declared_input_names
 from . import attribute, naming
@@ -55,7 +55,9 @@ def _split_kwargs(op: OpDef, kwargs: dict[str, Any], attr: dict | None):
             symbols[given] = value
             continue
         key = normalize_attr_key(given)
-        if is_dunder(key):
+        # MXNet keeps any attribute on an operator without parameters (nothing parses them); one
+        # with parameters refuses keys that are not its own, unless they are __dunder__ ones
+        if is_dunder(key) or (op.params is NoParams and value is not None):
             hidden[key] = str(value)
         elif key in op.params.fields:
             params[key] = value

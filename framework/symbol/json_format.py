@@ -37,7 +37,7 @@ from ..base import MXLabError
 from ..operator import registry
 from ..operator.control_flow import Subgraph, SubgraphParams
 from ..operator.node import Entry, Node, NodeAttrs, topo_sort
-from ..operator.params import REQUIRED, OperatorParamError
+from ..operator.params import REQUIRED, NoParams, OperatorParamError
 from ..operator.registry import OperatorError
 from ..shape_mode import is_np_shape
 from .graph import VAR_VERSIONS
@@ -300,6 +300,8 @@ def _parse_node_attrs(
     op: registry.OpDef, name: str, i: int, attrs: dict[str, str], subgraphs: list[Subgraph] | None = None
 ) -> NodeAttrs:
     params: dict[str, Any] = {k: v for k, v in attrs.items() if not (k.startswith("__") and k.endswith("__"))}
+    if op.params is NoParams:  # an operator without parameters keeps any attribute (creation.py)
+        params = {}
     if subgraphs is not None:  # parsed with the parameters: a library's parseAttrs sees them
         params["subgraphs"] = subgraphs
     try:

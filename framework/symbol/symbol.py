@@ -29,7 +29,7 @@ from ..atomic_file import write_text_atomic
 from ..context import current_context
 from ..executor import bind, simple_bind
 from ..operator.node import Entry, Node, topo_sort
-from ..operator.params import OperatorParamError
+from ..operator.params import NoParams, OperatorParamError
 from . import backends, inference, json_format
 from .attr_keys import expand_hidden, is_dunder, normalize_attr_key
 from .creation import create_node
@@ -262,6 +262,9 @@ class Symbol(SymbolOutputs):
             return
         op = node.op
         unknown = [k for k in updates if not is_dunder(k) and k not in op.params.fields]
+        if unknown and op.params is NoParams:  # nothing parses its attributes: MXNet keeps any (creation.py)
+            node.attrs.extra.update(updates)
+            return
         if unknown:
             raise OperatorParamError(
                 f"{op.name} node {node.name!r}: unknown parameter(s) {unknown}; "

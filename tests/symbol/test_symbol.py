@@ -488,3 +488,14 @@ def test_bind_and_eval_delegate_to_the_executor():
     a, b = sym.var("a"), sym.var("b")
     out = (a * b + 1).eval(ctx=mx.cpu(), a=mx.nd.array([1.0, 2.0]), b=mx.nd.array([3.0, 4.0]))
     np.testing.assert_allclose(out[0].asnumpy(), [4.0, 9.0])
+
+
+def test_an_operator_without_parameters_keeps_any_attribute_as_mxnet_does():
+    relu = sym.relu(sym.var("d"), name="r", attr={"foo": "bar"})
+    assert relu.list_attr() == {"foo": "bar"} and relu.attr("foo") == "bar"
+    assert sym.load_json(relu.tojson()).list_attr() == {"foo": "bar"}  # and reads it back from JSON
+    other = sym.relu(sym.var("d"), name="y")
+    other._set_attr(baz="1")
+    assert other.list_attr() == {"baz": "1"}
+    with pytest.raises(mx.MXNetError, match="unknown parameter 'foo'"):  # one with parameters parses them
+        sym.FullyConnected(sym.var("d"), num_hidden=2, attr={"foo": "bar"})
