@@ -314,3 +314,25 @@ def test_a_float64_batch_gets_a_dtype_hint():
         net.hybridize(hybridize)
         with pytest.raises(BlockError, match=r"inputs are \['float64'\] but the parameters \['float32'\]"):
             net(mx.nd.array(np.ones((2, 3)), dtype="float64"))  # a float64 batch for float32 parameters
+
+
+def test_blocks_in_a_plain_list_or_dict_are_warned_about():
+    """MXNet's warning: such Blocks are not children, so their parameters are never collected or trained."""
+
+    class Net(nn.Block):
+        def __init__(self):
+            super().__init__()
+            self.kept = nn.Dense(2)
+            self.lost = [nn.Dense(2)]
+            self.nested = {"k": (nn.Dense(1),)}
+            self.numbers = [1, 2]
+
+        def forward(self, x):
+            return self.kept(x)
+
+    with pytest.warns(UserWarning, match='"Net.lost" is an unregistered container with Blocks') as caught:
+        Net().initialize()
+    assert sorted(str(w.message).split('"')[1] for w in caught if "unregistered" in str(w.message)) == [
+        "Net.lost",
+        "Net.nested",
+    ]

@@ -153,8 +153,32 @@ class Block:
         """``with self.name_scope():`` around the creation of children gives them this block's prefix."""
         return self._scope
 
+    def _warn_unregistered_blocks(self) -> None:
+        """Warn about Blocks kept in a plain list, tuple or dict attribute (MXNet does, from
+        ``collect_params`` and so ``initialize``): they are not children, so their parameters are
+        not collected, initialized, saved or trained."""
+        children = {id(child) for child in self._children.values()}
+
+        def holds_unregistered(value: Any) -> bool:
+            if isinstance(value, list | tuple):
+                return any(holds_unregistered(item) for item in value)
+            if isinstance(value, dict):
+                return any(holds_unregistered(item) for item in value.values())
+            return isinstance(value, Block) and id(value) not in children
+
+        for key, value in vars(self).items():
+            if isinstance(value, list | tuple | dict) and not key.startswith("__") and key != "_children":
+                if holds_unregistered(value):
+                    warnings.warn(
+                        f'"{type(self).__name__}.{key}" is an unregistered container with Blocks. Note that Blocks '
+                        "inside the list, tuple or dict will not be registered automatically. Make sure to register "
+                        "them using register_child() or switching to nn.Sequential/nn.HybridSequential instead.",
+                        stacklevel=3,
+                    )
+
     def collect_params(self, select: str | None = None) -> ParameterDict:
         """Parameters of this block and all its children; ``select`` is a regex on full names."""
+        self._warn_unregistered_blocks()
         result = ParameterDict(self._params.prefix)
         if not select:
             result.update(self.params)
