@@ -108,6 +108,9 @@ class LocalKVStore(KVStore):
     def init(self, key: Key | Sequence[Key], value: Any) -> None:
         """Store a copy of the first value of each key; initialising a key twice is an error."""
         for k, values in _key_values(key, value, "init"):
+            stored_type = type(next(iter(self._store))) if self._store else type(k)
+            if type(k) is not stored_type:  # MXNet refuses to mix int and str keys in one store
+                raise KVStoreError(f"init: mixed key types are not allowed: {k!r} among {stored_type.__name__} keys")
             if k in self._store or len(values) != 1:
                 raise KVStoreError(f"init: duplicate init of key {k!r} (a key is initialised once, with one value)")
             home = values[0].context if self._on_device else cpu(0)

@@ -51,32 +51,32 @@ def test_push_sums_a_list_and_pull_broadcasts(kv_type):
 
 @pytest.mark.parametrize("kv_type", TYPES)
 def test_str_and_int_keys_and_list_forms(kv_type):
-    kv = create(kv_type)
+    kv, numbered = create(kv_type), create(kv_type)  # one store per key type, as MXNet requires
     kv.init(["a", "b", "c"], [mx.nd.zeros(SHAPE)] * 3)
-    kv.init([5, 9], [mx.nd.zeros(SHAPE), mx.nd.zeros(SHAPE)])
+    numbered.init([5, 9], [mx.nd.zeros(SHAPE), mx.nd.zeros(SHAPE)])
     # one value per key, and a list of values per key
     kv.push(["a", "b"], [mx.nd.ones(SHAPE), arrays(2.0)])
     kv.push("c", arrays(1.5) + [mx.nd.full(SHAPE, 1.0)])
-    kv.push([5, 9], [arrays(1.0), arrays(3.0)])
+    numbered.push([5, 9], [arrays(1.0), arrays(3.0)])
     outs = {k: arrays(-1.0) for k in ("a", "b", "c")}
     kv.pull(["a", "b", "c"], out=[outs["a"], outs["b"], outs["c"]])
     check_all(outs["a"], 1.0)
     check_all(outs["b"], 4.0)
     check_all(outs["c"], 4.0)
     ints = [mx.nd.zeros(SHAPE), mx.nd.zeros(SHAPE)]
-    kv.pull([5, 9], out=ints)
+    numbered.pull([5, 9], out=ints)
     check_all([ints[0]], 2.0)
     check_all([ints[1]], 6.0)
     # a key listed twice in one push: all its values are summed
-    kv.push([5, 5], [mx.nd.ones(SHAPE), mx.nd.ones(SHAPE)])
-    kv.pull(5, out=ints[0])
+    numbered.push([5, 5], [mx.nd.ones(SHAPE), mx.nd.ones(SHAPE)])
+    numbered.pull(5, out=ints[0])
     check_all([ints[0]], 2.0)
     # pushpull: push then pull back into the pushed arrays
     values = arrays(0.5)
     kv.pushpull("a", values)
     check_all(values, 1.0)
     target = mx.nd.zeros(SHAPE)
-    kv.pushpull(9, [mx.nd.ones(SHAPE)], out=target)
+    numbered.pushpull(9, [mx.nd.ones(SHAPE)], out=target)
     check_all([target], 1.0)
 
 
@@ -199,6 +199,8 @@ def test_usage_errors_name_key_and_values(kv_type):
         kv.push(["w", "w"], [mx.nd.ones(SHAPE)])
     with pytest.raises(KVStoreError, match="all int or all str"):
         kv.init([1, "x"], [mx.nd.ones(SHAPE), mx.nd.ones(SHAPE)])
+    with pytest.raises(KVStoreError, match="mixed key types are not allowed: 3 among str keys"):
+        kv.init(3, mx.nd.ones(SHAPE))  # this store holds "w": MXNet refuses an int key beside it
     with pytest.raises(KVStoreError, match="keys must be int or str, got float 1.5"):
         kv.init(1.5, mx.nd.ones(SHAPE))
     with pytest.raises(KVStoreError, match="expected an NDArray"):
