@@ -1,4 +1,11 @@
-"""The :class:`Updater`: an optimizer plus the state of every weight, and saving those states."""
+"""The :class:`Updater`: an optimizer plus the state of every weight, and saving those states.
+
+``set_states`` also reads states that MXNet 1.x pickled (a Module's ``.states`` file, a Gluon
+Trainer's ``save_states``): their NDArrays are ``mxnet.ndarray.ndarray.NDArray`` objects whose
+state is the array's bytes in the NDArray file format, and a saved optimizer is MXNet's class
+with its attribute dict. :class:`_StateUnpickler` reads neither class from MXNet (it is not
+installed): it keeps their states, and the arrays become MXLab NDArrays.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +17,12 @@ import numpy as np
 
 from ..context import Context
 from ..ndarray import NDArray, array
+from ..ndarray.io import LIST_MAGIC, load_frombuffer
 from .base import Optimizer, OptimizerError
+
+#: Attributes of an MXNet-pickled optimizer not taken over: objects of MXNet's own, and the
+#: names-to-index tables, which the running Module or Trainer set up for its own parameters.
+_NOT_ADOPTED = frozenset({"lr_scheduler", "param_dict", "sym_info", "idx2name"})
 
 
 def _rebuild_ndarray(values: np.ndarray, device_type: str, device_id: int) -> NDArray:
@@ -25,6 +37,53 @@ class _StatePickler(pickle.Pickler):
         if isinstance(obj, NDArray):
             return _rebuild_ndarray, (obj.asnumpy(), obj.context.device_type, obj.context.device_id)
         return NotImplemented
+
+
+class _PickledByMXNet:
+    """An object MXNet 1.x pickled (an NDArray, an optimizer): rebuilt empty, then given its state."""
+
+    mxnet_name = ""
+
+    def __init__(self, *args: Any) -> None:
+        self.state: Any = None
+
+    def __setstate__(self, state: Any) -> None:
+        self.state = state
+
+
+class _PickledArray(_PickledByMXNet):
+    """``mxnet.ndarray.ndarray.NDArray``: its state is ``{"handle": <the array in NDArray file format>}``."""
+
+    mxnet_name = "mxnet.ndarray.ndarray.NDArray"
+
+    def to_ndarray(self) -> NDArray:
+        raw = bytes(self.state["handle"])  # one array record; a file of one array around it
+        header = np.array([LIST_MAGIC, 0, 1], "<u8").tobytes()
+        (value,) = load_frombuffer(header + raw + np.zeros(1, "<u8").tobytes(), source="MXNet-pickled optimizer states")
+        return value
+
+
+class _StateUnpickler(pickle.Unpickler):
+    """Unpickles saved states, MXLab's or MXNet 1.x's (whose classes are stood in for)."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module.split(".", maxsplit=1)[0] != "mxnet":
+            return super().find_class(module, name)
+        if (module, name) == ("mxnet.ndarray.ndarray", "NDArray"):
+            return _PickledArray
+        return type(name, (_PickledByMXNet,), {"mxnet_name": f"{module}.{name}"})
+
+
+def _from_mxnet(value: Any) -> Any:
+    """``value`` with every MXNet-pickled array made an NDArray (tuples, lists and dicts walked)."""
+    if isinstance(value, _PickledArray):
+        return value.to_ndarray()
+    if isinstance(value, tuple | list):
+        converted = [_from_mxnet(v) for v in value]
+        return tuple(converted) if isinstance(value, tuple) else converted
+    if isinstance(value, dict):
+        return {k: _from_mxnet(v) for k, v in value.items()}
+    return value
 
 
 def _dumps(obj: Any) -> bytes:
@@ -92,14 +151,30 @@ class Updater:
         """Restore states saved by :meth:`get_states` (and the optimizer, if it was saved)."""
         if not isinstance(states, bytes | bytearray):
             raise OptimizerError(f"Updater.set_states expects the bytes from get_states(), got {type(states).__name__}")
-        loaded = pickle.loads(states)
+        loaded = _StateUnpickler(io.BytesIO(states)).load()
         if isinstance(loaded, tuple) and len(loaded) == 2 and isinstance(loaded[1], Optimizer):
             self.states, self.optimizer = loaded
+        elif isinstance(loaded, tuple) and len(loaded) == 2 and isinstance(loaded[1], _PickledByMXNet):
+            self.states = _from_mxnet(loaded[0])
+            self._adopt_mxnet_optimizer(loaded[1])
         elif isinstance(loaded, dict):
-            self.states = loaded
+            self.states = _from_mxnet(loaded)
         else:
             raise OptimizerError(f"Updater.set_states: not optimizer states (unpickled a {type(loaded).__name__})")
         self.states_synced = dict.fromkeys(self.states, False)
+
+    def _adopt_mxnet_optimizer(self, saved: _PickledByMXNet) -> None:
+        """Take over what an optimizer pickled by MXNet 1.x says (its rates, counts and hyper-parameters),
+        keeping this updater's optimizer object: the update counts decide Adam's bias correction."""
+        expected = type(self.optimizer).__name__
+        if not saved.mxnet_name.endswith(f".{expected}") or not isinstance(saved.state, dict):
+            raise OptimizerError(
+                f"Updater.set_states: the states were saved with MXNet's {saved.mxnet_name}, "
+                f"this updater's optimizer is {expected}"
+            )
+        for key, value in saved.state.items():
+            if key not in _NOT_ADOPTED and not isinstance(value, _PickledByMXNet) and hasattr(self.optimizer, key):
+                setattr(self.optimizer, key, value)
 
     def get_states(self, dump_optimizer: bool = False) -> bytes:
         """The states (and optionally the optimizer, with its schedule and counts) as bytes."""
