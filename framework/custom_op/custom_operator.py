@@ -248,7 +248,7 @@ def _borrow(
         wrapped[key] = []
         for i, raw in enumerate(raws):
             if scratch.get(key, [False] * len(raws))[i]:
-                wrapped[key].append(new_array(tuple(raw.shape), ctx, raw.dtype.name))
+                wrapped[key].append(new_array(tuple(raw.shape), ctx, np.dtype(raw.dtype).name))
                 continue
             chunk = next((c for other, c in seen if xp.may_share_memory(other, raw)), None)
             if chunk is None:
@@ -308,7 +308,7 @@ def _run_user_code(
     saved = STATE.recording, STATE.training
     STATE.recording, STATE.training = False, op_ctx.is_train
     try:
-        op = _operator(attrs, ctx, [a.shape for a in in_data], [a.dtype.type for a in in_data])
+        op = _operator(attrs, ctx, [a.shape for a in in_data], [np.dtype(a.dtype).type for a in in_data])
     except CustomOpError as err:
         STATE.recording, STATE.training = saved
         return err

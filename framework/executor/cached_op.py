@@ -80,6 +80,8 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from ..base import MXLabError
 from ..context import Context
 from ..ndarray import imperative
@@ -448,7 +450,7 @@ class CachedOp:
     ) -> _Bound:
         """A free executor of this signature whose in-place inputs (and directly written ``.grad``
         arrays, ``grads``) are these arrays, or a new one."""
-        key = (tuple((a.shape, a.dtype.name) for a in inputs), ctx, grad_inputs)
+        key = (tuple((a.shape, np.dtype(a.dtype).name) for a in inputs), ctx, grad_inputs)
         pool = self._pools.get(key)
         if pool is None:
             if not self.static_alloc or self.static_shape:

@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from .. import backend, events
 from .. import ndarray as nd
 from .. import optimizer as opt
@@ -66,7 +68,7 @@ def _key_values(key: Any, value: Any, what: str) -> list[tuple[Key, list[NDArray
 
 
 def _nbytes(array: NDArray) -> int:
-    return array.size * array.dtype.itemsize
+    return array.size * np.dtype(array.dtype).itemsize
 
 
 def _fetch(data: Any, src: Context, dst: Context) -> Any:
@@ -194,7 +196,8 @@ class LocalKVStore(KVStore):
             )
         if array.dtype != stored.dtype:
             raise KVStoreError(
-                f"{what}({key!r}): {role} dtype {array.dtype.name} does not match the stored dtype {stored.dtype.name}"
+                f"{what}({key!r}): {role} dtype {np.dtype(array.dtype).name} does not match the stored dtype "
+                f"{np.dtype(stored.dtype).name}"
             )
 
     def _optimizer_updater(self, what: str) -> opt.Updater:

@@ -158,7 +158,7 @@ class ServerMessages:
             names = [s.name for s in shards]
             ref = actor.pull.remote(names) if blocks is None else channel.call("pull_shared", names)
             calls.sent()
-            nbytes = sum(s.size * bufs[s.key].dtype.itemsize for s in shards)
+            nbytes = sum(s.size * np.dtype(bufs[s.key].dtype).itemsize for s in shards)
             self._answers.submit(
                 self._complete, "pull", server, ref, sent, nbytes, keys, on_complete, write, blocks is not None
             )

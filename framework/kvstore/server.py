@@ -202,7 +202,7 @@ class KVServer:
             if value.shape != tuple(stored.shape) or value.dtype != stored.dtype:
                 raise KVStoreError(
                     f"push({shard[0]!r}): worker {rank} sent {value.dtype} {value.shape}, the server holds "
-                    f"{stored.dtype} {tuple(stored.shape)}"
+                    f"{np.dtype(stored.dtype).name} {tuple(stored.shape)}"
                 )
         self._pushes += len(items)
         if self._mode != "sync":

@@ -112,10 +112,10 @@ def tensor_args(arrays: list[Any], lib: Library, op_name: str, what: str) -> tup
     ndims = (ctypes.c_int * max(n, 1))(*[a.ndim for a in arrays])
     codes = []
     for i, a in enumerate(arrays):
-        code = DTYPE_CODES.get(a.dtype.name)
+        code = DTYPE_CODES.get(np.dtype(a.dtype).name)
         if code is None:
             raise LibraryError(
-                f"{lib.name}: operator {op_name!r}: {what} {i} has dtype {a.dtype.name}, "
+                f"{lib.name}: operator {op_name!r}: {what} {i} has dtype {np.dtype(a.dtype).name}, "
                 f"which lib_api.h cannot describe (use one of {', '.join(DTYPE_CODES)})"
             )
         codes.append(code)

@@ -227,7 +227,7 @@ class _StateBox:
             handle = self.handles.get(key)
             if handle is None:
                 shapes = [tuple(a.shape) for a in inputs]
-                types = [a.dtype.name for a in inputs]
+                types = [np.dtype(a.dtype).name for a in inputs]
                 handle = self.handles[key] = op.create_state(attrs, ctx, shapes, types)
             return handle
 

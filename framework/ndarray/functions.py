@@ -61,7 +61,7 @@ def onehot_encode(indices: NDArray, out: NDArray) -> NDArray:
     """Write the one-hot rows of ``indices`` into ``out`` (MXNet's deprecated form of ``one_hot``)."""
     if out.ndim != 2 or indices.shape != (out.shape[0],):
         raise MXLabError(f"onehot_encode: out must be (len(indices), depth), got {out.shape} for {indices.shape}")
-    return op.one_hot(indices, depth=out.shape[1], dtype=out.dtype.name, out=out)
+    return op.one_hot(indices, depth=out.shape[1], dtype=np.dtype(out.dtype).name, out=out)
 
 
 def linspace(

@@ -115,8 +115,8 @@ def save_tobuffer(data: NDArray | Sequence[NDArray] | Mapping[str, NDArray]) -> 
     """The bytes :func:`save` would write (an MXLab addition; MXNet has only the file form)."""
     arrays, names = _entries(data)
     for arr in arrays:
-        if arr.dtype not in DTYPE_TO_FLAG:
-            raise NDArrayFileError(f"save: dtype {arr.dtype} has no MXNet type flag")
+        if np.dtype(arr.dtype) not in DTYPE_TO_FLAG:
+            raise NDArrayFileError(f"save: dtype {np.dtype(arr.dtype).name} has no MXNet type flag")
     parts = [np.array([LIST_MAGIC, 0, len(arrays)], "<u8").tobytes()]
     for arr in arrays:
         parts.extend(_array_record(arr))

@@ -101,8 +101,10 @@ class NDArray:
         return self._data.shape
 
     @property
-    def dtype(self) -> np.dtype:
-        return self._data.dtype
+    def dtype(self) -> type[np.generic]:
+        """The element type as MXNet gives it: the NumPy scalar type (``x.dtype is np.float32``,
+        ``x.dtype.__name__``); ``np.dtype(x.dtype)`` is the ``numpy.dtype``."""
+        return self._data.dtype.type
 
     @property
     def size(self) -> int:

@@ -286,7 +286,7 @@ class Optimizer:
         if self.multi_precision and weight.dtype == np.float16:
             weight_master_copy, original_state = state
             self.update(index, weight_master_copy, grad.astype(np.float32), original_state)
-            _op.cast(weight_master_copy, dtype=weight.dtype.name, out=weight)
+            _op.cast(weight_master_copy, dtype=np.dtype(weight.dtype).name, out=weight)
         else:
             self.update(index, weight, grad, state)
 

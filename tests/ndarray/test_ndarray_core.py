@@ -343,3 +343,12 @@ def test_a_reused_block_gets_a_view_of_the_new_shape_and_dtype():
     other = mx.nd.zeros((16,), ctx=ctx, dtype="int32")  # same 64 bytes, another shape and dtype
     assert other._data is not view and other.shape == (16,) and other.dtype == np.int32
     np.testing.assert_array_equal(other.asnumpy(), np.zeros(16, np.int32))
+
+
+def test_dtype_is_the_numpy_scalar_type_as_in_mxnet():
+    x = mx.nd.ones(2, dtype="float16")
+    assert x.dtype is np.float16 and x.dtype.__name__ == "float16"
+    assert {np.float16: "half"}[x.dtype] == "half"  # dict lookups by type, as MXNet scripts do
+    assert x.dtype == np.float16 and np.dtype(x.dtype) == np.dtype("float16")
+    assert mx.nd.zeros(3, dtype=x.dtype).dtype is np.float16  # and it goes back in wherever a dtype does
+    assert mx.nd.array([1, 2]).astype(np.int32).dtype is np.int32

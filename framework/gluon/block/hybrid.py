@@ -413,7 +413,7 @@ class HybridBlock(Block):
 
     def _dtype_hint(self, inputs: list[Any]) -> str:
         """A hint when floating-point inputs and parameters differ in dtype (a batch made as float64)."""
-        given = {a.dtype.name for a in inputs if isinstance(a, NDArray) and a.dtype.kind == "f"}
+        given = {np.dtype(a.dtype).name for a in inputs if isinstance(a, NDArray) and np.dtype(a.dtype).kind == "f"}
         params = {np.dtype(p.dtype).name for p in self.collect_params().values()}
         if not given or not params or given <= params:  # no parameters: no dtype to disagree with
             return ""

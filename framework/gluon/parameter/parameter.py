@@ -230,7 +230,7 @@ class Parameter:
             if not cast_dtype:
                 raise ParameterError(
                     f"Failed loading Parameter '{self.name}' from saved params: dtype incompatible "
-                    f"expected {self.dtype} vs saved {data.dtype.name}. "
+                    f"expected {self.dtype} vs saved {np.dtype(data.dtype).name}. "
                     "Set cast_dtype=True to cast the dtype of saved params."
                 )
             if dtype_source == "saved":
