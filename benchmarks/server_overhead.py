@@ -43,6 +43,7 @@ the client (``client_cpu_us_per_op``), from ``/proc`` (``None`` elsewhere).
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import marshal
 import multiprocessing
@@ -402,6 +403,13 @@ def settled_event_count(run_url: str, quiet_s: float = 0.3, timeout_s: float = 6
     return count
 
 
+def cpu_time_dispatch(engine: Any, variables: list[Any], n: int) -> float:
+    """:func:`time_dispatch` in process CPU time: microseconds of this process's CPU per operation."""
+    start = time.process_time()
+    time_dispatch(engine, variables, n)
+    return (time.process_time() - start) / n * 1e6
+
+
 def cpu_split(n: int, reps: int) -> None:
     """Process CPU time per no-op operation in this one process: no subscriber, an event buffer
     emptied by a forwarder that sends nowhere, one that sends ``marshal`` bytes into a pipe
@@ -424,10 +432,7 @@ def cpu_split(n: int, reps: int) -> None:
 
     threading.Thread(target=drain, daemon=True).start()
 
-    def cpu_us_per_op() -> float:
-        start = time.process_time()
-        time_dispatch(engine, variables, n)
-        return (time.process_time() - start) / n * 1e6
+    cpu_us_per_op = functools.partial(cpu_time_dispatch, engine, variables, n)
 
     def to_pipe(tag: str, payload: Any) -> None:
         if tag == "events":
@@ -498,19 +503,17 @@ def collector(n: int, reps: int) -> None:
     the objects loaded so far frozen (``gc.freeze()``, what ``server.attach()`` and a scenario's
     worker do) and not (``gc.unfreeze()``): the four alternate rep by rep in this one process.
 
-    Watching keeps events and operations in flight alive across young collections, so full
-    collections come more often, and each rescans every tracked object that is not frozen:
-    the framework's import alone leaves about 100 000. The records carry the full collections
+    Watching allocates a few tuples per operation, so young collections come more often, each
+    promotes the operations in flight, and full collections follow several times as often; each
+    rescans every tracked object that is not frozen: the framework's import alone leaves about
+    100 000. The records carry the full collections
     of each configuration and their milliseconds per 1000 operations.
     """
     engine = create("ThreadedEnginePerDevice", 2)
     variables = [engine.new_variable(f"v{i}") for i in range(4)]
     gc.unfreeze()
 
-    def cpu_us_per_op() -> float:
-        start = time.process_time()
-        time_dispatch(engine, variables, n)
-        return (time.process_time() - start) / n * 1e6
+    cpu_us_per_op = functools.partial(cpu_time_dispatch, engine, variables, n)
 
     configs = [(frozen, watched) for frozen in (False, True) for watched in (False, True)]
     full = {config: FullCollections() for config in configs}

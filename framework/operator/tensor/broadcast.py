@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..grad import FormulaBuilder, elemwise_grad_use_in, make_backward_node
+from ..grad import elemwise_grad_use_in, make_backward_node
 from ..infer import (
     InferenceError,
     ShapeT,
@@ -46,7 +46,7 @@ from ..params import REQUIRED, Param, ParamSet, Shape
 from ..registry import alias, get, register
 from .binary_family import BinaryFamily, register_binary
 from .binary_maths import BINARY_MATHS
-from .elemwise_unary import compute_into, put
+from .elemwise_unary import backward_gradient, compute_into, flat, put
 
 # ---------------------------------------------------------------------------- helpers
 
@@ -354,16 +354,6 @@ def _clip_backward_compute(attrs, op_ctx, inputs, req, outputs) -> None:
         put(outputs[0], req[0], g * ((x >= p.a_min) & (x <= p.a_max)))
 
 
-def _clip_backward_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
-    """``_backward_clip(g, x)`` is ``g`` where x lies in the range, else 0: linear in ``g`` (the
-    same mask on the head gradient), flat in ``x`` (MXNet 1.9.1's second-order gradient of clip)."""
-    (head,) = out_grads
-    return [
-        Entry(make_backward_node(node, "_backward_clip", [head, node.inputs[1]], suffix="_grad"), 0),
-        FormulaBuilder(node.name).zeros_like(node.inputs[1]),
-    ]
-
-
 (
     register("clip")
     .describe("Clips values to [a_min, a_max]; the gradient passes where a_min <= x <= a_max.")
@@ -385,7 +375,8 @@ def _clip_backward_gradient(node: Node, out_grads: list[Entry]) -> list[Entry]:
     .set_compute(_clip_backward_compute)
     .set_inplace_option(lambda attrs: [(0, 0)])
     .set_is_backward()
-    .set_gradient(_clip_backward_gradient)
+    # linear in g (the same mask on the head gradient), flat in x: MXNet 1.9.1's second order of clip
+    .set_gradient(backward_gradient("_backward_clip", flat))
 )
 
 

@@ -108,6 +108,12 @@ def _identity(xp: Any, x: Any) -> Any:
     return x
 
 
+def flat(f: FormulaBuilder, hg: Entry, v: Entry) -> Entry:
+    """A ``second_order`` for a derivative that does not change with ``v`` (``abs``, ``relu``,
+    ``radians``, ``clip``: a sign, a mask or a constant): zero."""
+    return f.zeros_like(v)
+
+
 # ---------------------------------------------------------------------------- the table
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 ForwardFn = Callable[[Any, Any], Any]
@@ -156,7 +162,7 @@ UNARY_OPS: tuple[UnaryOp, ...] = (
         "absolute",
         "Absolute value, element-wise: ``|x|``.",
         lambda xp, g, x: g * xp.sign(x),
-        second_order=lambda f, hg, x: f.zeros_like(x),
+        second_order=flat,
     ),
     UnaryOp("sign", "sign", "Sign, element-wise: -1, 0 or 1 (zero gradient)."),
     UnaryOp(
@@ -322,7 +328,7 @@ UNARY_OPS: tuple[UnaryOp, ...] = (
         "radians",
         "Converts degrees to radians, element-wise.",
         lambda xp, g, x: g * (math.pi / 180.0),
-        second_order=lambda f, hg, x: f.zeros_like(x),
+        second_order=flat,
     ),
     UnaryOp("floor", "floor", "Largest integer <= x, element-wise (zero gradient)."),
     UnaryOp("ceil", "ceil", "Smallest integer >= x, element-wise (zero gradient)."),
@@ -379,7 +385,7 @@ UNARY_OPS: tuple[UnaryOp, ...] = (
         "Rectified linear unit, element-wise: ``max(x, 0)``.",
         lambda xp, g, y: g * (y > 0),
         uses="out",
-        second_order=lambda f, hg, y: f.zeros_like(y),
+        second_order=flat,
     ),
     UnaryOp(
         "_copy",
@@ -427,7 +433,7 @@ def _inplace(attrs) -> list[tuple[int, int]]:
     return [(0, 0)]
 
 
-def _backward_gradient(backward_name: str, second_order: SecondOrderFn) -> GradFn:
+def backward_gradient(backward_name: str, second_order: SecondOrderFn) -> GradFn:
     """The gradient of ``_backward_<name>(g, v) = g * f'(v)`` given the head gradient ``h``:
     ``h * f'(v)`` for ``g`` (the same backward operator, on ``h``), ``h * g * d f'/dv`` for ``v``."""
 
@@ -460,7 +466,7 @@ def _gradient_of(op: UnaryOp) -> Callable[..., Any]:
         .set_is_backward()
     )
     if op.second_order is not None:
-        backward.set_gradient(_backward_gradient(backward_name, op.second_order))
+        backward.set_gradient(backward_gradient(backward_name, op.second_order))
     builder = elemwise_grad_use_out if op.uses == "out" else elemwise_grad_use_in
     return builder(backward_name)
 
